@@ -1,0 +1,81 @@
+import { KvError } from './errors';
+import type { Bytes, Engine, KeySelector, KeyValue, RangeOptions, TransactOptions, Transaction } from './types';
+
+/**
+ * A database over one engine: the retry loop and one-shot conveniences. Layers receive a `Database`
+ * and never know which engine is behind it.
+ */
+export class Database {
+  constructor(readonly engine: Engine) {}
+
+  /**
+   * Runs `fn` in a transaction and commits it, retrying the whole of `fn` with a fresh transaction on
+   * retryable errors (1020 not_committed, 1007 transaction_too_old, 1021 commit_unknown_result, ...)
+   * after the engine's jittered backoff, as FDB's `onError` does. `fn` must therefore be safe to run
+   * more than once; after 1021 the previous attempt may have been applied.
+   *
+   * With `opts.tr`, joins that transaction: runs `fn(opts.tr)` once, without committing or retrying.
+   *
+   * @throws KvError the last attempt's error once it is not retryable, `maxRetries` is exceeded or
+   *   `timeoutMs` has passed.
+   */
+  async transact<T>(fn: (tr: Transaction) => Promise<T> | T, opts: TransactOptions = {}): Promise<T> {
+    if (opts.tr) return fn(opts.tr);
+    const started = Date.now();
+    const tr = this.engine.createTransaction();
+    for (let retries = 0; ; retries++) {
+      try {
+        const result = await fn(tr);
+        await tr.commit();
+        return result;
+      } catch (err) {
+        const outOfRetries = opts.maxRetries !== undefined && retries >= opts.maxRetries;
+        const outOfTime = opts.timeoutMs !== undefined && Date.now() - started >= opts.timeoutMs;
+        if (outOfRetries || outOfTime || !(err instanceof KvError)) {
+          tr.cancel();
+          throw err;
+        }
+        try {
+          await tr.onError(err);
+        } catch (final) {
+          tr.cancel();
+          throw final;
+        }
+      }
+    }
+  }
+
+  /** A new transaction that the caller commits; prefer {@link transact}, which also retries. */
+  createTransaction(): Transaction {
+    return this.engine.createTransaction();
+  }
+
+  /** Reads one key in its own transaction. */
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return this.transact((tr) => tr.get(key));
+  }
+
+  /** Reads a range in its own transaction. */
+  getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.transact((tr) => tr.getRangeAll(begin, end, options));
+  }
+
+  /** Writes one key in its own transaction. */
+  set(key: Bytes, value: Bytes): Promise<void> {
+    return this.transact((tr) => tr.set(key, value));
+  }
+
+  /** Clears one key in its own transaction. */
+  clear(key: Bytes): Promise<void> {
+    return this.transact((tr) => tr.clear(key));
+  }
+
+  /** Clears `[begin, end)` in its own transaction. */
+  clearRange(begin: Bytes, end: Bytes): Promise<void> {
+    return this.transact((tr) => tr.clearRange(begin, end));
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The ordered-KV transaction contract. Everything above `src/kv` is written against these interfaces
+ * and nothing else; every engine (memory, lmdb, fdb) implements them with FoundationDB's semantics:
+ *
+ * - Keys and values are byte strings compared lexicographically (unsigned bytes). Keys starting with
+ *   `0xff` are FDB's system keyspace and are rejected with `key_outside_legal_range` (2004); a range
+ *   end may be exactly `0xff`.
+ * - Transactions are serializable and optimistic: reads record read conflict ranges, and a commit fails
+ *   with `not_committed` (1020) if any key in those ranges was written by a transaction that committed
+ *   after this one's read version. Snapshot reads and atomic operations add no read conflicts.
+ * - Reads see the transaction's own writes (sets, clears, range clears and atomic operations).
+ * - Limits: key <= 10,000 bytes (2102), value <= 100,000 bytes (2103), mutations plus conflict ranges
+ *   <= 10,000,000 bytes (2101), 5 seconds from read version to commit (1007).
+ *
+ * Byte arguments accept any `Uint8Array` (Buffer included) or a string (encoded as UTF-8); results are
+ * always `Buffer`.
+ */
+
+/** Bytes as accepted by the contract: a Uint8Array (Buffer included), or a string encoded as UTF-8. */
+export type Bytes = Uint8Array | string;
+
+/**
+ * A key selector as in FDB: the key at `offset` from the last key that is less than `key` (or less than
+ * or equal, when `orEqual`). Build them with the functions in `key-selector.ts`.
+ */
+export interface KeySelector {
+  readonly key: Bytes;
+  readonly orEqual: boolean;
+  readonly offset: number;
+}
+
+export interface KeyValue {
+  readonly key: Buffer;
+  readonly value: Buffer;
+}
+
+export interface RangeOptions {
+  /** Maximum number of pairs to return; 0 or absent means no limit. */
+  limit?: number;
+  /** Return pairs in descending key order (still from the range `[begin, end)`). */
+  reverse?: boolean;
+  /** A hint for how many pairs to fetch per round trip when iterating; engines may ignore it. */
+  batchSize?: number;
+}
+
+/** The atomic operations of FDB, by their FDB names. Parameters are little-endian where numeric. */
+export type AtomicOp =
+  | 'add'
+  | 'bitAnd'
+  | 'bitOr'
+  | 'bitXor'
+  | 'max'
+  | 'min'
+  | 'byteMin'
+  | 'byteMax'
+  | 'appendIfFits'
+  | 'compareAndClear';
+
+/** A watch on one key, created by {@link Transaction.watch}. */
+export interface Watch {
+  /**
+   * Resolves `true` once a commit after the watching transaction changes the key's value, `false` when
+   * the watch is cancelled; rejects with the transaction's error if it fails to commit.
+   */
+  readonly promise: Promise<boolean>;
+  /** Stops watching; the promise resolves `false`. Idempotent. */
+  cancel(): void;
+}
+
+/** The read half of a transaction; `Transaction.snapshot()` returns one whose reads add no conflicts. */
+export interface ReadTransaction {
+  /** The value at `key`, or `undefined`. Reads 1 key. */
+  get(key: Bytes): Promise<Buffer | undefined>;
+  /** The key a selector resolves to, clamped to `''`..`'\xff'` as FDB does. */
+  getKey(selector: KeySelector): Promise<Buffer>;
+  /**
+   * Pairs in `[begin, end)` in key order (or reverse), as an async iterator that fetches in batches.
+   * `begin`/`end` are keys (meaning firstGreaterOrEqual) or selectors.
+   */
+  getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue>;
+  /** The same as {@link getRange}, collected into an array. */
+  getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]>;
+  /** The read version this transaction reads at (fetched on first use). */
+  getReadVersion(): Promise<bigint>;
+}
+
+export interface Transaction extends ReadTransaction {
+  /** A view of this transaction whose reads see its writes but record no read conflict ranges. */
+  snapshot(): ReadTransaction;
+
+  set(key: Bytes, value: Bytes): void;
+  clear(key: Bytes): void;
+  /** Clears `[begin, end)`. */
+  clearRange(begin: Bytes, end: Bytes): void;
+
+  /** Applies an FDB atomic operation; adds a write conflict on `key` and no read conflict. */
+  atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void;
+  /** Little-endian two's-complement add of `delta` (a number, bigint or raw LE bytes). */
+  add(key: Bytes, delta: number | bigint | Bytes): void;
+  max(key: Bytes, param: Bytes): void;
+  min(key: Bytes, param: Bytes): void;
+  bitAnd(key: Bytes, param: Bytes): void;
+  bitOr(key: Bytes, param: Bytes): void;
+  bitXor(key: Bytes, param: Bytes): void;
+  byteMin(key: Bytes, param: Bytes): void;
+  byteMax(key: Bytes, param: Bytes): void;
+  appendIfFits(key: Bytes, param: Bytes): void;
+  compareAndClear(key: Bytes, param: Bytes): void;
+
+  /**
+   * Sets a key containing an incomplete versionstamp: the last 4 bytes of `keyWithOffset` are a
+   * little-endian offset to 10 placeholder bytes that the commit replaces with its versionstamp.
+   */
+  setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void;
+  /** As {@link setVersionstampedKey}, for the value. */
+  setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void;
+  /**
+   * The 10-byte versionstamp (8-byte big-endian commit version, 2-byte batch order) of this transaction,
+   * resolving after a successful commit. Must be called before `commit()`; rejects with
+   * `no_commit_version` (2021) if the transaction committed without writes.
+   */
+  getVersionstamp(): Promise<Buffer>;
+
+  /** Watches `key`; the watch starts when this transaction commits (see {@link Watch}). */
+  watch(key: Bytes): Watch;
+
+  addReadConflictRange(begin: Bytes, end: Bytes): void;
+  addReadConflictKey(key: Bytes): void;
+  addWriteConflictRange(begin: Bytes, end: Bytes): void;
+  addWriteConflictKey(key: Bytes): void;
+
+  /** An estimate of the bytes this transaction counts against the 10,000,000-byte limit. */
+  getApproximateSize(): Promise<number>;
+
+  /** Commits. Rejects with a {@link KvError}; a read-only transaction commits without a version. */
+  commit(): Promise<void>;
+  /** The commit version after a successful commit (`-1n` for a read-only one), as FDB reports it. */
+  getCommittedVersion(): bigint;
+  /**
+   * FDB's `onError`: if `err` is retryable, waits a jittered exponential backoff and resets this
+   * transaction so it can be run again; otherwise rejects with `err`.
+   */
+  onError(err: unknown): Promise<void>;
+  /** Discards all reads, writes and the read version, as if the transaction were new. */
+  reset(): void;
+  /** Cancels: later operations fail with `transaction_cancelled` (1025). */
+  cancel(): void;
+}
+
+/** Options of {@link Database.transact}. */
+export interface TransactOptions {
+  /** Give up after this many retries (the error of the last attempt is thrown). Default: unlimited. */
+  maxRetries?: number;
+  /** Give up once this many milliseconds have passed since the first attempt. Default: unlimited. */
+  timeoutMs?: number;
+  /**
+   * Run inside this existing transaction instead of a new one: no commit and no retry here, the
+   * owner of `tr` commits. This is how operations compose with a caller's transaction.
+   */
+  tr?: Transaction;
+}
+
+/** What an engine provides; {@link Database} adds the retry loop and conveniences on top. */
+export interface Engine {
+  /** A short name for messages and test titles: `'memory'`, `'lmdb'`, `'fdb'`. */
+  readonly name: string;
+  createTransaction(): Transaction;
+  close(): Promise<void>;
+}
