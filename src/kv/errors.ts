@@ -11,6 +11,7 @@ export const ErrorCodes = {
   transaction_cancelled: 1025,
   transaction_timed_out: 1031,
   too_many_watches: 1032,
+  accessed_unreadable: 1036,
   process_behind: 1037,
   database_locked: 1038,
   proxy_memory_limit_exceeded: 1042,

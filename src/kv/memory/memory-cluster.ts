@@ -1,0 +1,157 @@
+import type BTree from 'sorted-btree';
+import { keyAfter } from '../bytes';
+import { kvError } from '../errors';
+import { Limits } from '../limits';
+import { ConflictLog } from './conflict-log';
+import type { FaultInjector } from './fault-injector';
+import type { Mutation } from './mutation';
+import { coalesceRanges, type KeyRange } from './range-set';
+import { VersionedStore } from './versioned-store';
+import { fillVersionstamp, versionstampOf } from './versionstamp-template';
+import { WatchRegistry } from './watch-registry';
+
+/** FDB advances versions about 1,000,000 per second; with the clock in ms that is 1,000 per ms. */
+const VERSIONS_PER_MS = 1000;
+
+/** The MVCC window in versions, matching {@link Limits.maxTransactionAgeMs} at FDB's version rate. */
+const WINDOW_VERSIONS = BigInt(Limits.maxTransactionAgeMs * VERSIONS_PER_MS);
+
+/** A transaction's read version and the data as of that version. */
+export interface ReadSnapshot {
+  readonly version: bigint;
+  readonly data: BTree<Buffer, Buffer>;
+  /** When the read version was taken, on the cluster's clock (ms). */
+  readonly takenAt: number;
+}
+
+/** What a transaction sends to commit. */
+export interface CommitRequest {
+  /** The transaction's read version, if it read anything. */
+  readonly snapshot: ReadSnapshot | undefined;
+  readonly readConflicts: readonly KeyRange[];
+  readonly writeConflicts: readonly KeyRange[];
+  readonly mutations: readonly Mutation[];
+}
+
+export interface CommitResult {
+  /** The commit version, `-1n` for a read-only transaction. */
+  readonly version: bigint;
+  /** The 10-byte versionstamp, absent for a read-only transaction. */
+  readonly versionstamp: Buffer | undefined;
+}
+
+/**
+ * The server side of the memory engine, in one process: hands out read versions with their snapshots
+ * (FDB's sequencer and storage), checks conflicts and orders commits (its resolver and proxies), keeps
+ * the watches, and injects faults. A commit runs synchronously from conflict check to applied data, so
+ * commits are serialized and atomic with respect to every other asynchronous operation.
+ */
+export class MemoryCluster {
+  readonly watches = new WatchRegistry(Limits.maxWatches);
+  private readonly store: VersionedStore;
+  private readonly conflicts: ConflictLog;
+  private closed = false;
+
+  constructor(
+    /** The clock in ms. */
+    readonly now: () => number,
+    private readonly faults: FaultInjector | undefined,
+  ) {
+    const initialVersion = this.versionAt(now());
+    this.store = new VersionedStore(initialVersion);
+    this.conflicts = new ConflictLog(initialVersion);
+  }
+
+  /** Takes a read version: the latest commit, and an O(1) snapshot of the data at it. */
+  readSnapshot(): ReadSnapshot {
+    this.assertOpen();
+    return { version: this.store.version, data: this.store.snapshot(), takenAt: this.now() };
+  }
+
+  /** @throws KvError transaction_too_old (1007) once the read version is older than the MVCC window. */
+  assertReadable(snapshot: ReadSnapshot): void {
+    this.assertOpen();
+    const age = this.now() - snapshot.takenAt;
+    if (age > Limits.maxTransactionAgeMs) {
+      throw kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
+    }
+  }
+
+  /** The latest committed value at `key`. */
+  currentValue(key: Buffer): Buffer | undefined {
+    return this.store.get(key);
+  }
+
+  /**
+   * Commits, synchronously. A transaction without mutations or write conflict ranges is read-only: it
+   * commits without a version, a conflict check or an injected fault. Otherwise, in order: an injected
+   * `tooOld`, a read version too old to check (only with read conflicts, as FDB's resolver), the conflict
+   * check, an injected `notCommitted`; then the mutations are applied at a new version, watches fire,
+   * and an injected `unknownResult` is thrown after the fact.
+   *
+   * @throws KvError transaction_too_old (1007), not_committed (1020), commit_unknown_result (1021).
+   */
+  commit(request: CommitRequest): CommitResult {
+    this.assertOpen();
+    if (request.mutations.length === 0 && request.writeConflicts.length === 0) {
+      return { version: -1n, versionstamp: undefined };
+    }
+    const fault = this.faults?.next();
+    const now = this.now();
+    if (fault === 'tooOld') throw kvError('transaction_too_old', 'injected fault');
+    const { snapshot } = request;
+    if (snapshot && request.readConflicts.length > 0) {
+      const age = now - snapshot.takenAt;
+      if (age > Limits.maxTransactionAgeMs || this.conflicts.isTooOld(snapshot.version)) {
+        throw kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
+      }
+      const conflict = this.conflicts.findConflict(snapshot.version, coalesceRanges(request.readConflicts));
+      if (conflict) {
+        throw kvError(
+          'not_committed',
+          `[${conflict.range.begin.toString('hex')}, ${conflict.range.end.toString('hex')}) was written at ` +
+            `version ${conflict.version}, after read version ${snapshot.version}`,
+        );
+      }
+    }
+    if (fault === 'notCommitted') throw kvError('not_committed', 'injected fault');
+
+    const version = this.nextVersion(now);
+    const versionstamp = versionstampOf(version);
+    const writeConflicts = [...request.writeConflicts];
+    for (const m of request.mutations) {
+      if (m.type === 'setVersionstampedKey') {
+        const key = fillVersionstamp(m.key, versionstamp);
+        writeConflicts.push({ begin: key, end: keyAfter(key) });
+      }
+    }
+    const applied = this.store.apply(request.mutations, version, versionstamp);
+    this.conflicts.record(version, now, writeConflicts);
+    this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
+    this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
+    if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
+    return { version, versionstamp };
+  }
+
+  /** Stops the cluster: watches resolve `false`, later reads and commits fail. */
+  close(): void {
+    this.closed = true;
+    this.watches.cancelAll();
+  }
+
+  /** @throws KvError client_invalid_operation (2000) once closed. */
+  assertOpen(): void {
+    if (this.closed) throw kvError('client_invalid_operation', 'the database is closed');
+  }
+
+  /** Strictly increasing, and otherwise following the clock at FDB's rate. */
+  private nextVersion(now: number): bigint {
+    const fromClock = this.versionAt(now);
+    const next = this.store.version + 1n;
+    return fromClock > next ? fromClock : next;
+  }
+
+  private versionAt(ms: number): bigint {
+    return BigInt(Math.max(0, Math.floor(ms * VERSIONS_PER_MS)));
+  }
+}

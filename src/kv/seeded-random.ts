@@ -1,0 +1,17 @@
+/**
+ * A deterministic pseudo-random generator (mulberry32): the same seed yields the same sequence on every
+ * run and platform, so fault injection and randomized tests can be replayed from their seed.
+ *
+ * @param seed any number; only its low 32 bits are used.
+ * @returns a function returning numbers uniformly distributed in [0, 1).
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
