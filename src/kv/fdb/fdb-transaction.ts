@@ -1,0 +1,285 @@
+import { int64LE, toBuffer } from '../bytes';
+import { ErrorCodes, KvError } from '../errors';
+import { isKeySelector } from '../key-selector';
+import type {
+  AtomicOp,
+  Bytes,
+  KeySelector,
+  KeyValue,
+  RangeOptions,
+  ReadTransaction,
+  Transaction,
+  Watch,
+} from '../types';
+import { isFdbError, toKvError } from './errors';
+import {
+  FdbMutationType,
+  type FdbKeySelector,
+  type FdbRangeOptions,
+  type FdbTransactionLike,
+  type FdbWatch,
+} from './node-foundationdb';
+
+const noop = (): void => undefined;
+
+/** Runs a synchronous call into the package, rethrowing its `FDBError` as a {@link KvError}. */
+function mapped<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (err) {
+    throw toKvError(err);
+  }
+}
+
+/** Awaits a call into the package (which may also throw synchronously), mapping its errors. */
+async function mappedAsync<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toKvError(err);
+  }
+}
+
+/** A contract key or selector as node-foundationdb's selector object; a bare key is firstGreaterOrEqual. */
+function toFdbSelector(keyOrSelector: Bytes | KeySelector): FdbKeySelector {
+  if (isKeySelector(keyOrSelector)) {
+    const { key, orEqual, offset } = keyOrSelector;
+    return { key: toBuffer(key), orEqual, offset, _isKeySelector: true };
+  }
+  return { key: toBuffer(keyOrSelector), orEqual: false, offset: 1, _isKeySelector: true };
+}
+
+function toFdbRangeOptions(options: RangeOptions): FdbRangeOptions {
+  // batchSize is a hint the contract lets engines ignore: FDB sizes batches by its streaming mode.
+  return { limit: options.limit ?? 0, reverse: options.reverse ?? false };
+}
+
+/** FDB versions cross the package as 8 big-endian bytes of a signed 64-bit integer. */
+function versionFromBytes(bytes: Buffer): bigint {
+  return bytes.readBigInt64BE(0);
+}
+
+/**
+ * A promise for the caller that never counts as unhandled: a versionstamp or watch of an attempt that
+ * failed to commit rejects, and the retry loop has already moved on. node-foundationdb does the same.
+ */
+function quiet<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(noop);
+  return promise;
+}
+
+async function* keyValues(open: () => AsyncIterable<[Buffer, Buffer]>): AsyncGenerator<KeyValue> {
+  try {
+    for await (const [key, value] of open()) yield { key, value };
+  } catch (err) {
+    throw toKvError(err);
+  }
+}
+
+/** Reads through a node-foundationdb transaction (or its `snapshot()` view). */
+class FdbReads implements ReadTransaction {
+  constructor(protected readonly tn: FdbTransactionLike) {}
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return mappedAsync(() => this.tn.get(toBuffer(key)));
+  }
+
+  async getKey(selector: KeySelector): Promise<Buffer> {
+    const key = await mappedAsync(() => this.tn.getKey(toFdbSelector(selector)));
+    // node-foundationdb reports the empty key (where FDB clamps selectors before the first key) as undefined.
+    return key ?? Buffer.alloc(0);
+  }
+
+  getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions = {}): AsyncIterable<KeyValue> {
+    const tn = this.tn;
+    const from = toFdbSelector(begin);
+    const to = toFdbSelector(end);
+    const fdbOptions = toFdbRangeOptions(options);
+    return {
+      [Symbol.asyncIterator]: () => keyValues(() => tn.getRange(from, to, fdbOptions)),
+    };
+  }
+
+  async getRangeAll(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions = {},
+  ): Promise<KeyValue[]> {
+    const pairs = await mappedAsync(() =>
+      this.tn.getRangeAll(toFdbSelector(begin), toFdbSelector(end), toFdbRangeOptions(options)),
+    );
+    return pairs.map(([key, value]) => ({ key, value }));
+  }
+
+  async getReadVersion(): Promise<bigint> {
+    return versionFromBytes(await mappedAsync(() => this.tn.getReadVersion()));
+  }
+}
+
+/** A contract {@link Watch} over node-foundationdb's `{promise, cancel}` watch. */
+class FdbWatchHandle implements Watch {
+  readonly promise: Promise<boolean>;
+  private resolve: (fired: boolean) => void = noop;
+  private cancelled = false;
+
+  constructor(private readonly native: FdbWatch) {
+    this.promise = quiet(
+      new Promise<boolean>((resolve, reject) => {
+        this.resolve = resolve;
+        native.promise.then(resolve, (err: unknown) => {
+          // operation_cancelled is how FDB ends a cancelled watch future; the contract resolves false.
+          if (isFdbError(err) && err.code === ErrorCodes.operation_cancelled) resolve(false);
+          else reject(toKvError(err));
+        });
+      }),
+    );
+  }
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    // Resolve first: the native future may still fire after fdb_future_cancel, and the contract says false.
+    this.resolve(false);
+    mapped(() => this.native.cancel());
+  }
+}
+
+/**
+ * The contract's {@link Transaction} over a node-foundationdb `Transaction` created with raw byte keys
+ * and values. Every call maps to one call of the package's public API; the cluster enforces FDB's
+ * limits and semantics, and the package's `FDBError`s are rethrown as {@link KvError}s with FDB's code.
+ */
+export class FdbTransaction extends FdbReads implements Transaction {
+  private snapshotReads: FdbReads | undefined;
+
+  snapshot(): ReadTransaction {
+    this.snapshotReads ??= new FdbReads(this.tn.snapshot());
+    return this.snapshotReads;
+  }
+
+  set(key: Bytes, value: Bytes): void {
+    mapped(() => this.tn.set(toBuffer(key), toBuffer(value)));
+  }
+
+  clear(key: Bytes): void {
+    mapped(() => this.tn.clear(toBuffer(key)));
+  }
+
+  clearRange(begin: Bytes, end: Bytes): void {
+    mapped(() => this.tn.clearRange(toBuffer(begin), toBuffer(end)));
+  }
+
+  atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
+    mapped(() => this.tn.atomicOp(FdbMutationType[op], toBuffer(key), toBuffer(param)));
+  }
+
+  add(key: Bytes, delta: number | bigint | Bytes): void {
+    this.atomicOp('add', key, typeof delta === 'number' || typeof delta === 'bigint' ? int64LE(delta) : delta);
+  }
+
+  max(key: Bytes, param: Bytes): void {
+    this.atomicOp('max', key, param);
+  }
+
+  min(key: Bytes, param: Bytes): void {
+    this.atomicOp('min', key, param);
+  }
+
+  bitAnd(key: Bytes, param: Bytes): void {
+    this.atomicOp('bitAnd', key, param);
+  }
+
+  bitOr(key: Bytes, param: Bytes): void {
+    this.atomicOp('bitOr', key, param);
+  }
+
+  bitXor(key: Bytes, param: Bytes): void {
+    this.atomicOp('bitXor', key, param);
+  }
+
+  byteMin(key: Bytes, param: Bytes): void {
+    this.atomicOp('byteMin', key, param);
+  }
+
+  byteMax(key: Bytes, param: Bytes): void {
+    this.atomicOp('byteMax', key, param);
+  }
+
+  appendIfFits(key: Bytes, param: Bytes): void {
+    this.atomicOp('appendIfFits', key, param);
+  }
+
+  compareAndClear(key: Bytes, param: Bytes): void {
+    this.atomicOp('compareAndClear', key, param);
+  }
+
+  setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
+    mapped(() =>
+      this.tn.atomicOp(FdbMutationType.setVersionstampedKey, toBuffer(keyWithOffset), toBuffer(value)),
+    );
+  }
+
+  setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
+    mapped(() =>
+      this.tn.atomicOp(FdbMutationType.setVersionstampedValue, toBuffer(key), toBuffer(valueWithOffset)),
+    );
+  }
+
+  getVersionstamp(): Promise<Buffer> {
+    return quiet(mappedAsync(() => this.tn.getVersionstamp().promise));
+  }
+
+  watch(key: Bytes): Watch {
+    return new FdbWatchHandle(mapped(() => this.tn.watch(toBuffer(key), { throwAllErrors: true })));
+  }
+
+  addReadConflictRange(begin: Bytes, end: Bytes): void {
+    mapped(() => this.tn.addReadConflictRange(toBuffer(begin), toBuffer(end)));
+  }
+
+  addReadConflictKey(key: Bytes): void {
+    mapped(() => this.tn.addReadConflictKey(toBuffer(key)));
+  }
+
+  addWriteConflictRange(begin: Bytes, end: Bytes): void {
+    mapped(() => this.tn.addWriteConflictRange(toBuffer(begin), toBuffer(end)));
+  }
+
+  addWriteConflictKey(key: Bytes): void {
+    mapped(() => this.tn.addWriteConflictKey(toBuffer(key)));
+  }
+
+  getApproximateSize(): Promise<number> {
+    return mappedAsync(() => this.tn.getApproximateSize());
+  }
+
+  commit(): Promise<void> {
+    return mappedAsync(() => this.tn.rawCommit());
+  }
+
+  getCommittedVersion(): bigint {
+    return versionFromBytes(mapped(() => this.tn.getCommittedVersion()));
+  }
+
+  /**
+   * Hands `err`'s FDB code to `fdb_transaction_on_error`, which backs off and resets when it is
+   * retryable. When FDB rejects with that same code (not retryable), `err` itself is rethrown.
+   */
+  async onError(err: unknown): Promise<void> {
+    const original = toKvError(err);
+    if (!(original instanceof KvError)) throw err;
+    try {
+      await this.tn.rawOnError(original.code);
+    } catch (final) {
+      throw isFdbError(final) && final.code === original.code ? original : toKvError(final);
+    }
+  }
+
+  reset(): void {
+    mapped(() => this.tn.rawReset());
+  }
+
+  cancel(): void {
+    mapped(() => this.tn.rawCancel());
+  }
+}
