@@ -7,3 +7,4 @@ export { Backoff } from './backoff';
 export { toBuffer, compareBytes, keyAfter, strinc, int64LE, readInt64LE } from './bytes';
 export { MemoryEngine, openMemoryDatabase } from './memory-engine';
 export type { MemoryEngineOptions } from './memory-engine';
+export * from './fdb';

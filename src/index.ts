@@ -1,0 +1,20 @@
+/**
+ * doclayer's public surface. The tuple layer is also available as the `tuple` namespace (its `pack`,
+ * `unpack`, `range` and `compare` would otherwise read ambiguously next to the KV API) and as the
+ * subpath `doclayer/tuple`; its classes are exported here by name.
+ */
+export * from './kv';
+export * as tuple from './tuple';
+export {
+  Subspace,
+  TupleError,
+  Float32,
+  Double,
+  Uuid,
+  Versionstamp,
+  UserType,
+  type Tuple,
+  type TupleItem,
+  type TupleRange,
+  type TupleErrorCode,
+} from './tuple';
