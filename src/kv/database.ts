@@ -41,6 +41,11 @@ export class Database {
           tr.cancel();
           throw final;
         }
+        // The backoff may have used up the time left: do not start an attempt past the deadline.
+        if (opts.timeoutMs !== undefined && Date.now() - started >= opts.timeoutMs) {
+          tr.cancel();
+          throw err;
+        }
       }
     }
   }
