@@ -14,7 +14,9 @@ export const ErrorCodes = {
   accessed_unreadable: 1036,
   process_behind: 1037,
   database_locked: 1038,
+  cluster_version_changed: 1039,
   proxy_memory_limit_exceeded: 1042,
+  batch_transaction_throttled: 1051,
   grv_proxy_memory_limit_exceeded: 1078,
   operation_cancelled: 1101,
   tag_throttled: 1213,
@@ -38,15 +40,18 @@ const namesByCode = new Map<number, ErrorName>(
 );
 
 /** Codes after which `onError` retries with a fresh transaction, as FDB's client does. */
-const RETRYABLE = new Set<number>([1007, 1009, 1020, 1021, 1037, 1038, 1042, 1078, 1213]);
+const RETRYABLE = new Set<number>([1007, 1009, 1020, 1021, 1037, 1038, 1039, 1042, 1051, 1078, 1213]);
 
 /** Codes for which a retry is safe because the failed attempt certainly did not commit. */
-const RETRYABLE_NOT_COMMITTED = new Set<number>([1007, 1009, 1020, 1037, 1038, 1042, 1078, 1213]);
+const RETRYABLE_NOT_COMMITTED = new Set<number>([1007, 1009, 1020, 1037, 1038, 1042, 1051, 1078, 1213]);
+
+/** Codes after which the failed attempt may have been applied. */
+const MAYBE_COMMITTED = new Set<number>([1021, 1039]);
 
 /**
  * The one error class of the KV layer. `code` and `name` are FoundationDB's (`1020`, `'not_committed'`);
- * `retryable` says whether the retry loop runs the transaction again; `maybeCommitted` is true only for
- * `commit_unknown_result`, where the attempt may have been applied.
+ * `retryable` says whether the retry loop runs the transaction again; `maybeCommitted` is true for
+ * `commit_unknown_result` and `cluster_version_changed`, where the attempt may have been applied.
  */
 export class KvError extends Error {
   readonly code: number;
@@ -61,7 +66,7 @@ export class KvError extends Error {
     this.code = code;
     this.name = name;
     this.retryable = RETRYABLE.has(code);
-    this.maybeCommitted = code === ErrorCodes.commit_unknown_result;
+    this.maybeCommitted = MAYBE_COMMITTED.has(code);
     this.retryableNotCommitted = RETRYABLE_NOT_COMMITTED.has(code);
   }
 }
