@@ -26,6 +26,9 @@ export interface MemoryEngineOptions {
  * - Versions advance strictly, at about 1,000,000 per second of the clock; versionstamps are the commit
  *   version (8 bytes big-endian) and batch order 0.
  * - FDB's limits and error codes (see `limits.ts`), watches, and seeded fault injection.
+ * - Range reads return the stored Buffers themselves, read-only as `types.ts` requires of every result:
+ *   a range read costs one small object per pair and no copies. Writes copy their arguments, and `get`
+ *   returns a copy, so the store is never modified from outside except by modifying a range result.
  *
  * Commits are serialized: each is checked and applied synchronously within one task.
  */

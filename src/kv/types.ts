@@ -14,6 +14,10 @@
  *
  * Byte arguments accept any `Uint8Array` (Buffer included) or a string (encoded as UTF-8); results are
  * always `Buffer`.
+ *
+ * Returned Buffers are read-only: an engine may hand out the Buffers it stores instead of copies (the
+ * memory engine's range reads do, so that reading a large range costs no copy per key), and modifying
+ * one could change data other readers see. Copy a result (`Buffer.from(b)`) before modifying it.
  */
 
 /** Bytes as accepted by the contract: a Uint8Array (Buffer included), or a string encoded as UTF-8. */
@@ -29,6 +33,7 @@ export interface KeySelector {
   readonly offset: number;
 }
 
+/** A pair returned by a range read. Both Buffers are read-only (see the top of this file). */
 export interface KeyValue {
   readonly key: Buffer;
   readonly value: Buffer;
@@ -69,13 +74,14 @@ export interface Watch {
 
 /** The read half of a transaction; `Transaction.snapshot()` returns one whose reads add no conflicts. */
 export interface ReadTransaction {
-  /** The value at `key`, or `undefined`. Reads 1 key. */
+  /** The value at `key`, or `undefined`. Reads 1 key. The Buffer is read-only (see the top of this file). */
   get(key: Bytes): Promise<Buffer | undefined>;
   /** The key a selector resolves to, clamped to `''`..`'\xff'` as FDB does. */
   getKey(selector: KeySelector): Promise<Buffer>;
   /**
    * Pairs in `[begin, end)` in key order (or reverse), as an async iterator that fetches in batches.
-   * `begin`/`end` are keys (meaning firstGreaterOrEqual) or selectors.
+   * `begin`/`end` are keys (meaning firstGreaterOrEqual) or selectors. Keys and values are read-only
+   * Buffers that may be the engine's own (see the top of this file).
    */
   getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue>;
   /** The same as {@link getRange}, collected into an array. */

@@ -371,9 +371,10 @@ export class MemoryTransaction implements Transaction {
     const view = this.readView();
     const value = view.get(k);
     if (!snapshot && view.dependsOnStore(k)) {
-      const own = Buffer.from(k);
-      this.readConflicts.push({ begin: own, end: keyAfter(own) });
-      this.readConflictBytes += 2 * own.length + 1;
+      // One copy of the key serves both ends: `[k, k + '\x00')`.
+      const end = keyAfter(k);
+      this.readConflicts.push({ begin: end.subarray(0, k.length), end });
+      this.readConflictBytes += 2 * k.length + 1;
     }
     return value === undefined ? undefined : copyOf(value);
   }
@@ -422,43 +423,50 @@ export class MemoryTransaction implements Transaction {
     options: RangeOptions | undefined,
     snapshot: boolean,
   ): AsyncIterable<KeyValue> {
-    return { [Symbol.asyncIterator]: () => this.iterateRange(begin, end, options ?? {}, snapshot) };
+    return {
+      [Symbol.asyncIterator]: () =>
+        new RangeStream(() => this.startRange(begin, end, options ?? {}, snapshot)),
+    };
   }
 
   /**
-   * Streams a range in growing batches. Each batch is read synchronously and records its own read
-   * conflict, so a consumer that stops early conflicts only on what was fetched; writes made between
-   * batches are seen by the following ones.
+   * The first batch of a streamed range read, and the function reading each following one. Each batch
+   * is read synchronously and records its own read conflict, so a consumer that stops early conflicts
+   * only on what was fetched; writes made between batches are seen by the following ones.
    */
-  private async *iterateRange(
+  private startRange(
     begin: Bytes | KeySelector,
     end: Bytes | KeySelector,
     options: RangeOptions,
     snapshot: boolean,
-  ): AsyncGenerator<KeyValue, void, undefined> {
+  ): RangeBatch {
     this.assertUsable();
     const generation = this.generation;
     const limit = rangeLimit(options.limit);
     const reverse = options.reverse === true;
     const fixedBatch = options.batchSize !== undefined && options.batchSize > 0 ? options.batchSize : undefined;
-    let batchSize = fixedBatch ?? FIRST_BATCH;
+    let size = fixedBatch ?? FIRST_BATCH;
     const range = this.resolveRange(begin, end, snapshot);
-    if (!range) return;
+    if (!range) return { items: [], next: undefined };
     let { begin: from, end: to } = range;
     let remaining = limit;
-    for (;;) {
-      const batch = this.readRangeBatch(from, to, Math.min(remaining, batchSize), reverse, snapshot);
-      yield* batch.items;
+    const read = (): RangeBatch => {
+      const batch = this.readRangeBatch(from, to, Math.min(remaining, size), reverse, snapshot);
       remaining -= batch.items.length;
-      if (!batch.lastKey || !batch.limited || remaining <= 0) return;
+      if (!batch.lastKey || !batch.limited || remaining <= 0) return { items: batch.items, next: undefined };
       if (reverse) to = batch.lastKey;
       else from = keyAfter(batch.lastKey);
-      if (!fixedBatch) batchSize = Math.min(batchSize * 2, MAX_BATCH);
+      if (!fixedBatch) size = Math.min(size * 2, MAX_BATCH);
+      return { items: batch.items, next: following };
+    };
+    const following = (): RangeBatch => {
       if (this.generation !== generation) {
         throw kvError('transaction_cancelled', 'the transaction was reset during a range read');
       }
       this.assertUsable();
-    }
+      return read();
+    };
+    return read();
   }
 
   private async readRangeAll(
@@ -487,12 +495,8 @@ export class MemoryTransaction implements Transaction {
   ): { items: KeyValue[]; limited: boolean; lastKey: Buffer | undefined } {
     const view = this.readView();
     const items: KeyValue[] = [];
-    let lastKey: Buffer | undefined;
-    for (const [key, value] of reverse ? view.backward(begin, end) : view.forward(begin, end)) {
-      items.push({ key: copyOf(key), value: copyOf(value) });
-      lastKey = key;
-      if (items.length >= limit) break;
-    }
+    view.collect(begin, end, limit, reverse, items);
+    const lastKey = items.length > 0 ? items[items.length - 1].key : undefined;
     const limited = items.length >= limit;
     let covered: KeyRange = { begin, end };
     if (limited && lastKey) covered = reverse ? { begin: lastKey, end } : { begin, end: keyAfter(lastKey) };
@@ -555,8 +559,10 @@ export class MemoryTransaction implements Transaction {
 }
 
 /**
- * A fresh copy of stored bytes for the caller: results never alias the store, so a caller modifying
- * them cannot change committed data (FDB's bindings also return fresh buffers).
+ * A fresh copy of a value for `get`: a point read costs one copy, and its result never aliases the
+ * store, so a caller modifying it cannot change committed data (FDB's bindings also return fresh
+ * buffers). Range reads do not copy (see {@link ReadYourWritesView.collect}): their results are
+ * read-only, as types.ts says of every result.
  */
 function copyOf(bytes: Buffer): Buffer {
   const out = Buffer.allocUnsafe(bytes.length);
@@ -626,4 +632,58 @@ function outsideLegalRange(key: Buffer): KvError {
 
 function keyTooLarge(key: Buffer): KvError {
   return kvError('key_too_large', `${key.length} bytes, the limit is ${Limits.maxKeyBytes}`);
+}
+
+/** A batch of a streamed range read, and how to read the next one (`undefined`: that was the last). */
+interface RangeBatch {
+  readonly items: KeyValue[];
+  readonly next: (() => RangeBatch) | undefined;
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * The async iterator of `getRange`: hands out the pairs of each batch without a generator step each,
+ * and reads a batch only when the previous one is used up. Like an async generator, it starts on the
+ * first `next()` (errors reject that call), and ends for good once it has failed or been returned.
+ */
+class RangeStream implements AsyncIterableIterator<KeyValue> {
+  private items: KeyValue[] = [];
+  private index = 0;
+  /** Reads the next batch; `undefined` once there is none. */
+  private following: (() => RangeBatch) | undefined;
+
+  constructor(start: () => RangeBatch) {
+    this.following = start;
+  }
+
+  next(): Promise<IteratorResult<KeyValue, undefined>> {
+    if (this.index < this.items.length) return Promise.resolve({ done: false, value: this.items[this.index++] });
+    const following = this.following;
+    if (!following) return Promise.resolve(DONE);
+    this.following = undefined;
+    this.items = [];
+    this.index = 0;
+    let batch: RangeBatch;
+    try {
+      batch = following();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.items = batch.items;
+    this.following = batch.next;
+    // A batch is empty only when it is the last.
+    return this.next();
+  }
+
+  return(): Promise<IteratorResult<KeyValue, undefined>> {
+    this.following = undefined;
+    this.items = [];
+    this.index = 0;
+    return Promise.resolve(DONE);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
 }

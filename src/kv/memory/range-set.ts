@@ -93,6 +93,28 @@ export class RangeSet {
     return range && compareBytes(range.begin, key) <= 0 ? range : undefined;
   }
 
+  /** The first range that ends after `key`: the one containing it, or else the next one above it. */
+  rangeFrom(key: Buffer): KeyRange | undefined {
+    if (this.ranges.length === 0) return undefined;
+    return this.ranges[firstEndingAfter(this.ranges, key)];
+  }
+
+  /**
+   * The last range that begins before `key`: the one containing the keys just below `key`, or else the
+   * next one below them.
+   */
+  rangeBefore(key: Buffer): KeyRange | undefined {
+    const ranges = this.ranges;
+    let lo = 0;
+    let hi = ranges.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(ranges[mid].begin, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 ? ranges[lo - 1] : undefined;
+  }
+
   /** True when some key of `[begin, end)` is in the set. */
   overlaps(begin: Buffer, end: Buffer): boolean {
     if (this.ranges.length === 0 || compareBytes(begin, end) >= 0) return false;

@@ -1,8 +1,9 @@
 import type BTree from 'sorted-btree';
 import { compareBytes, keyAfter } from '../bytes';
 import { kvError } from '../errors';
+import type { KeyValue } from '../types';
 import type { KeyRange } from './range-set';
-import { resolvePendingWrite, type WriteSet } from './write-set';
+import { resolvePendingWrite, type PendingWrite, type WriteSet } from './write-set';
 
 /** The first key of FDB's system keyspace: user keys are below it, and reads are clamped to it. */
 export const MAX_USER_KEY: Buffer = Buffer.from([0xff]);
@@ -137,6 +138,134 @@ export class ReadYourWritesView {
   }
 
   /**
+   * Appends the merged pairs of `[begin, end)` to `out`, ascending or descending, until `out` holds
+   * `limit` pairs (`Infinity`: all of them). The same pairs, in the same order, as {@link forward} and
+   * {@link backward}, without a generator step per pair: stored pairs are collected a segment at a time
+   * (the parts of the range between this transaction's range clears) with the pending writes of the
+   * segment merged in as they come.
+   *
+   * Keys and values are not copied: they are the store's and the write set's own Buffers, which the
+   * engine never modifies, so callers must not modify them either.
+   *
+   * @throws KvError accessed_unreadable (1036) on reaching a key holding a versionstamped value.
+   */
+  collect(begin: Buffer, end: Buffer, limit: number, reverse: boolean, out: KeyValue[]): void {
+    if (limit <= 0 || compareBytes(begin, end) >= 0) return;
+    const writes = this.writes;
+    if (writes.keys.size === 0 && writes.cleared.isEmpty) {
+      if (reverse) scanBackward(this.store, begin, end, limit, out);
+      else scanForward(this.store, begin, end, out.length + limit, out);
+    } else if (reverse) {
+      this.collectBackward(begin, end, out.length + limit, out);
+    } else {
+      this.collectForward(begin, end, out.length + limit, out);
+    }
+  }
+
+  /** {@link collect} ascending, with pending writes; stops when `out` holds `total` pairs. */
+  private collectForward(begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+    const { store, writes } = this;
+    const pending = writes.keys.entries(begin);
+    // The next pending write in the range not yet merged: always at or after `cursor`.
+    let p = pendingBelow(pending, end);
+    let cursor = begin;
+    for (;;) {
+      const hidden = writes.cleared.rangeFrom(cursor);
+      if (hidden && compareBytes(hidden.begin, cursor) <= 0) {
+        // Cleared by this transaction: only writes made after the clear are visible here.
+        const stop = compareBytes(hidden.end, end) < 0 ? hidden.end : end;
+        while (p && compareBytes(p[0], stop) < 0) {
+          pushPending(out, p, undefined);
+          p = pendingBelow(pending, end);
+          if (out.length >= total) return;
+        }
+        if (stop === end) return;
+        cursor = stop;
+        continue;
+      }
+      const segmentEnd = hidden && compareBytes(hidden.begin, end) < 0 ? hidden.begin : end;
+      if (!p || compareBytes(p[0], segmentEnd) >= 0) {
+        scanForward(store, cursor, segmentEnd, total, out);
+      } else {
+        store.forRange(cursor, segmentEnd, false, (key, value) => {
+          while (p) {
+            const order = compareBytes(p[0], key);
+            if (order > 0) break;
+            pushPending(out, p, order === 0 ? value : undefined);
+            p = pendingBelow(pending, end);
+            if (out.length >= total) return STOP;
+            // The pending write replaced the stored pair.
+            if (order === 0) return undefined;
+          }
+          out.push({ key, value });
+          return out.length >= total ? STOP : undefined;
+        });
+        while (out.length < total && p && compareBytes(p[0], segmentEnd) < 0) {
+          pushPending(out, p, undefined);
+          p = pendingBelow(pending, end);
+        }
+      }
+      if (segmentEnd === end || out.length >= total) return;
+      cursor = segmentEnd;
+    }
+  }
+
+  /** {@link collect} descending, with pending writes; stops when `out` holds `total` pairs. */
+  private collectBackward(begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+    const { store, writes } = this;
+    const pending = writes.keys.entriesReversed(end, undefined, true);
+    // The next pending write in the range not yet merged: always below `cursor`.
+    let p = pendingAtOrAbove(pending, begin);
+    // Exclusive: the keys still to read are `[begin, cursor)`.
+    let cursor = end;
+    for (;;) {
+      const hidden = writes.cleared.rangeBefore(cursor);
+      if (hidden && compareBytes(hidden.end, cursor) >= 0) {
+        const stop = compareBytes(hidden.begin, begin) > 0 ? hidden.begin : begin;
+        while (p && compareBytes(p[0], stop) >= 0) {
+          pushPending(out, p, undefined);
+          p = pendingAtOrAbove(pending, begin);
+          if (out.length >= total) return;
+        }
+        if (stop === begin) return;
+        cursor = stop;
+        continue;
+      }
+      const segmentBegin = hidden && compareBytes(hidden.end, begin) > 0 ? hidden.end : begin;
+      if (!p || compareBytes(p[0], segmentBegin) < 0) {
+        scanBackward(store, segmentBegin, cursor, total - out.length, out);
+      } else {
+        const lowest = lowestStoredKey(store, segmentBegin, cursor);
+        const stored = store.entriesReversed(cursor, [], true);
+        let last = lowest === undefined;
+        while (!last && out.length < total) {
+          const s = stored.next();
+          if (s.done) break;
+          const key = s.value[0];
+          const value = s.value[1];
+          last = key === lowest;
+          let replaced = false;
+          while (p) {
+            const order = compareBytes(p[0], key);
+            if (order < 0) break;
+            pushPending(out, p, order === 0 ? value : undefined);
+            p = pendingAtOrAbove(pending, begin);
+            if (order === 0) replaced = true;
+            if (replaced || out.length >= total) break;
+          }
+          if (!replaced && out.length < total) out.push({ key, value });
+        }
+        while (out.length < total && p && compareBytes(p[0], segmentBegin) >= 0) {
+          pushPending(out, p, undefined);
+          p = pendingAtOrAbove(pending, begin);
+        }
+      }
+      if (segmentBegin === begin || out.length >= total) return;
+      cursor = segmentBegin;
+    }
+  }
+
+  /**
    * Resolves FDB's key selector: the `offset`-th key after the last key `< key` (`<= key` with
    * `orEqual`), counting that key as offset 0. Off the start resolves to `''`, off the end to `'\xff'`.
    */
@@ -156,6 +285,62 @@ export class ReadYourWritesView {
     }
     return { key: EMPTY_KEY, examined: { begin: EMPTY_KEY, end: boundary } };
   }
+}
+
+/** Returned by a `forRange` callback to stop the scan. */
+const STOP = { break: true };
+
+/** Appends the stored pairs of `[begin, end)`, ascending, until `out` holds `total` pairs. */
+function scanForward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+  if (out.length >= total) return;
+  store.forRange(begin, end, false, (key, value) => {
+    out.push({ key, value });
+    return out.length >= total ? STOP : undefined;
+  });
+}
+
+/** Appends up to `limit` stored pairs of `[begin, end)`, descending. */
+function scanBackward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, limit: number, out: KeyValue[]): void {
+  if (limit <= 0) return;
+  const lowest = lowestStoredKey(store, begin, end);
+  if (lowest === undefined) return;
+  const total = out.length + limit;
+  const stored = store.entriesReversed(end, [], true);
+  for (let s = stored.next(); !s.done; s = stored.next()) {
+    const key = s.value[0];
+    out.push({ key, value: s.value[1] });
+    if (key === lowest || out.length >= total) return;
+  }
+}
+
+/**
+ * The lowest stored key in `[begin, end)`, if any. A descending scan stops on reaching it (the very
+ * object: the snapshot is frozen) instead of comparing every key with `begin`.
+ */
+function lowestStoredKey(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer): Buffer | undefined {
+  const first = store.getPairOrNextHigher(begin);
+  return first && compareBytes(first[0], end) < 0 ? first[0] : undefined;
+}
+
+/** Appends the merged value of a pending write over `stored`, unless it clears the key. */
+function pushPending(out: KeyValue[], pending: [Buffer, PendingWrite], stored: Buffer | undefined): void {
+  const value = resolvePendingWrite(pending[1], stored);
+  if (value !== undefined) out.push({ key: pending[0], value });
+}
+
+/** The next pending write from an ascending iterator, if its key is below `end`. */
+function pendingBelow(iterator: Iterator<[Buffer, PendingWrite]>, end: Buffer): [Buffer, PendingWrite] | undefined {
+  const next = nextOf(iterator);
+  return next && compareBytes(next[0], end) < 0 ? next : undefined;
+}
+
+/** The next pending write from a descending iterator, if its key is at or above `begin`. */
+function pendingAtOrAbove(
+  iterator: Iterator<[Buffer, PendingWrite]>,
+  begin: Buffer,
+): [Buffer, PendingWrite] | undefined {
+  const next = nextOf(iterator);
+  return next && compareBytes(next[0], begin) >= 0 ? next : undefined;
 }
 
 function nextOf<T>(iterator: Iterator<T>): T | undefined {
