@@ -8,3 +8,4 @@ export { toBuffer, compareBytes, keyAfter, strinc, int64LE, readInt64LE } from '
 export { MemoryEngine, openMemoryDatabase } from './memory-engine';
 export type { MemoryEngineOptions } from './memory-engine';
 export * from './fdb';
+export * from './lmdb';

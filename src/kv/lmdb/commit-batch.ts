@@ -1,0 +1,147 @@
+import { keyAfter } from '../bytes';
+import { KvError, kvError } from '../errors';
+import { Limits } from '../limits';
+import { applyAtomicOp } from '../memory/atomic-ops';
+import type { FaultInjector } from '../memory/fault-injector';
+import type { Mutation } from '../memory/mutation';
+import { coalesceRanges, type KeyRange } from '../memory/range-set';
+import { fillVersionstamp, versionstampOf } from '../memory/versionstamp-template';
+import { encodeConflictRecord } from './conflict-record';
+import type { StoreWriter } from './lmdb-store';
+import type { StoredConflictLog } from './stored-conflict-log';
+import { nextVersion } from './versions';
+
+/** What a writing transaction sends to commit. */
+export interface CommitRequest {
+  /** The read version, if the transaction read anything. */
+  readonly readVersion: bigint | undefined;
+  /** When the read version was taken, on the engine's clock (ms). */
+  readonly readTakenAt: number | undefined;
+  /** Coalesced read conflict ranges. */
+  readonly readConflicts: readonly KeyRange[];
+  readonly writeConflicts: readonly KeyRange[];
+  readonly mutations: readonly Mutation[];
+  /** The transaction's approximate size, to bound a batch. */
+  readonly bytes: number;
+}
+
+export type CommitOutcome =
+  | {
+      readonly committed: true;
+      readonly version: bigint;
+      readonly versionstamp: Buffer;
+      /** An injected fault: the commit is applied, and reported as commit_unknown_result (1021). */
+      readonly reportUnknownResult: boolean;
+    }
+  | { readonly committed: false; readonly error: KvError };
+
+export interface BatchContext {
+  readonly now: number;
+  readonly conflicts: StoredConflictLog;
+  readonly faults: FaultInjector | undefined;
+}
+
+/**
+ * Commits a batch of transactions inside one exclusive LMDB write transaction: FDB's resolver and
+ * commit proxy in one synchronous step. The batch shares one commit version, the store's last one
+ * advanced as the clock says; each transaction that commits gets the next batch order, so versionstamps
+ * (version, order) stay unique and increase in commit order.
+ *
+ * Each transaction in turn, as the memory engine orders it: an injected `tooOld`; with read conflicts, a
+ * read version too old to check (over 5 s, or older than the conflict log) is transaction_too_old
+ * (1007), and a read conflict range written after the read version (by any process, or by an earlier
+ * transaction of this batch) is not_committed (1020); an injected `notCommitted`; then its mutations
+ * are applied and its write ranges recorded. Last, the batch appends one record to the store's conflict
+ * log, saves the new version and prunes the log.
+ *
+ * @returns one outcome per request, in order. Throws only on a store failure (the caller then rolls the
+ *   write transaction back).
+ */
+export function commitBatch(writer: StoreWriter, requests: readonly CommitRequest[], context: BatchContext): CommitOutcome[] {
+  const { now, conflicts, faults } = context;
+  const horizon = writer.horizon();
+  conflicts.catchUp(writer);
+  const version = nextVersion(writer.lastVersion(), now);
+  const written: KeyRange[] = [];
+  const outcomes: CommitOutcome[] = [];
+  let order = 0;
+  for (const request of requests) {
+    const fault = faults?.next();
+    const refusal = fault === 'tooOld' ? kvError('transaction_too_old', 'injected fault') : check(request, context, horizon);
+    if (refusal) {
+      outcomes.push({ committed: false, error: refusal });
+      continue;
+    }
+    if (fault === 'notCommitted') {
+      outcomes.push({ committed: false, error: kvError('not_committed', 'injected fault') });
+      continue;
+    }
+    const versionstamp = versionstampOf(version, order++);
+    const ranges = [...request.writeConflicts, ...applyMutations(writer, request.mutations, versionstamp)];
+    conflicts.record(version, now, ranges);
+    written.push(...ranges);
+    outcomes.push({ committed: true, version, versionstamp, reportUnknownResult: fault === 'unknownResult' });
+  }
+  if (order > 0) {
+    writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges: coalesceRanges(written) }));
+    writer.setLastVersion(version);
+    conflicts.prune(writer, now, version);
+  }
+  return outcomes;
+}
+
+/** Why `request` may not commit, if it may not. */
+function check(request: CommitRequest, context: BatchContext, horizon: bigint): KvError | undefined {
+  const { readVersion, readTakenAt } = request;
+  if (readVersion === undefined || readTakenAt === undefined || request.readConflicts.length === 0) return undefined;
+  const age = context.now - readTakenAt;
+  if (age > Limits.maxTransactionAgeMs || context.conflicts.isTooOld(readVersion, horizon)) {
+    return kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
+  }
+  const conflict = context.conflicts.findConflict(readVersion, request.readConflicts);
+  if (!conflict) return undefined;
+  return kvError(
+    'not_committed',
+    `[${conflict.range.begin.toString('hex')}, ${conflict.range.end.toString('hex')}) was written at ` +
+      `version ${conflict.version}, after read version ${readVersion}`,
+  );
+}
+
+/**
+ * Applies mutations in order, filling versionstamp placeholders with `versionstamp`.
+ *
+ * @returns the write conflict ranges of the keys that versionstamped keys became (FDB's commit proxy
+ *   adds them, as they are unknown before the commit).
+ */
+function applyMutations(writer: StoreWriter, mutations: readonly Mutation[], versionstamp: Buffer): KeyRange[] {
+  const stampedKeys: KeyRange[] = [];
+  for (const m of mutations) {
+    switch (m.type) {
+      case 'set':
+        writer.set(m.key, m.value);
+        break;
+      case 'clear':
+        writer.clear(m.key);
+        break;
+      case 'clearRange':
+        writer.clearRange(m.begin, m.end);
+        break;
+      case 'atomic': {
+        const value = applyAtomicOp(m.op, writer.get(m.key), m.operand);
+        if (value === undefined) writer.clear(m.key);
+        else writer.set(m.key, value);
+        break;
+      }
+      case 'setVersionstampedKey': {
+        const key = fillVersionstamp(m.key, versionstamp);
+        writer.set(key, m.value);
+        stampedKeys.push({ begin: key, end: keyAfter(key) });
+        break;
+      }
+      case 'setVersionstampedValue':
+        writer.set(m.key, fillVersionstamp(m.value, versionstamp));
+        break;
+    }
+  }
+  return stampedKeys;
+}

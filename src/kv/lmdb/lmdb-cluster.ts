@@ -1,0 +1,90 @@
+import { kvError } from '../errors';
+import { Limits } from '../limits';
+import type { FaultInjector } from '../memory/fault-injector';
+import type { KeyWatch } from '../memory/watch-registry';
+import { commitBatch, type CommitOutcome, type CommitRequest } from './commit-batch';
+import { GroupCommit, type Durability } from './group-commit';
+import type { LmdbStore } from './lmdb-store';
+import { ReadSnapshots, type ReadSnapshot } from './read-snapshot';
+import { StoreWatches } from './store-watches';
+import { StoredConflictLog } from './stored-conflict-log';
+
+/**
+ * The server side of the lmdb engine, for one engine in one process (other processes run their own
+ * over the same store): it hands out read versions with their snapshots, commits through group commit
+ * with conflict checks against the store's conflict log, keeps the watches, and injects faults.
+ */
+export class LmdbCluster {
+  private readonly snapshots: ReadSnapshots;
+  private readonly conflicts = new StoredConflictLog();
+  private readonly commits: GroupCommit;
+  private readonly watches: StoreWatches;
+  private closed = false;
+
+  constructor(
+    private readonly store: LmdbStore,
+    durability: Durability,
+    /** The clock in ms. */
+    readonly now: () => number,
+    faults: FaultInjector | undefined,
+  ) {
+    this.snapshots = new ReadSnapshots(store);
+    this.watches = new StoreWatches(store);
+    this.commits = new GroupCommit(
+      store,
+      durability,
+      (writer, requests) => commitBatch(writer, requests, { now: this.now(), conflicts: this.conflicts, faults }),
+      () => this.conflicts.reset(),
+      () => this.watches.committed(),
+    );
+  }
+
+  /** The latest committed version and its data, held for the caller until it calls `drop()` on it. */
+  readSnapshot(): ReadSnapshot {
+    this.assertOpen();
+    return this.snapshots.take();
+  }
+
+  /**
+   * @throws KvError transaction_too_old (1007) once the read version taken at `takenAt` is over 5 s old
+   *   or its snapshot was released; client_invalid_operation (2000) once closed.
+   */
+  assertReadable(snapshot: ReadSnapshot, takenAt: number): void {
+    this.assertOpen();
+    const age = this.now() - takenAt;
+    if (age > Limits.maxTransactionAgeMs) {
+      throw kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
+    }
+    snapshot.assertReadable();
+  }
+
+  /** Commits a writing transaction; see `commitBatch` and `GroupCommit` for the outcomes. */
+  commit(request: CommitRequest): Promise<CommitOutcome> {
+    this.assertOpen();
+    return this.commits.submit(request);
+  }
+
+  /** Starts the watches of a committed transaction; once closed, they resolve `false` as the others did. */
+  activateWatches(watches: readonly KeyWatch[]): void {
+    if (this.closed) watches.forEach((watch) => watch.cancel());
+    else this.watches.activate(watches);
+  }
+
+  /**
+   * Stops: new transactions, reads and commits fail with client_invalid_operation (2000); commits
+   * already submitted complete; watches resolve `false`; snapshots are released; the store is closed.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.watches.close();
+    await this.commits.idle();
+    this.snapshots.releaseAll();
+    await this.store.close();
+  }
+
+  /** @throws KvError client_invalid_operation (2000) once closed. */
+  assertOpen(): void {
+    if (this.closed) throw kvError('client_invalid_operation', 'the database is closed');
+  }
+}

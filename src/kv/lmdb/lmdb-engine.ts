@@ -1,0 +1,93 @@
+import { Database } from '../database';
+import { kvError } from '../errors';
+import { FaultInjector, type FaultInjectionOptions } from '../memory/fault-injector';
+import type { Engine, Transaction } from '../types';
+import type { Durability } from './group-commit';
+import { LmdbCluster } from './lmdb-cluster';
+import { LmdbStore } from './lmdb-store';
+import { LmdbTransaction } from './lmdb-transaction';
+import { versionAt } from './versions';
+
+export interface LmdbEngineOptions {
+  /** The folder of the store; created if missing. Must be on a local filesystem (LMDB locks and maps it). */
+  path: string;
+  /**
+   * When a commit resolves. Default `'sync'`.
+   * - `'sync'`: once flushed to disk: it survives a crash of the process, a crash of the OS and a power
+   *   loss (as far as the disk honours flushes).
+   * - `'fast'`: once committed and visible to every process, with the flush following in the
+   *   background: it survives a crash of the process, but a crash of the OS or a power loss may lose the
+   *   last commits (whole ones; the store stays consistent).
+   *
+   * See `Durability` (exported as `LmdbDurability`) for the fine print.
+   */
+  durability?: Durability;
+  /** Seeded fault injection into this engine's commits, as the memory engine's; off by default. */
+  faults?: FaultInjectionOptions;
+  /** Clock in ms (default Date.now): versions follow it, and transactions age by it. */
+  now?: () => number;
+}
+
+/**
+ * The durable embedded engine: FoundationDB's semantics on an LMDB store in one folder, which several
+ * processes may use at once.
+ *
+ * - A transaction reads from an LMDB read snapshot at its read version (the store's last commit
+ *   version when it first reads) and records read conflict ranges, as in FDB.
+ * - Commits are optimistic and serializable across processes: inside one exclusive LMDB write
+ *   transaction, each is checked against the write ranges of every commit after its read version, kept
+ *   in the store for 5 s (conflict: not_committed, 1020; older: transaction_too_old, 1007), then
+ *   applied with its atomic operations and versionstamps, at a commit version from a counter in the
+ *   store.
+ * - Group commit: the concurrent commits of one process share an LMDB write transaction and its flush.
+ *   A commit resolves once durable as {@link LmdbEngineOptions.durability} says.
+ * - Watches fire on commits of any process (see `StoreWatches`).
+ * - FDB's limits, except keys: at most {@link LMDB_MAX_KEY_BYTES} = 4,025 bytes (LMDB's largest key
+ *   with 8 KiB pages, less one byte), key_too_large (2102) beyond.
+ *
+ * Close every engine you open: an open engine keeps its LMDB environment mapped, and a pending watch
+ * keeps the process alive.
+ */
+export class LmdbEngine implements Engine {
+  readonly name = 'lmdb';
+  private readonly cluster: LmdbCluster;
+
+  /**
+   * Opens (or creates) the store at `options.path`.
+   *
+   * @throws KvError invalid_option_value (2006) for an unknown durability or fault fractions outside
+   *   [0, 1]; Error when the folder cannot be opened as a store.
+   */
+  constructor(options: LmdbEngineOptions) {
+    const durability = options.durability ?? 'sync';
+    if (durability !== 'sync' && durability !== 'fast') {
+      throw kvError('invalid_option_value', `durability must be 'sync' or 'fast', not '${String(durability)}'`);
+    }
+    if (typeof options.path !== 'string' || options.path.length === 0) {
+      throw kvError('invalid_option_value', 'path must name the folder of the store');
+    }
+    const now = options.now ?? Date.now;
+    const faults = options.faults ? new FaultInjector(options.faults) : undefined;
+    const store = LmdbStore.open(options.path, versionAt(now()));
+    this.cluster = new LmdbCluster(store, durability, now, faults);
+  }
+
+  /** @throws KvError client_invalid_operation (2000) once the engine is closed. */
+  createTransaction(): Transaction {
+    this.cluster.assertOpen();
+    return new LmdbTransaction(this.cluster);
+  }
+
+  /**
+   * Waits for the commits in flight, resolves every watch `false`, releases every read snapshot and
+   * closes the store. Later transactions and commits fail with client_invalid_operation (2000).
+   */
+  close(): Promise<void> {
+    return this.cluster.close();
+  }
+}
+
+/** A {@link Database} over an {@link LmdbEngine} on the store at `options.path`. */
+export function openLmdbDatabase(options: LmdbEngineOptions): Database {
+  return new Database(new LmdbEngine(options));
+}

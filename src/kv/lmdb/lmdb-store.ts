@@ -1,0 +1,343 @@
+import type * as LmdbPackage from 'lmdb';
+import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
+
+/**
+ * LMDB, as the lmdb engine uses it: the only module that uses the `lmdb` package (loaded when the first
+ * store is opened). Everything LMDB imposes is handled here, so that the engine logic above deals in
+ * user keys and plain bytes:
+ *
+ * - Keys: LMDB rejects the empty key and caps key size (1,978 bytes with 4 KiB pages; 4,026, the
+ *   package's hard maximum, with pages of 8 KiB or more). The store uses 8 KiB pages and keeps each
+ *   user key behind a one-byte prefix, so the empty key works and user keys may have up to
+ *   {@link LMDB_MAX_KEY_BYTES} = 4,025 bytes. Range bounds longer than that (legal in FoundationDB) are
+ *   translated into equivalent bounds that fit.
+ * - Layout: one environment in one folder, with three named databases: `data` (the user keyspace),
+ *   `meta` (the last commit version, the conflict-log horizon and the format) and `log` (the write
+ *   conflict ranges of recent commits, by commit version).
+ * - Reads go through explicit LMDB read transactions ({@link StoreSnapshot}); writes through one
+ *   exclusive, asynchronous LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB
+ *   serializes across processes.
+ * - Durability: the environment uses the package's `overlappingSync` (its default except on Windows): a
+ *   write transaction becomes visible when it commits, and {@link LmdbStore.flushed} resolves once it is
+ *   also flushed to disk. A committed transaction survives a crash of the process (it is in the OS page
+ *   cache, and reopening on the same boot uses it); only a flushed one survives a crash of the OS or a
+ *   power loss.
+ *
+ * Values are copied out of LMDB's reusable read buffer by the decoder below rather than by the
+ * package's own copy, which is several times slower on Node's Buffers.
+ */
+
+/** Largest user key: LMDB's 4,026-byte maximum with 8 KiB pages, less the one-byte prefix. */
+export const LMDB_MAX_KEY_BYTES = 4025;
+
+const PAGE_SIZE = 8192;
+/** LMDB keeps one slot per open read transaction in its lock file, shared by every process. */
+const MAX_READERS = 1024;
+/** The byte in front of every user key in the `data` database. */
+const DATA_PREFIX = 0x00;
+const DATA_END = Buffer.from([DATA_PREFIX + 1]);
+const FORMAT = 1;
+const META_VERSION = Buffer.from('version');
+const META_HORIZON = Buffer.from('horizon');
+const META_FORMAT = Buffer.from('format');
+/** How many keys a range clear collects before deleting them. */
+const CLEAR_CHUNK = 4096;
+
+/** Values pass through unchanged on write and are copied into a fresh Buffer on read. */
+const rawBytes = {
+  encode: (value: Buffer): Buffer => value,
+  decode: (bytes: Buffer): Buffer => {
+    // `bytes` may be LMDB's reusable buffer, whose `length` the package sets to the value's size.
+    const out = Buffer.allocUnsafe(bytes.length);
+    out.set(bytes.subarray(0, bytes.length));
+    return out;
+  },
+};
+
+/** A recent commit's entry in the conflict log. */
+export interface ConflictRecordEntry {
+  readonly version: bigint;
+  readonly record: Buffer;
+}
+
+/** Reads of the store, at a read snapshot or inside the write transaction. */
+export interface StoreReader {
+  /** The value of a user key, as a fresh Buffer. */
+  get(key: Buffer): Buffer | undefined;
+  /**
+   * Up to `limit` pairs of `[begin, end)` (`end` absent: to the end of the keyspace), in key order or
+   * reversed, as fresh Buffers. Bounds may be longer than {@link LMDB_MAX_KEY_BYTES}.
+   */
+  scan(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number): Array<[Buffer, Buffer]>;
+  /** The version of the last commit. */
+  lastVersion(): bigint;
+  /** Every commit after this version is still in the conflict log. */
+  horizon(): bigint;
+  /** Up to `limit` conflict-log entries after version `after` (from the oldest when absent), oldest first. */
+  conflictRecords(after: bigint | undefined, limit: number): ConflictRecordEntry[];
+}
+
+/** Writes inside the one write transaction, on top of its reads. */
+export interface StoreWriter extends StoreReader {
+  set(key: Buffer, value: Buffer): void;
+  clear(key: Buffer): void;
+  clearRange(begin: Buffer, end: Buffer): void;
+  setLastVersion(version: bigint): void;
+  setHorizon(version: bigint): void;
+  appendConflictRecord(version: bigint, record: Buffer): void;
+  removeConflictRecord(version: bigint): void;
+}
+
+class StoreAccess implements StoreReader {
+  protected readonly options: { transaction?: LmdbTransaction };
+
+  constructor(
+    protected readonly dbs: StoreDatabases,
+    transaction: LmdbTransaction | undefined,
+  ) {
+    this.options = transaction ? { transaction } : {};
+  }
+
+  get(key: Buffer): Buffer | undefined {
+    if (key.length > LMDB_MAX_KEY_BYTES) return undefined;
+    return this.dbs.data.get(storedKey(key), this.options);
+  }
+
+  scan(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number): Array<[Buffer, Buffer]> {
+    const out: Array<[Buffer, Buffer]> = [];
+    if (limit <= 0) return out;
+    const options = storedRange(begin, end, reverse);
+    if (Number.isFinite(limit)) options.limit = limit;
+    if (this.options.transaction) options.transaction = this.options.transaction;
+    for (const { key, value } of this.dbs.data.getRange(options)) out.push([key.subarray(1), value]);
+    return out;
+  }
+
+  lastVersion(): bigint {
+    return readVersion(this.dbs.meta.get(META_VERSION, this.options), 'version');
+  }
+
+  horizon(): bigint {
+    return readVersion(this.dbs.meta.get(META_HORIZON, this.options), 'horizon');
+  }
+
+  conflictRecords(after: bigint | undefined, limit: number): ConflictRecordEntry[] {
+    const options: LmdbRangeOptions = { limit, ...this.options };
+    if (after !== undefined && after >= 0n) {
+      options.start = versionKey(after);
+      options.exclusiveStart = true;
+    }
+    const out: ConflictRecordEntry[] = [];
+    for (const { key, value } of this.dbs.log.getRange(options)) out.push({ version: key.readBigUInt64BE(0), record: value });
+    return out;
+  }
+}
+
+/**
+ * A consistent view of the store at one moment: an LMDB read transaction. It must be released; while it
+ * is open LMDB keeps the pages it reads, in every process.
+ */
+export class StoreSnapshot extends StoreAccess {
+  private released = false;
+
+  constructor(
+    dbs: StoreDatabases,
+    private readonly transaction: LmdbTransaction,
+  ) {
+    super(dbs, transaction);
+  }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  /** Ends the read transaction. Idempotent; reading afterwards is a bug the caller must prevent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.transaction.done();
+  }
+}
+
+class StoreWriteAccess extends StoreAccess implements StoreWriter {
+  constructor(dbs: StoreDatabases) {
+    // Inside a write transaction the package reads through it, whatever transaction is passed.
+    super(dbs, undefined);
+  }
+
+  set(key: Buffer, value: Buffer): void {
+    this.dbs.data.putSync(storedKey(key), value);
+  }
+
+  clear(key: Buffer): void {
+    if (key.length <= LMDB_MAX_KEY_BYTES) this.dbs.data.removeSync(storedKey(key));
+  }
+
+  clearRange(begin: Buffer, end: Buffer): void {
+    const options = storedRange(begin, end, false);
+    options.limit = CLEAR_CHUNK;
+    for (;;) {
+      const keys = [...this.dbs.data.getKeys(options)];
+      for (const key of keys) this.dbs.data.removeSync(key);
+      if (keys.length < CLEAR_CHUNK) return;
+    }
+  }
+
+  setLastVersion(version: bigint): void {
+    this.dbs.meta.putSync(META_VERSION, versionKey(version));
+  }
+
+  setHorizon(version: bigint): void {
+    this.dbs.meta.putSync(META_HORIZON, versionKey(version));
+  }
+
+  appendConflictRecord(version: bigint, record: Buffer): void {
+    this.dbs.log.putSync(versionKey(version), record);
+  }
+
+  removeConflictRecord(version: bigint): void {
+    this.dbs.log.removeSync(versionKey(version));
+  }
+}
+
+interface StoreDatabases {
+  readonly data: LmdbDatabase<Buffer, Buffer>;
+  readonly meta: LmdbDatabase<Buffer, Buffer>;
+  readonly log: LmdbDatabase<Buffer, Buffer>;
+}
+
+/** One LMDB environment, opened by one engine; other processes may have the same folder open. */
+export class LmdbStore {
+  private readonly writer: StoreWriteAccess;
+
+  private constructor(
+    private readonly root: RootDatabase<Buffer, Buffer>,
+    private readonly dbs: StoreDatabases,
+  ) {
+    this.writer = new StoreWriteAccess(dbs);
+  }
+
+  /**
+   * Opens (creating if needed) the store in the folder `path`. A new store starts at `initialVersion`.
+   *
+   * @throws Error when the folder holds a store of another format, or an LMDB environment whose pages
+   *   are too small for {@link LMDB_MAX_KEY_BYTES}.
+   */
+  static open(path: string, initialVersion: bigint): LmdbStore {
+    const root = lmdbPackage().open<Buffer, Buffer>({
+      path,
+      // A folder even when the path has an extension, which the package would take for a file name.
+      noSubdir: false,
+      pageSize: PAGE_SIZE,
+      maxDbs: 4,
+      maxReaders: MAX_READERS,
+      keyEncoding: 'binary',
+      encoding: 'binary',
+    });
+    try {
+      const dbOptions = { keyEncoding: 'binary' as const, encoding: 'binary' as const, encoder: rawBytes };
+      const dbs: StoreDatabases = {
+        data: root.openDB<Buffer, Buffer>('data', dbOptions),
+        meta: root.openDB<Buffer, Buffer>('meta', dbOptions),
+        log: root.openDB<Buffer, Buffer>('log', dbOptions),
+      };
+      const maxKeySize = (dbs.data as unknown as { maxKeySize: number }).maxKeySize;
+      if (maxKeySize < LMDB_MAX_KEY_BYTES + 1) {
+        throw new Error(`the LMDB environment at ${path} allows keys of ${maxKeySize} bytes; the lmdb engine needs ${LMDB_MAX_KEY_BYTES + 1} (8 KiB pages)`);
+      }
+      const initialize = () => {
+        const format = dbs.meta.get(META_FORMAT);
+        if (format === undefined) {
+          const start = versionKey(initialVersion);
+          dbs.meta.putSync(META_FORMAT, Buffer.from([FORMAT]));
+          dbs.meta.putSync(META_VERSION, start);
+          dbs.meta.putSync(META_HORIZON, start);
+        } else if (format.length !== 1 || format[0] !== FORMAT) {
+          throw new Error(`the store at ${path} has format ${format.toString('hex')}; this version of the lmdb engine reads format ${FORMAT}`);
+        }
+      };
+      // A new store is initialized in a write transaction (another process may be creating it too);
+      // opening an existing one waits for no other process's writes.
+      if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
+      else initialize();
+      return new LmdbStore(root, dbs);
+    } catch (err) {
+      void root.close();
+      throw err;
+    }
+  }
+
+  /** A snapshot of the latest commit, in whichever process it was made. Release it. */
+  snapshot(): StoreSnapshot {
+    // The package shares one read transaction per event-loop turn; resetting it first makes this one
+    // see every commit that has completed, in any process, before this call (causal consistency).
+    this.dbs.data.resetReadTxn();
+    return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+  }
+
+  /**
+   * Runs `fn` inside the next exclusive LMDB write transaction (LMDB serializes them across processes)
+   * and resolves with its result once that transaction has committed and is visible. If `fn` throws,
+   * none of its writes are applied and the promise rejects with its error. `fn` must be synchronous.
+   */
+  write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
+    return this.dbs.data.childTransaction(() => fn(this.writer));
+  }
+
+  /** Resolves once every transaction committed so far is flushed to disk. */
+  flushed(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.root.flushed.then(() => resolve(), reject);
+    });
+  }
+
+  /** Waits for the writes in progress, then closes the environment (in this process). */
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
+
+/**
+ * The package, loaded on first use: its native binary is only needed by programs that open an lmdb
+ * store, not by every program that imports the KV layer.
+ */
+function lmdbPackage(): typeof LmdbPackage {
+  try {
+    return require('lmdb') as typeof LmdbPackage;
+  } catch (err) {
+    throw new Error(`the lmdb engine needs the 'lmdb' package and its prebuilt binary for this platform: ${String(err)}`);
+  }
+}
+
+function storedKey(key: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(key.length + 1);
+  out[0] = DATA_PREFIX;
+  out.set(key, 1);
+  return out;
+}
+
+/**
+ * The package's range options for user keys in `[begin, end)`. A bound longer than any storable key is
+ * replaced by its prefix of {@link LMDB_MAX_KEY_BYTES} bytes, `p`: for every storable key `k`,
+ * `k >= bound` exactly when `k > p`, and `k < bound` exactly when `k <= p`.
+ */
+function storedRange(begin: Buffer, end: Buffer | undefined, reverse: boolean): LmdbRangeOptions {
+  const longBegin = begin.length > LMDB_MAX_KEY_BYTES;
+  const low = storedKey(longBegin ? begin.subarray(0, LMDB_MAX_KEY_BYTES) : begin);
+  const longEnd = end !== undefined && end.length > LMDB_MAX_KEY_BYTES;
+  const high = end === undefined ? DATA_END : storedKey(longEnd ? end.subarray(0, LMDB_MAX_KEY_BYTES) : end);
+  if (!reverse) return { start: low, exclusiveStart: longBegin, end: high, inclusiveEnd: longEnd };
+  // Reversed, the package starts at `start` (inclusive unless exclusiveStart) and stops at `end`.
+  return { start: high, exclusiveStart: !longEnd, end: low, inclusiveEnd: !longBegin, reverse: true };
+}
+
+function versionKey(version: bigint): Buffer {
+  const out = Buffer.allocUnsafe(8);
+  out.writeBigUInt64BE(version, 0);
+  return out;
+}
+
+function readVersion(bytes: Buffer | undefined, what: string): bigint {
+  if (!bytes || bytes.length !== 8) throw new Error(`the store's ${what} is missing or malformed`);
+  return bytes.readBigUInt64BE(0);
+}

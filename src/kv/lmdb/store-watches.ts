@@ -1,0 +1,119 @@
+import { Limits } from '../limits';
+import { coalesceRanges, type KeyRange } from '../memory/range-set';
+import { MAX_USER_KEY } from '../memory/read-your-writes';
+import { WatchRegistry, type KeyWatch } from '../memory/watch-registry';
+import { decodeConflictRecord } from './conflict-record';
+import type { LmdbStore, StoreSnapshot } from './lmdb-store';
+
+/** How often the store is checked for commits of other processes while watches are outstanding. */
+const POLL_MS = 20;
+/** Conflict records read per step while catching up. */
+const CHUNK = 1024;
+const WHOLE_KEYSPACE: KeyRange = { begin: Buffer.alloc(0), end: MAX_USER_KEY };
+
+/**
+ * Watches that fire on commits made by any process. The conflict log in the store already says which
+ * keys every recent commit wrote, so a poll is cheap: it reads the store's last commit version (one
+ * lookup, usually unchanged); when it changed, it reads the conflict records since the last poll and
+ * compares only the watched keys inside their write ranges with their current values. If records were
+ * pruned before a poll saw them (the process stalled for over 5 s), every watched key is compared.
+ * A commit made by this engine triggers a poll at once; others are seen within {@link POLL_MS}.
+ *
+ * While watches are outstanding the poll timer keeps the process alive: close the engine, or cancel
+ * the watches, to let it exit.
+ */
+export class StoreWatches {
+  private readonly registry = new WatchRegistry(Limits.maxWatches);
+  /** Registered watches, to know when none is left (settled ones are swept at each poll). */
+  private readonly active = new Set<KeyWatch>();
+  /** The store version the last poll (or the first activation) compared at. */
+  private seen: bigint | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private pollSoon: NodeJS.Immediate | undefined;
+
+  constructor(private readonly store: LmdbStore) {}
+
+  /**
+   * Starts the watches of a transaction that committed: each compares its value with the key's current
+   * one (firing at once if it already differs) and is then checked at every poll. Fails them with
+   * too_many_watches (1032) past {@link Limits.maxWatches}.
+   */
+  activate(watches: readonly KeyWatch[]): void {
+    const pending = watches.filter((watch) => !watch.isSettled);
+    if (pending.length === 0) return;
+    this.withSnapshot((snapshot) => {
+      this.seen ??= snapshot.lastVersion();
+      for (const watch of pending) {
+        this.registry.add(watch, snapshot.get(watch.key));
+        if (!watch.isSettled) this.active.add(watch);
+      }
+    });
+    if (this.active.size > 0 && !this.timer) {
+      this.timer = setInterval(() => this.poll(), POLL_MS);
+    }
+  }
+
+  /** Checks soon, for a commit this process just made. */
+  committed(): void {
+    if (this.active.size === 0 || this.pollSoon) return;
+    this.pollSoon = setImmediate(() => {
+      this.pollSoon = undefined;
+      this.poll();
+    });
+  }
+
+  /** Resolves every watch `false` and stops polling. */
+  close(): void {
+    this.registry.cancelAll();
+    this.active.clear();
+    this.stop();
+  }
+
+  private poll(): void {
+    for (const watch of this.active) if (watch.isSettled) this.active.delete(watch);
+    if (this.active.size === 0) {
+      this.stop();
+      return;
+    }
+    this.withSnapshot((snapshot) => {
+      const version = snapshot.lastVersion();
+      const seen = this.seen;
+      if (seen === undefined || version === seen) {
+        this.seen = version;
+        return;
+      }
+      const ranges = snapshot.horizon() > seen ? [WHOLE_KEYSPACE] : writtenSince(snapshot, seen);
+      this.registry.notify([], ranges, (key) => snapshot.get(key));
+      this.seen = version;
+    });
+  }
+
+  private stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.pollSoon) clearImmediate(this.pollSoon);
+    this.timer = undefined;
+    this.pollSoon = undefined;
+    this.seen = undefined;
+  }
+
+  private withSnapshot(fn: (snapshot: StoreSnapshot) => void): void {
+    const snapshot = this.store.snapshot();
+    try {
+      fn(snapshot);
+    } finally {
+      snapshot.release();
+    }
+  }
+}
+
+/** The write ranges of every commit after version `after`, coalesced. */
+function writtenSince(snapshot: StoreSnapshot, after: bigint): KeyRange[] {
+  const ranges: KeyRange[] = [];
+  let from = after;
+  for (;;) {
+    const entries = snapshot.conflictRecords(from, CHUNK);
+    for (const entry of entries) ranges.push(...decodeConflictRecord(entry.record).ranges);
+    if (entries.length < CHUNK) return coalesceRanges(ranges);
+    from = entries[entries.length - 1].version;
+  }
+}

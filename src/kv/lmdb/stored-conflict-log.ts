@@ -1,0 +1,92 @@
+import { Limits } from '../limits';
+import { ConflictLog, type Conflict } from '../memory/conflict-log';
+import type { KeyRange } from '../memory/range-set';
+import { conflictRecordTime, decodeConflictRecord } from './conflict-record';
+import type { StoreReader, StoreWriter } from './lmdb-store';
+import { WINDOW_VERSIONS } from './versions';
+
+/** Records read from the store per call while catching up. */
+const CHUNK = 1024;
+
+/**
+ * FoundationDB's resolver for several processes: the write conflict ranges of every commit of the last
+ * 5 seconds live in the store (its `log`, one record per commit version), so a commit in any process
+ * is checked against commits made by all of them. Every method runs inside the exclusive LMDB write
+ * transaction, which is what makes check-then-append atomic across processes.
+ *
+ * The records are mirrored in memory (the memory engine's {@link ConflictLog}); each commit reads only
+ * the records appended since the last one this process saw. If a write transaction fails after the
+ * mirror recorded its batch, call {@link reset}: the mirror is rebuilt from the store on next use.
+ */
+export class StoredConflictLog {
+  private mirror: ConflictLog | undefined;
+  /** Every record up to this version is in the mirror. */
+  private through = -1n;
+
+  /** Brings the mirror up to date with the records any process appended. */
+  catchUp(reader: StoreReader): void {
+    if (!this.mirror) {
+      this.mirror = new ConflictLog(reader.horizon());
+      this.through = -1n;
+    }
+    for (;;) {
+      const entries = reader.conflictRecords(this.through < 0n ? undefined : this.through, CHUNK);
+      for (const entry of entries) {
+        const record = decodeConflictRecord(entry.record);
+        this.mirror.record(entry.version, record.time, record.ranges);
+        this.through = entry.version;
+      }
+      if (entries.length < CHUNK) return;
+    }
+  }
+
+  /** True when commits after `readVersion` may have been pruned, so that no check is possible. */
+  isTooOld(readVersion: bigint, storeHorizon: bigint): boolean {
+    return readVersion < storeHorizon || this.requireMirror().isTooOld(readVersion);
+  }
+
+  /** The first of `reads` (coalesced) written by a commit after `readVersion`, if any. */
+  findConflict(readVersion: bigint, reads: readonly KeyRange[]): Conflict | undefined {
+    return this.requireMirror().findConflict(readVersion, reads);
+  }
+
+  /** Records a commit of the current batch in the mirror; the batch appends it to the store itself. */
+  record(version: bigint, time: number, ranges: readonly KeyRange[]): void {
+    this.requireMirror().record(version, time, ranges);
+    this.through = version;
+  }
+
+  /**
+   * Drops the records older than the 5-second window from the store and the mirror, advancing the
+   * store's horizon past them. Reads only the oldest records, so it costs one lookup when nothing is due.
+   */
+  prune(writer: StoreWriter, now: number, version: bigint): void {
+    const minTime = now - Limits.maxTransactionAgeMs;
+    const minVersion = version - WINDOW_VERSIONS;
+    let horizon: bigint | undefined;
+    for (;;) {
+      const oldest = writer.conflictRecords(undefined, 64);
+      let removed = 0;
+      for (const entry of oldest) {
+        if (conflictRecordTime(entry.record) >= minTime && entry.version >= minVersion) break;
+        writer.removeConflictRecord(entry.version);
+        horizon = entry.version;
+        removed++;
+      }
+      if (removed < oldest.length || oldest.length < 64) break;
+    }
+    if (horizon !== undefined && horizon > writer.horizon()) writer.setHorizon(horizon);
+    this.mirror?.prune(minTime, minVersion);
+  }
+
+  /** Forgets the mirror, after a write transaction that recorded into it failed. */
+  reset(): void {
+    this.mirror = undefined;
+    this.through = -1n;
+  }
+
+  private requireMirror(): ConflictLog {
+    if (!this.mirror) throw new Error('StoredConflictLog: catchUp must run first in each write transaction');
+    return this.mirror;
+  }
+}

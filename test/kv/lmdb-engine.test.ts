@@ -1,0 +1,314 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { int64LE, readInt64LE } from '../../src/kv/bytes';
+import type { Database } from '../../src/kv/database';
+import { isKvError } from '../../src/kv/errors';
+import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/key-selector';
+import { Limits } from '../../src/kv/limits';
+import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
+import { LmdbStore } from '../../src/kv/lmdb/lmdb-store';
+import { openMemoryDatabase } from '../../src/kv/memory-engine';
+import type { KeySelector, Transaction } from '../../src/kv/types';
+import { expectKvError } from '../support/kv-assertions';
+import { printablePairs } from '../support/printable';
+
+const root = mkdtempSync(join(tmpdir(), 'doclayer-lmdb-engine-'));
+let stores = 0;
+const opened: Database[] = [];
+
+function newStore(): string {
+  return join(root, `store-${stores++}`);
+}
+
+function open(options: Partial<LmdbEngineOptions> = {}): Database {
+  const db = openLmdbDatabase({ path: options.path ?? newStore(), ...options });
+  opened.push(db);
+  return db;
+}
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((db) => db.close()));
+});
+
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** `bytes` followed by FDB's 4-byte little-endian offset of the versionstamp placeholder. */
+function stampedKey(prefix: string): Buffer {
+  const offset = Buffer.alloc(4);
+  offset.writeUInt32LE(prefix.length, 0);
+  return Buffer.concat([Buffer.from(prefix), Buffer.alloc(10), offset]);
+}
+
+async function commitStamped(db: Database, value: string): Promise<{ stamp: Buffer; version: bigint }> {
+  const tr = db.createTransaction();
+  tr.setVersionstampedKey(stampedKey('log/'), value);
+  const stamp = tr.getVersionstamp();
+  await tr.commit();
+  return { stamp: await stamp, version: tr.getCommittedVersion() };
+}
+
+describe('LmdbEngine', () => {
+  describe('reopening a store', () => {
+    it('keeps the data, the versionstamp order and increasing commit versions across close and open', async () => {
+      const path = newStore();
+      const first = openLmdbDatabase({ path });
+      await first.set('kept', 'v');
+      const before = [await commitStamped(first, 'one'), await commitStamped(first, 'two')];
+      const readVersionBefore = await first.createTransaction().getReadVersion();
+      await first.close();
+
+      const second = open({ path });
+      expect(String(await second.get('kept'))).toBe('v');
+      expect(await second.createTransaction().getReadVersion()).toBe(readVersionBefore);
+      const after = await commitStamped(second, 'three');
+      expect(after.version).toBeGreaterThan(before[1].version);
+      expect(Buffer.compare(before[1].stamp, after.stamp)).toBeLessThan(0);
+      const log = await second.getRangeAll('log/', 'log0');
+      expect(log.map((kv) => kv.value.toString())).toEqual(['one', 'two', 'three']);
+    });
+
+    it('keeps commit versions increasing even when the clock has gone back', async () => {
+      const path = newStore();
+      const first = openLmdbDatabase({ path, now: () => 2_000_000 });
+      await first.set('k', '1');
+      const tr = first.createTransaction();
+      tr.set('k', '2');
+      await tr.commit();
+      const last = tr.getCommittedVersion();
+      await first.close();
+
+      const second = open({ path, now: () => 1_000_000 });
+      const later = second.createTransaction();
+      later.set('k', '3');
+      await later.commit();
+      expect(later.getCommittedVersion()).toBeGreaterThan(last);
+    });
+  });
+
+  describe('keys', () => {
+    it('stores the empty key, FDB’s smallest', async () => {
+      const db = open();
+      await db.set('', 'empty');
+      await db.set('a', 'a');
+      expect(String(await db.get(''))).toBe('empty');
+      expect(printablePairs(await db.getRangeAll('', 'b'))).toEqual(["''='empty'", "'a'='a'"]);
+      expect(printablePairs(await db.getRangeAll('', 'b', { reverse: true }))).toEqual(["'a'='a'", "''='empty'"]);
+      const tr = db.createTransaction();
+      expect((await tr.getKey(lastLessThan('a'))).length).toBe(0);
+      await db.clear('');
+      expect(await db.get('')).toBeUndefined();
+    });
+
+    it(`accepts keys of ${LMDB_MAX_KEY_BYTES} bytes and rejects longer ones with key_too_large (2102), naming the engine's limit`, async () => {
+      const db = open();
+      await db.set(Buffer.alloc(LMDB_MAX_KEY_BYTES, 'k'), 'v');
+      const tr = db.createTransaction();
+      let message = '';
+      try {
+        tr.set(Buffer.alloc(LMDB_MAX_KEY_BYTES + 1, 'k'), 'v');
+      } catch (err) {
+        expect(isKvError(err, 'key_too_large')).toBe(true);
+        message = (err as Error).message;
+      }
+      expect(message).toContain(`lmdb engine's limit is ${LMDB_MAX_KEY_BYTES} bytes`);
+      await expectKvError(async () => (await db.createTransaction().watch(Buffer.alloc(LMDB_MAX_KEY_BYTES + 1, 'k'))).promise, 'key_too_large');
+    });
+
+    it('reads and clears longer keys as FDB does: they cannot exist, so there is nothing to find', async () => {
+      const db = open();
+      const longest = Buffer.alloc(LMDB_MAX_KEY_BYTES, 'k');
+      await db.set(longest, 'v');
+      const longer = Buffer.alloc(Limits.maxKeyBytes, 'k');
+      expect(await db.get(longer)).toBeUndefined();
+      await db.clear(longer);
+      expect(String(await db.get(longest))).toBe('v');
+    });
+
+    it('answers range reads, selectors and range clears with bounds over the key limit exactly as the memory engine', async () => {
+      const lmdb = open();
+      const memory = openMemoryDatabase();
+      opened.push(memory);
+      const base = Buffer.alloc(LMDB_MAX_KEY_BYTES - 1, 'k');
+      const keys = [
+        Buffer.from('j'),
+        Buffer.concat([base, Buffer.from('a')]),
+        Buffer.concat([base, Buffer.from('b')]),
+        base,
+        Buffer.from('l'),
+      ];
+      for (const db of [lmdb, memory]) await db.transact((tr) => keys.forEach((k, i) => tr.set(k, String(i))));
+      // Bounds around the stored keys, up to FDB's 10,000 bytes.
+      const bounds = [
+        base,
+        Buffer.concat([base, Buffer.from('a')]),
+        Buffer.concat([base, Buffer.from('a'), Buffer.alloc(1)]),
+        Buffer.concat([base, Buffer.from('a'), Buffer.alloc(3000, 'z')]),
+        Buffer.concat([base, Buffer.from('b'), Buffer.alloc(5000, 0)]),
+        Buffer.concat([base, Buffer.from('c'), Buffer.alloc(1)]),
+        Buffer.from('j'),
+        Buffer.from('z'),
+      ];
+      const read = <T>(db: Database, fn: (tr: Transaction) => Promise<T>): Promise<T> => db.transact(fn);
+      const results = async (db: Database) => {
+        const out: unknown[] = [];
+        for (const b of bounds) {
+          for (const e of bounds) {
+            for (const options of [{}, { reverse: true }, { limit: 1 }, { limit: 1, reverse: true }]) {
+              out.push(printablePairs(await read(db, (tr) => tr.getRangeAll(b, e, options))));
+            }
+          }
+          for (const selector of [firstGreaterOrEqual(b), firstGreaterThan(b), lastLessOrEqual(b), lastLessThan(b)] as KeySelector[]) {
+            out.push(await read(db, (tr) => tr.getKey(selector)));
+          }
+        }
+        return out.map((x) => (Buffer.isBuffer(x) ? x.toString('hex') : x));
+      };
+      expect(await results(lmdb)).toEqual(await results(memory));
+      for (const db of [lmdb, memory]) await db.clearRange(bounds[2], bounds[4]);
+      expect(printablePairs(await lmdb.getRangeAll('', Buffer.from([0xff])))).toEqual(printablePairs(await memory.getRangeAll('', Buffer.from([0xff]))));
+    });
+  });
+
+  describe('results', () => {
+    it('are the caller’s to modify: changing them changes neither the store nor the transaction’s writes', async () => {
+      const db = open();
+      await db.set('stored', 'abc');
+      const tr = db.createTransaction();
+      (await tr.get('stored'))!.fill(0x78);
+      tr.set('pending', 'def');
+      (await tr.get('pending'))!.fill(0x78);
+      for (const kv of await tr.getRangeAll('', 'z')) {
+        kv.key.fill(0x78);
+        kv.value.fill(0x78);
+      }
+      expect(printablePairs(await tr.getRangeAll('', 'z'))).toEqual(["'pending'='def'", "'stored'='abc'"]);
+      await tr.commit();
+      expect(printablePairs(await db.getRangeAll('', 'z'))).toEqual(["'pending'='def'", "'stored'='abc'"]);
+    });
+  });
+
+  describe('group commit', () => {
+    it('commits concurrent transactions in shared LMDB transactions, with distinct, increasing versionstamps', async () => {
+      const db = open();
+      const writers = 100;
+      const results = await Promise.all(Array.from({ length: writers }, (_, i) => commitStamped(db, String(i))));
+      const versions = new Set(results.map((r) => r.version));
+      expect(versions.size).toBeLessThan(writers);
+      expect(new Set(results.map((r) => r.stamp.toString('hex'))).size).toBe(writers);
+      for (const r of results) expect(r.stamp.readBigUInt64BE(0)).toBe(r.version);
+      const byStamp = [...results].sort((a, b) => Buffer.compare(a.stamp, b.stamp)).map((r) => r.stamp.toString('hex'));
+      const log = await db.getRangeAll('log/', 'log0');
+      expect(log.map((kv) => kv.key.subarray(4).toString('hex'))).toEqual(byStamp);
+    });
+
+    it('checks conflicts between the transactions of one batch, in batch order', async () => {
+      const db = open();
+      await db.set('n', int64LE(0));
+      const transactions = await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          const tr = db.createTransaction();
+          tr.set('n', int64LE(readInt64LE(await tr.get('n')) + 1n));
+          return tr;
+        }),
+      );
+      const outcomes = await Promise.all(transactions.map((tr) => tr.commit().then(() => 'committed', (err: unknown) => (isKvError(err, 'not_committed') ? 'conflict' : err))));
+      expect(outcomes.filter((o) => o === 'committed')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'conflict')).toHaveLength(9);
+      expect(readInt64LE(await db.get('n'))).toBe(1n);
+    });
+
+    it("commits and reads the same way with durability 'fast'", async () => {
+      const db = open({ durability: 'fast' });
+      await Promise.all(Array.from({ length: 20 }, () => db.transact((tr) => tr.add(`n`, 1))));
+      expect(readInt64LE(await db.get('n'))).toBe(20n);
+    });
+  });
+
+  describe('several engines on one store in one process', () => {
+    it('detect each other’s conflicts and fire each other’s watches', async () => {
+      const path = newStore();
+      const a = open({ path });
+      const b = open({ path });
+      await a.set('x', '0');
+      const ta = a.createTransaction();
+      const tb = b.createTransaction();
+      ta.set('x', String(Number(await ta.get('x')) + 1));
+      tb.set('x', String(Number(await tb.get('x')) + 1));
+      await ta.commit();
+      await expectKvError(tb.commit(), 'not_committed');
+      const watching = b.createTransaction();
+      const watch = watching.watch('x');
+      await watching.commit();
+      await a.set('x', 'changed');
+      expect(await watch.promise).toBe(true);
+    });
+  });
+
+  describe('read snapshots', () => {
+    it('releases the snapshot of an abandoned transaction after 5 seconds: its later reads fail with transaction_too_old (1007)', async () => {
+      // The engine's clock stands still, so only the release can make the read fail.
+      const db = open({ now: () => 1_000_000 });
+      await db.set('k', 'v');
+      const abandoned = db.createTransaction();
+      expect(String(await abandoned.get('k'))).toBe('v');
+      await new Promise((resolve) => setTimeout(resolve, Limits.maxTransactionAgeMs + 1000));
+      await expectKvError(abandoned.get('k'), 'transaction_too_old');
+      // A new transaction reads as usual.
+      expect(String(await db.get('k'))).toBe('v');
+    }, 20_000);
+  });
+
+  describe('the conflict log in the store', () => {
+    it('keeps only the last 5 seconds of commits', async () => {
+      const path = newStore();
+      const clock = { now: 1_000_000 };
+      const db = open({ path, now: () => clock.now });
+      for (let i = 0; i < 10; i++) {
+        await db.set(`k${i}`, 'v');
+        clock.now += 1000;
+      }
+      const store = LmdbStore.open(path, 0n);
+      const snapshot = store.snapshot();
+      try {
+        const records = snapshot.conflictRecords(undefined, 100);
+        // Commits at 1,000 ms intervals: the last one and those within 5 s before it.
+        expect(records.length).toBe(6);
+        expect(snapshot.horizon()).toBeLessThan(records[0].version);
+      } finally {
+        snapshot.release();
+        await store.close();
+      }
+    });
+  });
+
+  describe('options and lifecycle', () => {
+    it("rejects a durability other than 'sync' or 'fast' with invalid_option_value (2006)", async () => {
+      await expectKvError(() => new LmdbEngine({ path: newStore(), durability: 'eventually' as never }), 'invalid_option_value');
+    });
+
+    it('completes the commits in flight before close resolves, then fails new work with client_invalid_operation (2000)', async () => {
+      const path = newStore();
+      const db = openLmdbDatabase({ path });
+      const reader = db.createTransaction();
+      await reader.get('k');
+      const commits = Array.from({ length: 10 }, (_, i) => db.set(`k${i}`, 'v'));
+      // Let them reach the group commit.
+      await new Promise((resolve) => setImmediate(resolve));
+      await db.close();
+      await Promise.all(commits);
+      expect(() => db.createTransaction()).toThrow(/closed/);
+      await expectKvError(reader.get('k'), 'client_invalid_operation');
+      const again = open({ path });
+      expect(await again.getRangeAll('k', 'l')).toHaveLength(10);
+    });
+
+    it('treats a folder name with an extension as a folder', async () => {
+      const db = open({ path: join(root, `store-${stores++}.lmdb`) });
+      await db.set('k', 'v');
+      expect(String(await db.get('k'))).toBe('v');
+    });
+  });
+});

@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { readInt64LE } from '../../src/kv/bytes';
+import type { Database } from '../../src/kv/database';
+import { openLmdbDatabase } from '../../src/kv/lmdb';
+import { settledWithin } from '../support/kv-assertions';
+import { compileWorker, startWorker, type Worker } from './lmdb/child-processes';
+
+/**
+ * Several processes on one store. Timeouts are generous (a loaded 2-core machine runs these), and no
+ * assertion depends on timing: only on what the store holds at the end.
+ */
+
+jest.setTimeout(120_000);
+
+let root: string;
+let script: string;
+let stores = 0;
+const workers: Worker[] = [];
+const databases: Database[] = [];
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'doclayer-lmdb-multiprocess-'));
+  script = compileWorker(join(root, 'compiled'));
+});
+
+afterEach(async () => {
+  for (const worker of workers.splice(0)) worker.kill();
+  await Promise.all(databases.splice(0).map((db) => db.close()));
+});
+
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+function newStore(): string {
+  return join(root, `store-${stores++}`);
+}
+
+function open(path: string): Database {
+  const db = openLmdbDatabase({ path });
+  databases.push(db);
+  return db;
+}
+
+function start(...args: string[]): Worker {
+  const worker = startWorker(script, args);
+  workers.push(worker);
+  return worker;
+}
+
+describe('lmdb engine: several processes on one store', () => {
+  it('loses no update: contended read-modify-writes and phantom-prone range reads in 4 processes end exactly right', async () => {
+    const path = newStore();
+    const processes = 4;
+    const rounds = 15;
+    const running = Array.from({ length: processes }, (_, id) => start('increment', path, `p${id}`, String(rounds)));
+    await Promise.all(running.map((worker) => worker.waitFor((lines) => lines.includes('ready'), 60_000, 'the worker to be ready')));
+    const db = open(path);
+    await db.set('go', '');
+    await Promise.all(running.map((worker) => worker.succeeded(100_000)));
+    const attempts = running.map((worker) => Number(worker.lines.find((line) => line.startsWith('done '))!.split(' ')[1]));
+
+    const total = processes * rounds;
+    const items = await db.getRangeAll('items/', 'items0');
+    // Serializable inserts each saw all the items inserted before them: every count from 0 to total - 1
+    // once. A missed phantom shows as a count seen twice.
+    const seenCounts = items.map((kv) => Number(kv.value.toString())).sort((a, b) => a - b);
+    expect({ counter: readInt64LE(await db.get('counter')), seenCounts }).toEqual({
+      counter: BigInt(total),
+      seenCounts: Array.from({ length: total }, (_, i) => i),
+    });
+    // The processes did contend: some transactions conflicted and ran again.
+    expect(attempts.reduce((a, b) => a + b, 0)).toBeGreaterThan(2 * total);
+  });
+
+  it('fires a watch in this process on a commit in another', async () => {
+    const path = newStore();
+    const db = open(path);
+    await db.set('signal', 'before');
+    const tr = db.createTransaction();
+    const watch = tr.watch('signal');
+    await tr.commit();
+    expect((await settledWithin(watch.promise, 100)).state).toBe('pending');
+    await start('set', path, 'signal', 'after').succeeded(60_000);
+    expect(await settledWithin(watch.promise, 30_000)).toEqual({ state: 'fulfilled', value: true });
+    expect(String(await db.get('signal'))).toBe('after');
+  });
+
+  it('fires a watch in another process on a commit in this one', async () => {
+    const path = newStore();
+    const db = open(path);
+    const watcher = start('watch', path, 'signal');
+    await watcher.waitFor((lines) => lines.includes('watching'), 60_000, 'the watch to start');
+    await db.set('signal', 'now');
+    await watcher.waitFor((lines) => lines.some((line) => line.startsWith('fired')), 30_000, 'the watch to fire');
+    expect(watcher.lines).toContain('fired true');
+    await watcher.succeeded(30_000);
+  });
+
+  describe('a process killed with SIGKILL in the middle of a stream of commits', () => {
+    for (const durability of ['sync', 'fast'] as const) {
+      it(`(${durability}) loses no commit that had resolved, leaves none half-applied, and does not stop the others`, async () => {
+        const path = newStore();
+        const bystander = start('commits', path, '400');
+        const victim = start('stream', path, durability, '4');
+        const reported = () => victim.lines.filter((line) => line.startsWith('committed ')).length;
+        await victim.waitFor(() => reported() >= 60, 60_000, '60 reported commits');
+        // At a random moment of the stream, so that the kill lands anywhere in a commit.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 50));
+        victim.kill('SIGKILL');
+        const { signal } = await victim.exited;
+        expect(signal).toBe('SIGKILL');
+        const resolved = victim.lines.filter((line) => line.startsWith('committed ')).map((line) => Number(line.split(' ')[1]));
+
+        // The other process carries on to the end, through the lock the victim may have held.
+        await bystander.succeeded(100_000);
+
+        const db = open(path);
+        const bySeq = new Map<number, Map<string, string>>();
+        for (const { key, value } of await db.getRangeAll('tx/', 'tx0')) {
+          const [, tag, part] = key.toString().split('/');
+          const seq = Number(tag);
+          if (!bySeq.has(seq)) bySeq.set(seq, new Map());
+          bySeq.get(seq)!.set(part, value.toString().split(':')[0]);
+        }
+        const missing = resolved.filter((seq) => !bySeq.has(seq));
+        const partial = [...bySeq].filter(([seq, parts]) => parts.size !== 3 || [...parts.values()].some((v) => v !== String(seq)));
+        expect({ missing, partial: partial.map(([seq]) => seq) }).toEqual({ missing: [], partial: [] });
+        expect(readInt64LE(await db.get('other'))).toBe(400n);
+        // And this process can still commit.
+        await db.set('after-crash', 'ok');
+        expect(String(await db.get('after-crash'))).toBe('ok');
+      });
+    }
+  });
+});
