@@ -4,6 +4,7 @@
  * subpath `doclayer/tuple`; its classes are exported here by name.
  */
 export * from './kv';
+export * from './document';
 export * as tuple from './tuple';
 export {
   Subspace,

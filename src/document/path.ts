@@ -24,7 +24,8 @@ const MAX_INDEX_DIGITS = 16;
  *
  * String form, Couchbase's syntax but stricter:
  * - components are separated by `.`; an index `[n]` follows a component or another `]` directly
- *   (`a[0][1]`, `[1][2]` at the start, `a[0].b`); after `]` come only `.`, `[` or the end.
+ *   (`a[0][1]`, `[1][2]` at the start, `a[0].b`), or a `.` after a `]` (`a[0].[1]`, as Couchbase's
+ *   subjson accepts); after `]` come only `.`, `[` or the end.
  * - `n` is decimal digits without leading zeros (`0`, `12`, not `01`), at most 2^53 - 1, or exactly
  *   `-1`.
  * - backticks quote all or part of a key, so it may contain `.`, `[` and `]`; inside them a backtick
@@ -118,13 +119,17 @@ function parsePathString(path: string): PathElement[] {
   const n = path.length;
   if (n === 0) return out;
   let i = 0;
-  // i is at the start of a component: a key, or (at the very start only) an index.
+  let afterIndex = false;
+  // i is at the start of a component: a key, or an index at the very start or right after `].`
+  // (Couchbase's subjson accepts `[-1].[-1]`, so we do too).
   for (;;) {
-    if (path.charCodeAt(i) === OPEN && i === 0) {
+    if (path.charCodeAt(i) === OPEN && (i === 0 || afterIndex)) {
       i = parseIndexes(path, i, out);
+      afterIndex = true;
     } else {
       i = parseKey(path, i, out);
-      if (i < n && path.charCodeAt(i) === OPEN) i = parseIndexes(path, i, out);
+      afterIndex = i < n && path.charCodeAt(i) === OPEN;
+      if (afterIndex) i = parseIndexes(path, i, out);
     }
     if (i === n) return out;
     // parseKey stops only at '.', '[' or the end, and parseIndexes only at '.' or the end.

@@ -36,6 +36,8 @@ describe('parsePath: the string syntax', () => {
     ['[-1]', [-1]],
     ['[-1][-1]', [-1, -1]],
     ['[0].a', [0, 'a']],
+    ['[-1].[-1]', [-1, -1]],
+    ['a[0].[1].b', ['a', 0, 1, 'b']],
     ['a[9007199254740991]', ['a', Number.MAX_SAFE_INTEGER]],
   ])('parses %j', (path, expected) => {
     expect(parsePath(path)).toEqual(expected);
@@ -84,7 +86,6 @@ describe('parsePath: invalid strings fail with INVALID_PATH at the offending cha
     ['a.', 1, "cannot end with '.'"],
     ['a[0].', 4, "cannot end with '.'"],
     ['a.[0]', 2, 'empty component'],
-    ['[-1].[-1]', 5, 'empty component'],
     ['.', 0, 'empty component'],
     // Brackets in unquoted keys.
     ['a.b]c', 3, "unexpected ']'"],

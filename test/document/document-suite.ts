@@ -1,0 +1,79 @@
+import { open, type DocLayer } from '../../src/document';
+import { Database } from '../../src/kv/database';
+import type { FaultInjectionOptions } from '../../src/kv/memory/fault-injector';
+import { CountingEngine } from '../support/counting-engine';
+import { documentEngines, type DocumentEngine } from '../support/document-engines';
+
+/**
+ * How the document layer's behaviour tests run on every engine.
+ *
+ * Each `test/document/*.test.ts` file is one topic (CRUD, sub-document rules, the random model, round
+ * trips, concurrency, costs) and registers its tests with {@link documentSuite}, which repeats them
+ * for each engine of `test/support/document-engines.ts`, with the engine's name in every title. So:
+ * - adding an engine is one entry in that list, and every topic runs on it;
+ * - the topics stay separate files, which jest runs in parallel and reports separately;
+ * - a test never opens a database itself: it asks the {@link DocumentTestContext} for a fresh one,
+ *   and the suite closes it after the test.
+ */
+
+/** A document layer over a fresh database, with the counting wrapper every test can consult. */
+export interface OpenedLayer {
+  docs: DocLayer;
+  /** The database under the layer (through the counting engine). */
+  kv: Database;
+  /** Counts what the layer reads and writes, per transaction attempt (see `counting-engine.ts`). */
+  counter: CountingEngine;
+}
+
+export interface DocumentTestContext {
+  readonly engine: DocumentEngine;
+  /** A layer over a fresh, empty database; closed after the test. */
+  open(): Promise<OpenedLayer>;
+  /**
+   * A layer over a fresh database whose commits fail as `faults` says. Only inside
+   * {@link DocumentTestContext.describeWithFaults}, which skips its tests on engines without faults.
+   */
+  openWithFaults(faults: FaultInjectionOptions): Promise<OpenedLayer>;
+  /** `describe` when the engine can inject faults, otherwise `describe.skip` with the reason in the title. */
+  describeWithFaults(title: string, body: () => void): void;
+}
+
+/**
+ * Registers `body`'s tests once per engine, inside `describe(`${title} [${engine}]`)`.
+ */
+export function documentSuite(title: string, body: (ctx: DocumentTestContext) => void): void {
+  for (const engine of documentEngines) {
+    describe(`${title} [${engine.name}]`, () => {
+      const opened: OpenedLayer[] = [];
+
+      const layerOver = async (database: Database): Promise<OpenedLayer> => {
+        const counter = new CountingEngine(database.engine);
+        const kv = new Database(counter);
+        const docs = await open({ database: kv });
+        const layer = { docs, kv, counter };
+        opened.push(layer);
+        return layer;
+      };
+
+      afterEach(async () => {
+        for (const layer of opened.splice(0)) {
+          await layer.docs.close();
+          await layer.kv.close();
+        }
+      });
+
+      body({
+        engine,
+        open: async () => layerOver(await engine.open()),
+        openWithFaults: async (faults) => {
+          if (!engine.openWithFaults) throw new Error(`the ${engine.name} engine cannot inject faults`);
+          return layerOver(await engine.openWithFaults(faults));
+        },
+        describeWithFaults: (suiteTitle, suiteBody) =>
+          engine.openWithFaults
+            ? describe(suiteTitle, suiteBody)
+            : describe.skip(`${suiteTitle} (skipped: the ${engine.name} engine cannot inject faults)`, suiteBody),
+      });
+    });
+  }
+}

@@ -1,0 +1,247 @@
+import fc from 'fast-check';
+import { isDocumentError } from '../../src/document/errors';
+import { countChildren, flatten, MAX_DOCUMENT_BYTES, unflatten, type Entries } from '../../src/document/flatten';
+import { childKey } from '../../src/document/layout';
+import { ARRAY_VALUE, decodeScalar, encodeScalar, isLongString, MAX_LEAF_BYTES, OBJECT_VALUE } from '../../src/document/leaf';
+import type { JsonValue } from '../../src/document/types';
+import type { KeyValue } from '../../src/kv/types';
+import { Double, pack } from '../../src/tuple';
+import { jsonValue, longString, roundTripped } from '../support/json-arbitrary';
+import { testSeed } from '../support/random';
+
+/** What a range read returns: the entries in key order. */
+function sorted(entries: Entries): KeyValue[] {
+  return entries.keys
+    .map((key, i) => ({ key, value: entries.values[i] }))
+    .sort((a, b) => Buffer.compare(a.key, b.key));
+}
+
+const BASE = Buffer.from('base');
+
+function roundTrip(value: JsonValue, base: Buffer = BASE): JsonValue {
+  const entries = sorted(flatten(value, base));
+  return unflatten(entries, 0, entries.length, base.length);
+}
+
+function errorCode(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (isDocumentError(err)) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('flatten', () => {
+  it('writes a marker for every container and a packed leaf for every scalar, at tuple paths', () => {
+    const entries = flatten({ a: [1, { b: null }], c: {}, d: [] }, BASE);
+    const expected: [Buffer, Buffer][] = [
+      [BASE, OBJECT_VALUE],
+      [pack(['a']), ARRAY_VALUE],
+      [pack(['a', 0]), pack([1])],
+      [pack(['a', 1]), OBJECT_VALUE],
+      [pack(['a', 1, 'b']), pack([null])],
+      [pack(['c']), OBJECT_VALUE],
+      [pack(['d']), ARRAY_VALUE],
+    ].map(([path, value]) => [path === BASE ? BASE : Buffer.concat([BASE, path]), value]);
+    expect(entries.keys).toEqual(expected.map(([key]) => key));
+    expect(entries.values).toEqual(expected.map(([, value]) => value));
+    // Keys count three times: the mutation and its write conflict range (the key and the key after it).
+    expect(entries.bytes).toBe(expected.reduce((n, [key, value]) => n + 3 * key.length + 1 + value.length, 0));
+  });
+
+  it('keeps {}, [], null and "" apart', () => {
+    const values: JsonValue[] = [{}, [], null, '', 0, false, { x: {} }, { x: [] }, { x: null }, [[]], [{}]];
+    for (const value of values) {
+      expect(roundTrip(value)).toEqual(value);
+    }
+    expect(roundTrip({ x: {} })).not.toEqual({ x: [] });
+  });
+
+  it('stores integral numbers and bigints as tuple integers and other numbers as doubles', () => {
+    expect(encodeScalar(5)).toEqual(pack([5]));
+    expect(encodeScalar(5n)).toEqual(pack([5]));
+    expect(encodeScalar(2n ** 70n)).toEqual(pack([2n ** 70n]));
+    expect(encodeScalar(1.5)[0]).toBe(0x21);
+    expect(encodeScalar(-0)[0]).toBe(0x21);
+    expect(encodeScalar(1e300)[0]).toBe(0x1d);
+  });
+
+  it('reads back integers as numbers when safe and bigints beyond, and -0 as -0', () => {
+    expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER })).toEqual({
+      a: 5,
+      b: 2n ** 53n,
+      c: -(2n ** 64n),
+      d: 2n ** 60n,
+      e: Number.MAX_SAFE_INTEGER,
+    });
+    expect(Object.is(roundTrip(-0), -0)).toBe(true);
+    expect(roundTrip([5e-324, 1.5, -2.25, 1.5e-300])).toEqual([5e-324, 1.5, -2.25, 1.5e-300]);
+    expect(roundTrip(Number.MAX_VALUE)).toBe(BigInt(Number.MAX_VALUE));
+  });
+
+  it('decodes doubles other clients wrote as the Double wrapper (integral values) as plain numbers', () => {
+    expect(decodeScalar(pack([new Double(2)]))).toBe(2);
+    expect(Object.is(decodeScalar(pack([new Double(-0)])), -0)).toBe(true);
+    expect(decodeScalar(pack([0.1]))).toBe(0.1);
+  });
+
+  it('round-trips keys that are empty, hold NULs, dots, brackets, backticks or astral characters', () => {
+    const doc: JsonValue = { '': 1, '\0': 2, 'a\0b': 3, 'a.b': 4, '[0]': 5, '`': 6, '\u{1f600}': 7, é: 8, nested: { '': { '': [] } } };
+    expect(roundTrip(doc)).toEqual(doc);
+  });
+
+  it('reads a key that extends a container key with a NUL as a sibling, not a child', () => {
+    for (const doc of [{ '\0': -0, '': [] }, { a: {}, 'a\0': 1, 'a\0\0': { b: [] } }, { '': { '': 1 }, '\0': { '\0': 2 } }] as JsonValue[]) {
+      expect(roundTrip(doc)).toEqual(doc);
+    }
+  });
+
+  it('round-trips a "__proto__" key as a key, not as the prototype', () => {
+    const doc = JSON.parse('{"__proto__": {"x": 1}, "a": [{"__proto__": null}]}') as JsonValue;
+    const back = roundTrip(doc) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
+    expect(Object.keys(back)).toEqual(['__proto__', 'a']);
+    expect(Object.getOwnPropertyDescriptor(back, '__proto__')?.value).toEqual({ x: 1 });
+  });
+
+  it('returns object keys in stored order: sorted by UTF-8 bytes', () => {
+    const keys = ['b', 'a', '\u{10000}', '\uffff', 'Z', '', 'aa', '\0'];
+    const back = roundTrip(Object.fromEntries(keys.map((k, i) => [k, i]))) as Record<string, number>;
+    expect(Object.keys(back)).toEqual([...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
+  });
+
+  it('round-trips any JSON value exactly, at any base key', () => {
+    fc.assert(
+      fc.property(jsonValue({ maxDepth: 6 }), fc.uint8Array({ maxLength: 12 }), (value, base) => {
+        expect(roundTrip(value, Buffer.from(base))).toEqual(roundTripped(value));
+      }),
+      { seed: testSeed(101), numRuns: 300 },
+    );
+  });
+
+  it('round-trips values nested to the depth limit', () => {
+    let deep: JsonValue = 'leaf';
+    for (let i = 1; i < 32; i++) deep = i % 2 ? { k: deep } : [deep];
+    expect(roundTrip(deep)).toEqual(deep);
+  });
+
+  it('decodes the same key names for sibling objects of one shape, and different ones when they differ', () => {
+    const rows = Array.from({ length: 20 }, (_, i): JsonValue => (i % 3 === 0 ? { id: i, name: `n${i}` } : { id: i, other: i, zz: [i] }));
+    expect(roundTrip(rows)).toEqual(rows);
+    const tricky: JsonValue = [{ 'a\0': 1 }, { a: 2 }, { 'a\0b': 3 }, { a: 4 }];
+    expect(roundTrip(tricky)).toEqual(tricky);
+  });
+
+  it('gives array elements positions 0..n-1', () => {
+    const entries = flatten(['x', 'y', 'z'], BASE);
+    expect(entries.keys.slice(1)).toEqual([0, 1, 2].map((i) => childKey(BASE, i)));
+  });
+});
+
+describe('flatten: long strings', () => {
+  /** A string whose packed leaf is exactly `bytes` bytes (type code and terminator included). */
+  const packedOf = (bytes: number) => 'x'.repeat(bytes - 2);
+
+  it('keeps a string whose packed leaf is exactly 100,000 bytes in one value', () => {
+    const s = packedOf(MAX_LEAF_BYTES);
+    expect(isLongString(s)).toBe(false);
+    const entries = flatten({ s }, BASE);
+    expect(entries.keys).toHaveLength(2);
+    expect(entries.values[1]).toHaveLength(MAX_LEAF_BYTES);
+    expect(roundTrip({ s })).toEqual({ s });
+  });
+
+  it('chunks a string one byte longer: a header, then chunks right after it and before any sibling', () => {
+    const s = packedOf(MAX_LEAF_BYTES + 1);
+    expect(isLongString(s)).toBe(true);
+    const entries = sorted(flatten({ s, t: 'after', r: 'before' }, BASE));
+    const keyOfS = Buffer.concat([BASE, pack(['s'])]);
+    const sIndex = entries.findIndex((e) => e.key.equals(keyOfS));
+    expect(entries[sIndex].value[0]).toBe(0x7e);
+    expect(entries[sIndex + 1].key).toEqual(Buffer.concat([keyOfS, pack([null, 0])]));
+    expect(entries[sIndex + 1].value.length).toBe(Buffer.byteLength(s));
+    expect(entries[sIndex + 2].key).toEqual(Buffer.concat([BASE, pack(['t'])]));
+    expect(entries[sIndex - 1].key).toEqual(Buffer.concat([BASE, pack(['r'])]));
+    expect(unflatten(entries, 0, entries.length, BASE.length)).toEqual({ r: 'before', s, t: 'after' });
+  });
+
+  it('counts escaped NULs towards the packed size', () => {
+    const s = '\0'.repeat(49_999);
+    expect(isLongString(s)).toBe(false);
+    expect(isLongString(s + '\0')).toBe(true);
+    expect(roundTrip([s + '\0'])).toEqual([s + '\0']);
+  });
+
+  it('splits chunks of at most 100,000 bytes inside multi-byte characters and joins them back', () => {
+    const s = '\u{1f600}'.repeat(60_001) + 'é';
+    const entries = flatten(s, BASE);
+    expect(entries.keys).toHaveLength(1 + Math.ceil(Buffer.byteLength(s) / 100_000));
+    for (const value of entries.values.slice(1)) expect(value.length).toBeLessThanOrEqual(100_000);
+    expect(roundTrip(s)).toBe(s);
+  });
+
+  it('round-trips long strings anywhere in a value', () => {
+    fc.assert(
+      fc.property(longString, longString, (a, b) => {
+        const doc = { list: [a, 'x', { b }], a };
+        expect(roundTrip(doc)).toEqual(doc);
+      }),
+      { seed: testSeed(102), numRuns: 5 },
+    );
+  });
+});
+
+describe('flatten: limits', () => {
+  it('fails with KEY_TOO_LARGE for a key over 10,000 bytes, naming the path', () => {
+    expect(errorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE))).toBeUndefined();
+    expect(errorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE))).toBe('KEY_TOO_LARGE');
+    expect(errorCode(() => flatten(1, Buffer.alloc(10_001)))).toBe('KEY_TOO_LARGE');
+  });
+
+  it('counts keys as a transaction does: three times (the mutation and its write conflict range)', () => {
+    const doc = { ['k'.repeat(20)]: Array.from({ length: 255 }, () => true) };
+    // root: key 4, marker 1; "kkk...": key 4 + 22, marker 1; [0]: key 26 + 1, [1..254]: key 26 + 2;
+    // `true` is 1 byte.
+    const expected = 3 * 4 + 1 + 1 + (3 * 26 + 1 + 1) + (3 * 27 + 1 + 1) + 254 * (3 * 28 + 1 + 1);
+    expect(flatten(doc, BASE).bytes).toBe(expected);
+    expect(errorCode(() => flatten(doc, BASE, undefined, expected))).toBeUndefined();
+    expect(errorCode(() => flatten(doc, BASE, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
+  });
+
+  it('fails with DOCUMENT_TOO_LARGE once the entries exceed 9,000,000 bytes', () => {
+    const chunk = 'x'.repeat(99_000);
+    expect(MAX_DOCUMENT_BYTES).toBe(9_000_000);
+    expect(errorCode(() => flatten(Array.from({ length: 91 }, () => chunk), BASE))).toBe('DOCUMENT_TOO_LARGE');
+    expect(errorCode(() => flatten(Array.from({ length: 90 }, () => chunk), BASE))).toBeUndefined();
+  });
+});
+
+describe('unflatten', () => {
+  const entriesOf = (value: JsonValue) => sorted(flatten(value, BASE));
+
+  it('reads a subtree out of the middle of a larger range', () => {
+    const all = entriesOf({ a: 1, b: { c: [1, 2] }, d: 'x' });
+    const bKey = Buffer.concat([BASE, pack(['b'])]);
+    const from = all.findIndex((e) => e.key.equals(bKey));
+    expect(unflatten(all, from, from + 4, bKey.length)).toEqual({ c: [1, 2] });
+  });
+
+  it('rejects entries no document could have: a missing root entry, a child without its parent', () => {
+    const entries = entriesOf({ a: { b: 1 } });
+    expect(() => unflatten(entries, 1, entries.length, BASE.length)).toThrow(/corrupt/);
+    const withoutA = entries.filter((_, i) => i !== 1);
+    expect(() => unflatten(withoutA, 0, withoutA.length, BASE.length)).toThrow(/corrupt/);
+    const scalarWithChild = [
+      { key: BASE, value: pack([1]) },
+      { key: Buffer.concat([BASE, pack(['x'])]), value: pack([2]) },
+    ];
+    expect(() => unflatten(scalarWithChild, 0, 2, BASE.length)).toThrow(/corrupt/);
+  });
+
+  it('countChildren counts direct children only', () => {
+    const entries = entriesOf({ a: { x: 1, y: [1, 2] }, b: 'x'.repeat(150_000), c: [] });
+    expect(countChildren(entries, 0, entries.length, BASE.length)).toBe(3);
+  });
+});

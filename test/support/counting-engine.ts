@@ -1,0 +1,367 @@
+import { isKvError } from '../../src/kv/errors';
+import type {
+  AtomicOp,
+  Bytes,
+  Engine,
+  KeySelector,
+  KeyValue,
+  RangeOptions,
+  ReadTransaction,
+  Transaction,
+  Watch,
+} from '../../src/kv/types';
+
+/**
+ * An {@link Engine} that passes everything to another engine and records, per transaction attempt,
+ * what it read and wrote. Cost tests use it to state how many keys an operation touches, and
+ * concurrency tests to count retries, without knowing anything of the layer's key layout.
+ *
+ * An attempt is one run of a transaction between its creation, `reset()` or `onError()` and the next
+ * of those: `Database.transact` reuses one transaction across retries, and each retry is a new attempt.
+ */
+
+/** One range read: its bounds and options as given, and how many pairs it returned. */
+export interface RangeRead {
+  begin: Bytes | KeySelector;
+  end: Bytes | KeySelector;
+  limit: number | undefined;
+  reverse: boolean;
+  snapshot: boolean;
+  /** Pairs returned (for an iterated range: pairs the caller consumed). */
+  keys: number;
+}
+
+/** Everything one attempt did, in call order within each kind. */
+export interface AttemptLog {
+  /** Point reads (`get`), with whether each found a value. */
+  gets: { key: Buffer; found: boolean; snapshot: boolean }[];
+  /** Key selector resolutions (`getKey`). */
+  getKeys: number;
+  ranges: RangeRead[];
+  sets: { key: Buffer; valueBytes: number }[];
+  clears: Buffer[];
+  clearRanges: { begin: Buffer; end: Buffer }[];
+  atomicOps: { op: AtomicOp; key: Buffer }[];
+  /** Keys written by `setVersionstampedValue` and `setVersionstampedKey` (the latter as templates). */
+  versionstamped: Buffer[];
+  /** How the commit of this attempt ended: not at all, committed, or with a KV error code. */
+  commit: 'none' | 'committed' | number;
+}
+
+/** Totals over some attempts. */
+export interface Counts {
+  attempts: number;
+  /** `get` calls. */
+  gets: number;
+  /** `getRange`/`getRangeAll` calls. */
+  rangeReads: number;
+  getKeys: number;
+  /** Keys returned to the layer: found point reads plus range pairs. */
+  keysRead: number;
+  sets: number;
+  clears: number;
+  clearRanges: number;
+  atomicOps: number;
+  versionstamped: number;
+  /** Every key written: sets, atomic operations and versionstamped writes. */
+  keysWritten: number;
+  /** Commits that failed with a retryable error and were retried (`onError` resolved). */
+  retries: number;
+  committed: number;
+  /** Commits that failed, by KV error code. */
+  commitErrors: Map<number, number>;
+}
+
+function newAttempt(): AttemptLog {
+  return { gets: [], getKeys: 0, ranges: [], sets: [], clears: [], clearRanges: [], atomicOps: [], versionstamped: [], commit: 'none' };
+}
+
+function buf(bytes: Bytes): Buffer {
+  return typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Sums attempt logs; `retries` is the number of `onError` calls that let an attempt run again. */
+export function countsOf(attempts: readonly AttemptLog[], retries = 0): Counts {
+  const counts: Counts = {
+    attempts: attempts.length,
+    gets: 0,
+    rangeReads: 0,
+    getKeys: 0,
+    keysRead: 0,
+    sets: 0,
+    clears: 0,
+    clearRanges: 0,
+    atomicOps: 0,
+    versionstamped: 0,
+    keysWritten: 0,
+    retries,
+    committed: 0,
+    commitErrors: new Map(),
+  };
+  for (const a of attempts) {
+    counts.gets += a.gets.length;
+    counts.rangeReads += a.ranges.length;
+    counts.getKeys += a.getKeys;
+    counts.keysRead += a.gets.filter((g) => g.found).length + a.ranges.reduce((n, r) => n + r.keys, 0);
+    counts.sets += a.sets.length;
+    counts.clears += a.clears.length;
+    counts.clearRanges += a.clearRanges.length;
+    counts.atomicOps += a.atomicOps.length;
+    counts.versionstamped += a.versionstamped.length;
+    if (a.commit === 'committed') counts.committed++;
+    else if (typeof a.commit === 'number') counts.commitErrors.set(a.commit, (counts.commitErrors.get(a.commit) ?? 0) + 1);
+  }
+  counts.keysWritten = counts.sets + counts.atomicOps + counts.versionstamped;
+  return counts;
+}
+
+export class CountingEngine implements Engine {
+  readonly name: string;
+  /** Every attempt since the engine was created or last {@link take}n, in the order they started. */
+  attempts: AttemptLog[] = [];
+  private retries = 0;
+
+  constructor(readonly inner: Engine) {
+    this.name = `counting(${inner.name})`;
+  }
+
+  createTransaction(): Transaction {
+    return new CountingTransaction(this.inner.createTransaction(), this);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  /** Totals since creation or the last {@link take}, without clearing them. */
+  counts(): Counts {
+    return countsOf(this.attempts, this.retries);
+  }
+
+  /** Totals since creation or the last `take`, and starts counting afresh. */
+  take(): Counts {
+    const counts = this.counts();
+    this.attempts = [];
+    this.retries = 0;
+    return counts;
+  }
+
+  /** Runs `action` and returns its result with what it did (counting starts afresh). */
+  async measure<T>(action: () => Promise<T>): Promise<{ result: T; counts: Counts; attempts: AttemptLog[] }> {
+    this.take();
+    const result = await action();
+    const attempts = this.attempts;
+    return { result, counts: this.take(), attempts };
+  }
+
+  /** @internal a transaction starts an attempt */
+  startAttempt(): AttemptLog {
+    const attempt = newAttempt();
+    this.attempts.push(attempt);
+    return attempt;
+  }
+
+  /** @internal */
+  countRetry(): void {
+    this.retries++;
+  }
+}
+
+class CountingTransaction implements Transaction {
+  private attempt: AttemptLog;
+  private directView: ReadTransaction | undefined;
+  private snapshotView: ReadTransaction | undefined;
+
+  constructor(
+    private readonly inner: Transaction,
+    private readonly engine: CountingEngine,
+  ) {
+    this.attempt = engine.startAttempt();
+  }
+
+  private reads(target: ReadTransaction, snapshot: boolean): ReadTransaction {
+    return {
+      get: async (key) => {
+        const value = await target.get(key);
+        this.attempt.gets.push({ key: buf(key), found: value !== undefined, snapshot });
+        return value;
+      },
+      getKey: (selector) => {
+        this.attempt.getKeys++;
+        return target.getKey(selector);
+      },
+      getRange: (begin, end, options) => this.countedRange(target, begin, end, options, snapshot),
+      getRangeAll: async (begin, end, options) => {
+        const read = this.rangeRead(begin, end, options, snapshot);
+        const pairs = await target.getRangeAll(begin, end, options);
+        read.keys = pairs.length;
+        return pairs;
+      },
+      getReadVersion: () => target.getReadVersion(),
+    };
+  }
+
+  private rangeRead(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions | undefined, snapshot: boolean): RangeRead {
+    const read: RangeRead = {
+      begin,
+      end,
+      limit: options?.limit || undefined,
+      reverse: options?.reverse ?? false,
+      snapshot,
+      keys: 0,
+    };
+    this.attempt.ranges.push(read);
+    return read;
+  }
+
+  private countedRange(
+    target: ReadTransaction,
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions | undefined,
+    snapshot: boolean,
+  ): AsyncIterable<KeyValue> {
+    const read = this.rangeRead(begin, end, options, snapshot);
+    const source = target.getRange(begin, end, options);
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const pair of source) {
+          read.keys++;
+          yield pair;
+        }
+      },
+    };
+  }
+
+  private get direct(): ReadTransaction {
+    this.directView ??= this.reads(this.inner, false);
+    return this.directView;
+  }
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return this.direct.get(key);
+  }
+  getKey(selector: KeySelector): Promise<Buffer> {
+    return this.direct.getKey(selector);
+  }
+  getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue> {
+    return this.direct.getRange(begin, end, options);
+  }
+  getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.direct.getRangeAll(begin, end, options);
+  }
+  getReadVersion(): Promise<bigint> {
+    return this.inner.getReadVersion();
+  }
+  snapshot(): ReadTransaction {
+    this.snapshotView ??= this.reads(this.inner.snapshot(), true);
+    return this.snapshotView;
+  }
+
+  set(key: Bytes, value: Bytes): void {
+    this.inner.set(key, value);
+    this.attempt.sets.push({ key: buf(key), valueBytes: buf(value).length });
+  }
+  clear(key: Bytes): void {
+    this.inner.clear(key);
+    this.attempt.clears.push(buf(key));
+  }
+  clearRange(begin: Bytes, end: Bytes): void {
+    this.inner.clearRange(begin, end);
+    this.attempt.clearRanges.push({ begin: buf(begin), end: buf(end) });
+  }
+
+  private atomic(op: AtomicOp, key: Bytes, apply: () => void): void {
+    apply();
+    this.attempt.atomicOps.push({ op, key: buf(key) });
+  }
+  atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
+    this.atomic(op, key, () => this.inner.atomicOp(op, key, param));
+  }
+  add(key: Bytes, delta: number | bigint | Bytes): void {
+    this.atomic('add', key, () => this.inner.add(key, delta));
+  }
+  max(key: Bytes, param: Bytes): void {
+    this.atomic('max', key, () => this.inner.max(key, param));
+  }
+  min(key: Bytes, param: Bytes): void {
+    this.atomic('min', key, () => this.inner.min(key, param));
+  }
+  bitAnd(key: Bytes, param: Bytes): void {
+    this.atomic('bitAnd', key, () => this.inner.bitAnd(key, param));
+  }
+  bitOr(key: Bytes, param: Bytes): void {
+    this.atomic('bitOr', key, () => this.inner.bitOr(key, param));
+  }
+  bitXor(key: Bytes, param: Bytes): void {
+    this.atomic('bitXor', key, () => this.inner.bitXor(key, param));
+  }
+  byteMin(key: Bytes, param: Bytes): void {
+    this.atomic('byteMin', key, () => this.inner.byteMin(key, param));
+  }
+  byteMax(key: Bytes, param: Bytes): void {
+    this.atomic('byteMax', key, () => this.inner.byteMax(key, param));
+  }
+  appendIfFits(key: Bytes, param: Bytes): void {
+    this.atomic('appendIfFits', key, () => this.inner.appendIfFits(key, param));
+  }
+  compareAndClear(key: Bytes, param: Bytes): void {
+    this.atomic('compareAndClear', key, () => this.inner.compareAndClear(key, param));
+  }
+
+  setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
+    this.inner.setVersionstampedKey(keyWithOffset, value);
+    this.attempt.versionstamped.push(buf(keyWithOffset));
+  }
+  setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
+    this.inner.setVersionstampedValue(key, valueWithOffset);
+    this.attempt.versionstamped.push(buf(key));
+  }
+  getVersionstamp(): Promise<Buffer> {
+    return this.inner.getVersionstamp();
+  }
+  watch(key: Bytes): Watch {
+    return this.inner.watch(key);
+  }
+
+  addReadConflictRange(begin: Bytes, end: Bytes): void {
+    this.inner.addReadConflictRange(begin, end);
+  }
+  addReadConflictKey(key: Bytes): void {
+    this.inner.addReadConflictKey(key);
+  }
+  addWriteConflictRange(begin: Bytes, end: Bytes): void {
+    this.inner.addWriteConflictRange(begin, end);
+  }
+  addWriteConflictKey(key: Bytes): void {
+    this.inner.addWriteConflictKey(key);
+  }
+  getApproximateSize(): Promise<number> {
+    return this.inner.getApproximateSize();
+  }
+
+  async commit(): Promise<void> {
+    try {
+      await this.inner.commit();
+      this.attempt.commit = 'committed';
+    } catch (err) {
+      this.attempt.commit = isKvError(err) ? err.code : -1;
+      throw err;
+    }
+  }
+  getCommittedVersion(): bigint {
+    return this.inner.getCommittedVersion();
+  }
+  async onError(err: unknown): Promise<void> {
+    await this.inner.onError(err);
+    this.engine.countRetry();
+    this.attempt = this.engine.startAttempt();
+  }
+  reset(): void {
+    this.inner.reset();
+    this.attempt = this.engine.startAttempt();
+  }
+  cancel(): void {
+    this.inner.cancel();
+  }
+}
