@@ -1,7 +1,8 @@
 /**
  * Runs every benchmark in one process and prints one table: operation, ours, comparison, ratio.
- * Each benchmark also runs on its own (`npm run bench:tuple`, `npm run bench:kv`).
+ * Each benchmark also runs on its own (`npm run bench:tuple`, `npm run bench:kv`, `npm run bench:document`).
  */
+import { runDocumentBench } from './document';
 import { runKvBench } from './kv';
 import { runTupleBench } from './tuple';
 
@@ -17,7 +18,7 @@ function rate(n: number | undefined): string {
 }
 
 async function main(): Promise<void> {
-  const rows: Row[] = [...(await runTupleBench()), ...(await runKvBench())];
+  const rows: Row[] = [...(await runTupleBench()), ...(await runKvBench()), ...(await runDocumentBench())];
   console.log('\n| operation | ours (ops/s) | comparison (ops/s) | ratio |');
   console.log('| --- | ---: | ---: | ---: |');
   for (const r of rows) {
