@@ -62,6 +62,8 @@ export function documentSuite(title: string, body: (ctx: DocumentTestContext) =>
         }
       });
 
+      afterAll(async () => engine.cleanup?.());
+
       body({
         engine,
         open: async () => layerOver(await engine.open()),
