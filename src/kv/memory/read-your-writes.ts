@@ -152,13 +152,14 @@ export class ReadYourWritesView {
   collect(begin: Buffer, end: Buffer, limit: number, reverse: boolean, out: KeyValue[]): void {
     if (limit <= 0 || compareBytes(begin, end) >= 0) return;
     const writes = this.writes;
+    const total = out.length + limit;
     if (writes.keys.size === 0 && writes.cleared.isEmpty) {
-      if (reverse) scanBackward(this.store, begin, end, limit, out);
-      else scanForward(this.store, begin, end, out.length + limit, out);
+      if (reverse) scanBackward(this.store, begin, end, total, out);
+      else scanForward(this.store, begin, end, total, out);
     } else if (reverse) {
-      this.collectBackward(begin, end, out.length + limit, out);
+      this.collectBackward(begin, end, total, out);
     } else {
-      this.collectForward(begin, end, out.length + limit, out);
+      this.collectForward(begin, end, total, out);
     }
   }
 
@@ -187,19 +188,26 @@ export class ReadYourWritesView {
       if (!p || compareBytes(p[0], segmentEnd) >= 0) {
         scanForward(store, cursor, segmentEnd, total, out);
       } else {
-        store.forRange(cursor, segmentEnd, false, (key, value) => {
+        const highest = highestStoredKey(store, cursor, segmentEnd);
+        const stored = store.entries(cursor, []);
+        let last = highest === undefined;
+        while (!last && out.length < total) {
+          const s = stored.next();
+          if (s.done) break;
+          const key = s.value[0];
+          const value = s.value[1];
+          last = key === highest;
+          let replaced = false;
           while (p) {
             const order = compareBytes(p[0], key);
             if (order > 0) break;
             pushPending(out, p, order === 0 ? value : undefined);
             p = pendingBelow(pending, end);
-            if (out.length >= total) return STOP;
-            // The pending write replaced the stored pair.
-            if (order === 0) return undefined;
+            if (order === 0) replaced = true;
+            if (replaced || out.length >= total) break;
           }
-          out.push({ key, value });
-          return out.length >= total ? STOP : undefined;
-        });
+          if (!replaced && out.length < total) out.push({ key, value });
+        }
         while (out.length < total && p && compareBytes(p[0], segmentEnd) < 0) {
           pushPending(out, p, undefined);
           p = pendingBelow(pending, end);
@@ -233,7 +241,7 @@ export class ReadYourWritesView {
       }
       const segmentBegin = hidden && compareBytes(hidden.end, begin) > 0 ? hidden.end : begin;
       if (!p || compareBytes(p[0], segmentBegin) < 0) {
-        scanBackward(store, segmentBegin, cursor, total - out.length, out);
+        scanBackward(store, segmentBegin, cursor, total, out);
       } else {
         const lowest = lowestStoredKey(store, segmentBegin, cursor);
         const stored = store.entriesReversed(cursor, [], true);
@@ -287,24 +295,37 @@ export class ReadYourWritesView {
   }
 }
 
-/** Returned by a `forRange` callback to stop the scan. */
-const STOP = { break: true };
-
-/** Appends the stored pairs of `[begin, end)`, ascending, until `out` holds `total` pairs. */
+/**
+ * Appends the stored pairs of `[begin, end)`, ascending, until `out` holds `total` pairs. The scan
+ * stops on reaching the range's highest stored key (the very object: the snapshot is frozen) rather
+ * than comparing every key with `end`; comparing costs more than stepping the iterator.
+ */
 function scanForward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
   if (out.length >= total) return;
-  store.forRange(begin, end, false, (key, value) => {
-    out.push({ key, value });
-    return out.length >= total ? STOP : undefined;
-  });
+  const highest = highestStoredKey(store, begin, end);
+  if (highest === undefined) return;
+  const stored = store.entries(begin, []);
+  for (let s = stored.next(); !s.done; s = stored.next()) {
+    const key = s.value[0];
+    out.push({ key, value: s.value[1] });
+    if (key === highest || out.length >= total) return;
+  }
 }
 
-/** Appends up to `limit` stored pairs of `[begin, end)`, descending. */
-function scanBackward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, limit: number, out: KeyValue[]): void {
-  if (limit <= 0) return;
+/** The highest stored key in `[begin, end)`, if any. */
+function highestStoredKey(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer): Buffer | undefined {
+  const last = store.nextLowerPair(end);
+  return last && compareBytes(last[0], begin) >= 0 ? last[0] : undefined;
+}
+
+/**
+ * Appends the stored pairs of `[begin, end)`, descending, until `out` holds `total` pairs; stops on the
+ * range's lowest stored key, as {@link scanForward} does on its highest.
+ */
+function scanBackward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+  if (out.length >= total) return;
   const lowest = lowestStoredKey(store, begin, end);
   if (lowest === undefined) return;
-  const total = out.length + limit;
   const stored = store.entriesReversed(end, [], true);
   for (let s = stored.next(); !s.done; s = stored.next()) {
     const key = s.value[0];
@@ -313,10 +334,7 @@ function scanBackward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, 
   }
 }
 
-/**
- * The lowest stored key in `[begin, end)`, if any. A descending scan stops on reaching it (the very
- * object: the snapshot is frozen) instead of comparing every key with `begin`.
- */
+/** The lowest stored key in `[begin, end)`, if any: where a descending scan stops. */
 function lowestStoredKey(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer): Buffer | undefined {
   const first = store.getPairOrNextHigher(begin);
   return first && compareBytes(first[0], end) < 0 ? first[0] : undefined;
