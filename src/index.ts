@@ -5,6 +5,7 @@
  */
 export * from './kv';
 export * from './document';
+export * from './structures';
 export * as tuple from './tuple';
 export {
   Subspace,

@@ -1,27 +1,92 @@
+import { strinc } from '../kv/bytes';
 import type { Database } from '../kv/database';
-import { openMemoryDatabase } from '../kv/memory-engine';
+import { openFoundationDB, type OpenFoundationDBOptions } from '../kv/fdb';
+import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
+import { openMemoryDatabase, type MemoryEngineOptions } from '../kv/memory-engine';
 import type { TransactOptions, Transaction } from '../kv/types';
 import type { Tuple } from '../tuple';
 import { Collection } from './collection';
-import { CollectionRegistry, parseCollectionName } from './collection-registry';
+import { CollectionRegistry } from './collection-registry';
 import { DocumentError } from './errors';
+import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './expiry';
 import { Layout } from './layout';
+import {
+  addCollection,
+  dropCollection,
+  isValidName,
+  parseCollectionPath,
+  resolveCollection,
+  type CollectionPath,
+  type Manifest,
+  type ResolvedCollection,
+  type ResolvedScope,
+} from './manifest';
+import {
+  getCollectionId,
+  getManifest,
+  getScopeId,
+  readDroppedCollections,
+  readUsedIds,
+  setManifest,
+  writeManifest,
+} from './manifest-store';
+import type { TransactionOption } from './types';
 
 export interface OpenOptions {
-  /** An existing KV database to use (any engine). Default: a new in-memory database (openMemoryDatabase). */
+  /** An existing KV database to use (any engine); closing the layer leaves it open. */
   database?: Database;
+  /**
+   * A folder for a durable embedded store (the lmdb engine, `openLmdbDatabase`), created if missing;
+   * several processes may open one folder at once.
+   */
+  path?: string;
+  /** With `path`: when a commit resolves (`'sync'`, the default, or `'fast'`; see `LmdbDurability`). */
+  durability?: LmdbDurability;
+  /** A FoundationDB cluster, through the optional `foundationdb` package (`openFoundationDB`). */
+  fdb?: OpenFoundationDBOptions;
+  /** A new in-memory database with these options (fault injection): also the default without any engine option. */
+  memory?: MemoryEngineOptions;
   /** Key prefix of everything doclayer stores; default the tuple ('doclayer'). */
   prefix?: Tuple | Uint8Array;
+  /**
+   * Whether the first write to a collection missing from the manifest adds it (default `true`). With
+   * `false`, every operation on a missing collection fails with UNKNOWN_COLLECTION (or UNKNOWN_SCOPE),
+   * as in Couchbase. Each `collection()` call may say otherwise.
+   */
+  autoCreate?: boolean;
+  /** The clock documents expire by, in ms since the epoch (default `Date.now`). */
+  now?: () => number;
+  /** Starts the expiry sweeper ({@link DocLayer.startExpirySweeper}) with this interval in ms. */
+  expirySweepIntervalMs?: number;
+}
+
+/** Options of a collection handle. */
+export interface CollectionOptions {
+  /** As {@link OpenOptions.autoCreate}, for this handle. */
+  autoCreate?: boolean;
+}
+
+/** Options of {@link DocLayer.startExpirySweeper}. */
+export interface ExpirySweeperOptions {
+  /** Called with the error of a failed run (the next run goes ahead). Default: `process.emitWarning`. */
+  onError?: (err: unknown) => void;
 }
 
 const DEFAULT_PREFIX: Tuple = ['doclayer'];
+const DEFAULT = '_default';
+/** Dropped collections whose keys one transaction of `purgeDropped` clears. */
+const DROPPED_BATCH = 1000;
 
 /**
  * Opens the document layer over a KV database: collections of JSON documents stored one key per
- * leaf under `prefix` (see docs/documents.md). Opening reads and writes nothing.
+ * leaf under `prefix` (see docs/documents.md). The database is, by the first option given:
+ * `database` (yours to close), `path` (the lmdb engine on that folder), `fdb` (a FoundationDB
+ * cluster), or `memory` / nothing (a new in-memory database); {@link DocLayer.close} closes what
+ * `open` created. Opening reads and writes nothing.
  *
- * @throws DocumentError INVALID_ARGUMENT for a prefix that is neither a tuple nor bytes, or that
- *   starts with 0xff (FDB's system keyspace).
+ * @throws DocumentError INVALID_ARGUMENT for a prefix that is neither a tuple nor bytes or starts
+ *   with 0xff (FDB's system keyspace), several engine options, `durability` without `path`, or a bad
+ *   sweep interval; the engine's errors (KvError, FdbUnavailableError) when it cannot be opened.
  */
 export async function open(options: OpenOptions = {}): Promise<DocLayer> {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -35,46 +100,219 @@ export async function open(options: OpenOptions = {}): Promise<DocLayer> {
     throw new DocumentError('INVALID_ARGUMENT', `prefix cannot be packed as a tuple: ${(err as Error).message}`, { cause: err });
   }
   if (layout.prefix[0] === 0xff) throw new DocumentError('INVALID_ARGUMENT', 'prefix cannot start with 0xff');
-  const database = options.database;
-  return new DocLayer(database ?? openMemoryDatabase(), layout, database === undefined);
+  const engines = (['database', 'path', 'fdb', 'memory'] as const).filter((name) => options[name] !== undefined);
+  if (engines.length > 1) {
+    throw new DocumentError('INVALID_ARGUMENT', `give one of database, path, fdb and memory, not ${engines.join(' and ')}`);
+  }
+  if (options.durability !== undefined && options.path === undefined) {
+    throw new DocumentError('INVALID_ARGUMENT', 'durability is an option of path (the lmdb engine)');
+  }
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new DocumentError('INVALID_ARGUMENT', 'now is a function returning ms since the epoch');
+  let database: Database;
+  if (options.database !== undefined) database = options.database;
+  else if (options.path !== undefined) database = openLmdbDatabase({ path: options.path, durability: options.durability });
+  else if (options.fdb !== undefined) database = await openFoundationDB(options.fdb);
+  else database = openMemoryDatabase(options.memory);
+  const layer = new DocLayer(database, layout, options.database === undefined, { autoCreate: options.autoCreate !== false, now });
+  if (options.expirySweepIntervalMs !== undefined) {
+    try {
+      layer.startExpirySweeper(options.expirySweepIntervalMs);
+    } catch (err) {
+      await layer.close();
+      throw err;
+    }
+  }
+  return layer;
 }
 
-/** The document layer: collections over one KV database. */
+/**
+ * The document layer: scopes and collections of documents over one KV database, named by the
+ * collections manifest (Couchbase's: see docs/documents.md).
+ */
 export class DocLayer {
   private readonly registry: CollectionRegistry;
-  private readonly collections = new Map<string, Collection>();
+  private readonly expiry: ExpiryIndex;
+  private readonly handles = new Map<string, Collection>();
+  private sweeper: Sweeper | undefined;
 
   /** @internal Use {@link open}. */
   constructor(
     readonly kv: Database,
     private readonly layout: Layout,
     private readonly ownsDatabase: boolean,
+    private readonly settings: { readonly autoCreate: boolean; readonly now: () => number },
   ) {
-    this.registry = new CollectionRegistry(layout);
+    this.registry = new CollectionRegistry(kv, layout);
+    this.expiry = new ExpiryIndex(layout);
   }
 
   /**
-   * A collection: `_default._default` when `name` is absent, `'scope.collection'`, or a collection
-   * name in the `_default` scope. Names are 1-251 characters of `A-Z a-z 0-9 _ - %`, not starting
-   * with `_` or `%` (except `_default`). A collection is created by the first write to it, in that
-   * write's transaction; reads of a collection that does not exist find no documents. Its id is
-   * cached once known, so later operations cost no extra read.
+   * A collection, by path: absent, `'.'` or `'_default._default'` for the default collection;
+   * `'scope.collection'` (an empty part is `_default`: `'.users'` is `_default.users`); or a bare
+   * collection name in the `_default` scope (`'users'`), as Couchbase SDKs' `bucket.collection()`.
    *
-   * @throws DocumentError INVALID_ARGUMENT for an invalid name.
+   * Collections are found through the manifest, which this layer caches (and watches), so an
+   * operation on a known collection reads nothing to find it. A collection (and its scope) missing
+   * from the manifest is added by a manifest update in the transaction of the first write to it
+   * (unless `autoCreate` is false: UNKNOWN_COLLECTION); reads of a missing collection find no
+   * documents. Only user names (not starting with `_`) are created this way.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an invalid path: several dots, or a name that is not
+   *   1-251 bytes of `A-Z a-z 0-9 _ - %` (and `$` after a leading `_`), or starts with `%` or `$`.
    */
-  collection(name?: string): Collection {
-    const parsed = parseCollectionName(name);
-    const qualified = `${parsed.scope}.${parsed.name}`;
-    let collection = this.collections.get(qualified);
-    if (collection === undefined) {
-      collection = new Collection(
-        { kv: this.kv, registry: this.registry, collectionPrefix: (id) => this.layout.collectionPrefix(id) },
-        parsed.scope,
-        parsed.name,
-      );
-      this.collections.set(qualified, collection);
+  collection(path?: string, options: CollectionOptions = {}): Collection {
+    return this.handle(collectionPath(path), options);
+  }
+
+  /**
+   * A scope by name (absent: `_default`), whose `collection(name)` is `collection('scope.name')`.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an invalid name (a path with a dot included).
+   */
+  scope(name?: string): Scope {
+    return new Scope(this, name === undefined ? DEFAULT : checkedName(name, 'scope'));
+  }
+
+  /**
+   * Couchbase's Set Collections Manifest: replaces the manifest with `json` (its text or parsed
+   * value) when it may follow the current one (a higher uid; ids keep their names; dropped ids never
+   * come back; the same uid and content is a no-op). Collections it drops are unreachable at once and
+   * their keys cleared in the same transaction. Every layer's cached manifest is replaced (this one's
+   * at commit; other processes' when their watch fires).
+   *
+   * @returns the manifest now stored, normalised.
+   * @throws DocumentError INVALID_ARGUMENT naming the field of an invalid manifest or a forbidden
+   *   change; OUT_OF_RANGE for a lower uid, or the same uid with other content.
+   */
+  async setManifest(json: string | object, opts: TransactionOption = {}): Promise<Manifest> {
+    const change = await this.update(opts.tr, (tr) =>
+      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefix(id) }),
+    );
+    return change.manifest;
+  }
+
+  /** The current manifest (uid 0, `_default._default` only, before any was set). One range read. */
+  getManifest(opts: TransactionOption = {}): Promise<Manifest> {
+    return this.kv.transact((tr) => getManifest(tr, this.layout.system), { tr: opts.tr });
+  }
+
+  /**
+   * Couchbase's Get Collection ID for a path `scope.collection` (exactly one dot; an empty part is
+   * `_default`), against the stored manifest (one range read): its id, the manifest uid, and its
+   * maxTTL when it has one.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an invalid path; ManifestLookupError UNKNOWN_SCOPE or
+   *   UNKNOWN_COLLECTION, carrying the manifest uid.
+   */
+  getCollectionId(path: string, opts: TransactionOption = {}): Promise<ResolvedCollection> {
+    return this.kv.transact((tr) => getCollectionId(tr, this.layout.system, path), { tr: opts.tr });
+  }
+
+  /**
+   * Couchbase's Get Scope ID: `scope` (`''` is `_default`; a `.collection` part is ignored; several
+   * dots are invalid), against the stored manifest (one range read).
+   *
+   * @throws DocumentError INVALID_ARGUMENT; ManifestLookupError UNKNOWN_SCOPE with the manifest uid.
+   */
+  getScopeId(path: string, opts: TransactionOption = {}): Promise<ResolvedScope> {
+    return this.kv.transact((tr) => getScopeId(tr, this.layout.system, path), { tr: opts.tr });
+  }
+
+  /**
+   * Adds a collection (and its scope when missing) by a manifest update, with a `maxTTL` in seconds
+   * if given; a path as {@link collection} takes it.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an invalid path or maxTTL, an existing collection, a
+   *   system name; OUT_OF_RANGE when ids run out.
+   */
+  async createCollection(path: string, opts: { maxTTL?: number } & TransactionOption = {}): Promise<ResolvedCollection> {
+    const { scope, collection } = collectionPath(path);
+    return this.update(opts.tr, async (tr) => {
+      const sys = this.layout.system;
+      const [current, used] = await Promise.all([getManifest(tr, sys), readUsedIds(tr, sys)]);
+      const next = addCollection(current, scope, collection, { maxTTL: opts.maxTTL }, used);
+      await writeManifest(tr, sys, next);
+      return resolveCollection(next, { scope, collection });
+    });
+  }
+
+  /**
+   * Drops a collection by a manifest update: its documents are unreachable at once, its keys are
+   * cleared in the same transaction, and its id is never used again (a collection created later
+   * under the name gets a new one).
+   *
+   * @returns the manifest now stored.
+   * @throws DocumentError INVALID_ARGUMENT for an invalid path; ManifestLookupError UNKNOWN_SCOPE or
+   *   UNKNOWN_COLLECTION.
+   */
+  async dropCollection(path: string, opts: TransactionOption = {}): Promise<Manifest> {
+    const { scope, collection } = collectionPath(path);
+    const change = await this.update(opts.tr, async (tr) => {
+      const next = dropCollection(await getManifest(tr, this.layout.system), scope, collection);
+      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefix(id) });
+    });
+    return change.manifest;
+  }
+
+  /**
+   * Deletes the documents expired at `now` (default: the layer's clock) through the expiry index, in
+   * transactions of `batchSize` index entries (default 500), each document's expiry re-read in the
+   * transaction that deletes it. Expired documents read as missing whether or not this ran.
+   *
+   * @returns how many documents were deleted.
+   * @throws DocumentError INVALID_ARGUMENT for a bad `now` or `batchSize`.
+   */
+  async purgeExpired(options: PurgeExpiredOptions = {}): Promise<number> {
+    return this.expiry.purge(this.kv, purgeTime(options.now, this.settings.now), options.batchSize);
+  }
+
+  /**
+   * Clears the keys of every dropped collection again (one range clear each, 1,000 per transaction):
+   * a write that used a cached manifest in the moment before it learned of a drop may have left keys
+   * under the dropped id (see `collection-registry.ts`). Unreachable either way; this frees the space.
+   *
+   * @returns the number of dropped collections whose keys were cleared.
+   */
+  async purgeDropped(): Promise<number> {
+    const ids = await this.kv.transact((tr) => readDroppedCollections(tr.snapshot(), this.layout.system));
+    for (let i = 0; i < ids.length; i += DROPPED_BATCH) {
+      const batch = ids.slice(i, i + DROPPED_BATCH);
+      await this.kv.transact((tr) => {
+        for (const id of batch) {
+          const prefix = this.layout.collectionPrefix(id);
+          tr.clearRange(prefix, strinc(prefix));
+        }
+      });
     }
-    return collection;
+    return ids.length;
+  }
+
+  /**
+   * Runs {@link purgeExpired} and {@link purgeDropped} every `intervalMs`, until
+   * {@link stopExpirySweeper} or {@link close}. The timer does not keep the process alive.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an interval that is not a positive number, or when a
+   *   sweeper is already running.
+   */
+  startExpirySweeper(intervalMs: number, options: ExpirySweeperOptions = {}): void {
+    if (this.sweeper !== undefined) throw new DocumentError('INVALID_ARGUMENT', 'the expiry sweeper is already running');
+    const onError = options.onError ?? ((err: unknown) => process.emitWarning(err instanceof Error ? err : String(err)));
+    this.sweeper = new Sweeper(
+      async () => {
+        await this.purgeExpired();
+        await this.purgeDropped();
+      },
+      intervalMs,
+      onError,
+    );
+  }
+
+  /** Stops the expiry sweeper, waiting for a run in progress. */
+  async stopExpirySweeper(): Promise<void> {
+    const sweeper = this.sweeper;
+    this.sweeper = undefined;
+    await sweeper?.stop();
   }
 
   /**
@@ -85,8 +323,76 @@ export class DocLayer {
     return this.kv.transact(fn, opts);
   }
 
-  /** Closes the database if `open` created it; a database passed to `open` is the caller's to close. */
+  /**
+   * Stops the sweeper and the manifest watch, and closes the database if `open` created it; a
+   * database passed to `open` is the caller's to close. Close the layer or its database: the watch of
+   * an open layer keeps a process on lmdb alive (the engine polls for other processes' commits).
+   */
   async close(): Promise<void> {
+    await this.stopExpirySweeper();
+    this.registry.close();
     if (this.ownsDatabase) await this.kv.close();
   }
+
+  /** @internal The handle of a collection (one per path and option). */
+  handle(path: CollectionPath, options: CollectionOptions): Collection {
+    const autoCreate = options.autoCreate ?? this.settings.autoCreate;
+    const key = `${path.scope}.${path.collection}:${autoCreate}`;
+    let handle = this.handles.get(key);
+    if (handle === undefined) {
+      handle = new Collection(
+        { kv: this.kv, registry: this.registry, autoCreate, now: this.settings.now, expiry: this.expiry },
+        path.scope,
+        path.collection,
+      );
+      this.handles.set(key, handle);
+    }
+    return handle;
+  }
+
+  /** Runs a manifest update in `tr` or a transaction of its own; the cached manifest goes at commit. */
+  private update<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
+    return this.kv.transact(async (own) => {
+      const result = await fn(own);
+      this.registry.invalidateOnCommit(own);
+      return result;
+    }, { tr });
+  }
+}
+
+/** A scope: a group of collections. */
+export class Scope {
+  /** @internal Use `DocLayer.scope()`. */
+  constructor(
+    private readonly layer: DocLayer,
+    readonly name: string,
+  ) {}
+
+  /**
+   * A collection of this scope, by name (absent: `_default`), as {@link DocLayer.collection}.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an invalid name.
+   */
+  collection(name?: string, options: CollectionOptions = {}): Collection {
+    const collection = name === undefined ? DEFAULT : checkedName(name, 'collection');
+    return this.layer.handle({ scope: this.name, collection }, options);
+  }
+}
+
+/** A path as {@link DocLayer.collection} takes it. */
+function collectionPath(path: string | undefined): CollectionPath {
+  if (path === undefined) return { scope: DEFAULT, collection: DEFAULT };
+  if (typeof path !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a collection path is a string, got ${typeof path}`);
+  if (path.includes('.')) return parseCollectionPath(path);
+  return { scope: DEFAULT, collection: checkedName(path, 'collection') };
+}
+
+function checkedName(name: unknown, what: 'scope' | 'collection'): string {
+  if (!isValidName(name)) {
+    throw new DocumentError(
+      'INVALID_ARGUMENT',
+      `invalid ${what} name ${JSON.stringify(name)}: 1-251 bytes of A-Z a-z 0-9 _ - % ($ too after a leading _), not starting with % or $`,
+    );
+  }
+  return name;
 }

@@ -2,7 +2,16 @@
  * The document layer: JSON documents in collections, one key per leaf on an ordered transactional KV
  * store (see docs/documents.md).
  */
-export { open, DocLayer, type OpenOptions } from './doc-layer';
+export { open, DocLayer, Scope, type OpenOptions, type CollectionOptions, type ExpirySweeperOptions } from './doc-layer';
+export {
+  ManifestLookupError,
+  type Manifest,
+  type ManifestScope,
+  type ManifestCollection,
+  type ResolvedCollection,
+  type ResolvedScope,
+} from './manifest';
+export type { PurgeExpiredOptions } from './expiry';
 export { Collection } from './collection';
 export { LookupInSpec, MutateInSpec, type CreatePathOption } from './specs';
 export { DocumentError, isDocumentError, type DocumentErrorCode, type DocumentErrorDetails } from './errors';
@@ -19,7 +28,11 @@ export type {
   MutationResult,
   InsertResult,
   InsertOptions,
+  UpsertOptions,
   CasOptions,
+  ReplaceOptions,
+  Expiry,
+  ExpiryOptions,
   ScanOptions,
   ScanItem,
   LookupInEntry,

@@ -6,7 +6,7 @@ import { encodeLeb128 } from './leb128';
  * Every key doclayer writes, and how to take them apart again (see docs/documents.md):
  *
  * ```
- * <prefix> 0x00 <tuple(...)>                              system data (the collection registry)
+ * <prefix> 0x00 <tuple(...)>                              system data (manifest, expiry index)
  * <prefix> 0x01 <leb128(c)> <tuple(id)>                   docPrefix(c, id)
  * <docPrefix> 0x00 <name byte>                            metadata: 'v' version, 'k' kind, 'x' expiry
  * <docPrefix> 0x01 <tuple(path...)>                       data: one entry per container and per leaf
@@ -208,9 +208,3 @@ export function decodePosition(key: Uint8Array, at: number): number {
   for (let i = at + 1; i <= at + n; i++) x = x * 256 + key[i];
   return neg ? x - (2 ** (8 * n) - 1) : x;
 }
-
-/** Keys of the system subspace. */
-export const systemKeys = {
-  collection: (scope: string, name: string): Tuple => ['collection', scope, name],
-  lastCollectionId: ['collection-id'] as Tuple,
-};

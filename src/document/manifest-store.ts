@@ -1,7 +1,7 @@
 import { strinc } from '../kv/bytes';
 import type { ReadTransaction, Transaction } from '../kv/types';
 import type { Subspace } from '../tuple';
-import { isDocumentError } from './errors';
+import { DocumentError, isDocumentError } from './errors';
 import {
   addCollection,
   compareUids,
@@ -40,7 +40,9 @@ import {
  * Nothing is stored until the first update: until then the manifest is {@link defaultManifest}.
  * Every update reads the stored manifest (adding read conflicts on it) and writes the uid key, so of
  * two concurrent updates one commits and the other fails with `not_committed` (1020); a retry loop
- * (`Database.transact`) runs it again on top of the winner's manifest.
+ * (`Database.transact`) runs it again on top of the winner's manifest. A process that caches the
+ * manifest watches the uid key to learn of updates, and puts a read conflict on it in every
+ * transaction that relies on its copy (see `collection-registry.ts`).
  */
 
 const CHUNK_BYTES = 10_000;
@@ -79,14 +81,46 @@ export interface EnsureCollectionOptions {
   /** The maxTTL of a collection created by this call; an existing collection keeps its own. */
   maxTTL?: number;
   /**
-   * The current manifest when the caller has it (from a {@link ManifestCache} checked in `tr`), to
-   * skip reading it; otherwise it is read.
+   * The current manifest when the caller has it (a cache it keeps current, as the document layer's
+   * collection registry does), to skip reading it; otherwise it is read.
    */
   manifest?: Manifest;
 }
 
-/** Transactions that wrote a manifest: what they read is not committed, so no cache keeps it. */
-const writtenIn = new WeakSet<ReadTransaction>();
+/** A manifest update whose reads and checks are done, to apply in the transaction it was prepared in. */
+export interface PreparedManifestWrite {
+  readonly change: ManifestChange;
+  /**
+   * Writes the update (nothing for a no-op). Synchronous, so a caller can decide at the last moment.
+   *
+   * @throws DocumentError INVALID_ARGUMENT when another update was written in the same transaction
+   *   since this one was prepared (two updates prepared concurrently in one transaction: the second
+   *   would silently undo the first, so it fails instead).
+   */
+  apply(): void;
+}
+
+/** A collection found or planned for a write (see {@link planCollection}). */
+export interface PlannedCollection extends ResolvedCollection {
+  /** True when the collection does not exist yet: `create` adds it. */
+  readonly created: boolean;
+  /** Adds the collection (a prepared manifest update); absent when it exists. */
+  readonly create?: () => void;
+}
+
+/**
+ * How many manifest updates each transaction wrote: what such a transaction reads is not committed, so
+ * no cache may keep it, and an update prepared before another one was written is stale.
+ */
+const writesIn = new WeakMap<ReadTransaction, number>();
+
+/**
+ * True when `tr` wrote a manifest (in this attempt or, for a transaction that was reset, an earlier
+ * one): its reads of the manifest are its own, not committed.
+ */
+export function wroteManifest(tr: ReadTransaction): boolean {
+  return writesIn.has(tr);
+}
 
 /** The key of the stored uid, for `tr.watch` by caches that want to learn of updates early. */
 export function manifestUidKey(sys: Subspace): Buffer {
@@ -141,7 +175,7 @@ export async function readUsedIds(tr: ReadTransaction, sys: Subspace): Promise<U
  * Stores `next` (a {@link Manifest}, re-validated here) if it may follow the current manifest (see
  * `validateManifestUpdate`): records the ids it drops, clears the dropped collections' keys when
  * `options.collectionPrefix` is given, and writes the chunks and the uid. Repeating the current
- * manifest writes nothing.
+ * manifest writes nothing. {@link prepareManifestWrite} and `apply()` in one step.
  *
  * Reads: the manifest's chunks, and the dropped-id records in the span of the ids `next` adds (two
  * range reads, usually empty). Writes: the chunks (a range clear and one key per 10,000 bytes), the
@@ -156,7 +190,25 @@ export async function writeManifest(
   next: Manifest,
   options: WriteManifestOptions = {},
 ): Promise<ManifestChange> {
+  const prepared = await prepareManifestWrite(tr, sys, next, options);
+  prepared.apply();
+  return prepared.change;
+}
+
+/**
+ * The reads and checks of {@link writeManifest}, with its writes left to `apply()`: for a write that
+ * creates a collection only once it is sure to go ahead.
+ *
+ * @throws DocumentError as {@link writeManifest}.
+ */
+export async function prepareManifestWrite(
+  tr: Transaction,
+  sys: Subspace,
+  next: Manifest,
+  options: WriteManifestOptions = {},
+): Promise<PreparedManifestWrite> {
   const manifest = parseManifest(next);
+  const writesBefore = writesIn.get(tr) ?? 0;
   const current = await getManifest(tr, sys);
   const diff = diffManifests(current, manifest);
   const [collections, scopes] = await Promise.all([
@@ -164,26 +216,43 @@ export async function writeManifest(
     droppedAmong(tr, sys, 'dropped-scope', diff.addedScopes),
   ]);
   validateManifestUpdate(current, manifest, { collections, scopes });
-  if (compareUids(manifest.uid, current.uid) === 0) return { manifest, changed: false, ...diff };
-
-  const { begin, end } = sys.range(manifestKeys.chunks);
-  tr.clearRange(begin, end);
-  const json = Buffer.from(JSON.stringify(manifest), 'utf8');
-  for (let i = 0; i * CHUNK_BYTES < json.length; i++) {
-    tr.set(sys.pack(manifestKeys.chunk(i)), json.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
+  if (compareUids(manifest.uid, current.uid) === 0) {
+    return { change: { manifest, changed: false, ...diff }, apply: () => undefined };
   }
-  tr.set(manifestUidKey(sys), manifest.uid);
-  for (const id of diff.droppedScopes) tr.set(sys.pack(manifestKeys.droppedScope(id)), '');
-  for (const id of diff.droppedCollections) {
-    tr.set(sys.pack(manifestKeys.droppedCollection(id)), '');
-    if (options.collectionPrefix) {
-      // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
-      const prefix = options.collectionPrefix(id);
-      tr.clearRange(prefix, strinc(prefix));
+  const apply = () => {
+    if ((writesIn.get(tr) ?? 0) !== writesBefore) {
+      throw new DocumentError(
+        'INVALID_ARGUMENT',
+        'another manifest update was written in this transaction since this one was prepared: ' +
+          'create collections in one transaction one after another, not concurrently',
+      );
     }
-  }
-  writtenIn.add(tr);
-  return { manifest, changed: true, ...diff };
+    const { begin, end } = sys.range(manifestKeys.chunks);
+    tr.clearRange(begin, end);
+    const json = Buffer.from(JSON.stringify(manifest), 'utf8');
+    for (let i = 0; i * CHUNK_BYTES < json.length; i++) {
+      tr.set(sys.pack(manifestKeys.chunk(i)), json.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
+    }
+    tr.set(manifestUidKey(sys), manifest.uid);
+    for (const id of diff.droppedScopes) tr.set(sys.pack(manifestKeys.droppedScope(id)), '');
+    for (const id of diff.droppedCollections) {
+      tr.set(sys.pack(manifestKeys.droppedCollection(id)), '');
+      if (options.collectionPrefix) {
+        // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
+        const prefix = options.collectionPrefix(id);
+        tr.clearRange(prefix, strinc(prefix));
+      }
+    }
+    writesIn.set(tr, writesBefore + 1);
+  };
+  return { change: { manifest, changed: true, ...diff }, apply };
+}
+
+/** The ids of every collection ever dropped, in id order. One range read. */
+export async function readDroppedCollections(tr: ReadTransaction, sys: Subspace): Promise<number[]> {
+  const { begin, end } = sys.range(manifestKeys.droppedCollections);
+  const found = await tr.getRangeAll(begin, end);
+  return found.map((kv) => sys.unpack(kv.key)[1] as number);
 }
 
 /**
@@ -242,7 +311,7 @@ export async function getScopeId(tr: ReadTransaction, sys: Subspace, path: strin
  * The collection at `path` for a write: the existing one, or one added now by a manifest update in
  * `tr` (its scope too when missing), so a write creates its collection and aborts with it. Concurrent
  * creators conflict on the manifest; the retry finds the winner's collection or adds its own next to
- * it, with a different id.
+ * it, with a different id. {@link planCollection} and `create()` in one step.
  *
  * Only user names are created; a missing `_default._default` (dropped: id 0 never comes back) or a
  * system name stays unknown.
@@ -258,46 +327,49 @@ export async function ensureCollection(
   path: string | CollectionPath,
   options: EnsureCollectionOptions = {},
 ): Promise<ResolvedCollection & { created: boolean }> {
-  const text = typeof path === 'string' ? path : `${path.scope}.${path.collection}`;
-  const { scope, collection } = parseCollectionPath(text);
-  const manifest = options.manifest ?? (await getManifest(tr, sys));
-  try {
-    return { ...resolveCollection(manifest, { scope, collection }), created: false };
-  } catch (err) {
-    const creatable = isUserName(collection) && (scope === '_default' || isUserName(scope));
-    if (options.autoCreate === false || !creatable || !isDocumentError(err)) throw err;
-    if (err.code !== 'UNKNOWN_COLLECTION' && err.code !== 'UNKNOWN_SCOPE') throw err;
-  }
-  const current = options.manifest === undefined ? manifest : await getManifest(tr, sys);
-  const next = addCollection(current, scope, collection, { maxTTL: options.maxTTL }, await readUsedIds(tr, sys));
-  await writeManifest(tr, sys, next);
-  return { ...resolveCollection(next, { scope, collection }), created: true };
+  const { create, ...planned } = await planCollection(tr, sys, path, options);
+  create?.();
+  return planned;
 }
 
 /**
- * One process's copy of the manifest. {@link ManifestCache.manifest} checks it with one point read of
- * the uid key in the caller's transaction, which also puts a read conflict on that key: a transaction
- * that used a manifest since replaced (a collection dropped by another process) fails to commit and
- * its retry sees the new one. Manifests read by a transaction that wrote one are not kept, since that
- * write may never commit.
+ * As {@link ensureCollection}, but a missing collection is only planned: its id is chosen and the
+ * manifest update prepared (all reads done), and `create()` writes it. A write that may still fail
+ * after choosing its keys (a mutateIn whose specs fail) calls `create()` only once it goes ahead, so a
+ * failed write leaves no collection behind, even in a caller's transaction that commits.
+ *
+ * Reads, when the collection exists: the manifest (one range read) unless `options.manifest` is
+ * given. When it is missing: the manifest, the greatest dropped ids (two limit-1 range reads) and the
+ * dropped ids among the new ones (two range reads).
+ *
+ * @throws as {@link ensureCollection}; `create()` throws INVALID_ARGUMENT when another manifest update
+ *   was written in `tr` meanwhile (see {@link PreparedManifestWrite.apply}).
  */
-export class ManifestCache {
-  private cached: Manifest | undefined;
-
-  constructor(readonly sys: Subspace) {}
-
-  /** The current manifest as `tr` sees it: 1 point read when the cached copy is current, else a range read too. */
-  async manifest(tr: Transaction): Promise<Manifest> {
-    if (writtenIn.has(tr)) return getManifest(tr, this.sys);
-    const uid = (await readManifestUid(tr, this.sys)) ?? defaultManifest().uid;
-    if (this.cached?.uid === uid) return this.cached;
-    const manifest = await getManifest(tr, this.sys);
-    if (!writtenIn.has(tr)) this.cached = manifest;
-    return manifest;
-  }
-
-  /** Forgets the cached copy (the next call reads the manifest). */
-  clear(): void {
-    this.cached = undefined;
-  }
+export async function planCollection(
+  tr: Transaction,
+  sys: Subspace,
+  path: string | CollectionPath,
+  options: EnsureCollectionOptions = {},
+): Promise<PlannedCollection> {
+  const text = typeof path === 'string' ? path : `${path.scope}.${path.collection}`;
+  const { scope, collection } = parseCollectionPath(text);
+  const known = (manifest: Manifest): ResolvedCollection | undefined => {
+    try {
+      return resolveCollection(manifest, { scope, collection });
+    } catch (err) {
+      if (isDocumentError(err, 'UNKNOWN_COLLECTION') || isDocumentError(err, 'UNKNOWN_SCOPE')) return undefined;
+      throw err;
+    }
+  };
+  const given = options.manifest === undefined ? undefined : known(options.manifest);
+  if (given !== undefined) return { ...given, created: false };
+  const current = await getManifest(tr, sys);
+  const existing = known(current);
+  if (existing !== undefined) return { ...existing, created: false };
+  const creatable = isUserName(collection) && (scope === '_default' || isUserName(scope));
+  // Not created: resolving again throws the lookup error, with the stored manifest's uid.
+  if (options.autoCreate === false || !creatable) return { ...resolveCollection(current, { scope, collection }), created: false };
+  const next = addCollection(current, scope, collection, { maxTTL: options.maxTTL }, await readUsedIds(tr, sys));
+  const prepared = await prepareManifestWrite(tr, sys, next);
+  return { ...resolveCollection(next, { scope, collection }), created: true, create: () => prepared.apply() };
 }

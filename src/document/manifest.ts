@@ -459,10 +459,11 @@ export function dropScope(manifest: Manifest, name: string): Manifest {
 /**
  * The expiry of a document written to a collection with `maxTTL`, as Couchbase applies it: with no
  * cap (0 or absent) the expiry is unchanged; otherwise a document without one (`undefined` or 0)
- * expires `maxTTL` seconds from `now`, and a later expiry is brought down to that.
+ * expires `maxTTL` from `now`, and a later expiry is brought down to that. The three numbers are in
+ * one unit: Couchbase's seconds, or the milliseconds the document layer passes (`expiry.ts`).
  *
- * @param expiry absolute expiry in seconds since the Unix epoch; 0 or `undefined` for none
- * @param now the current time in seconds since the Unix epoch
+ * @param expiry absolute expiry since the Unix epoch; 0 or `undefined` for none
+ * @param now the current time since the Unix epoch
  */
 export function capExpiry(maxTTL: number | undefined, expiry: number | undefined, now: number): number | undefined {
   if (!maxTTL) return expiry;

@@ -31,6 +31,26 @@ export interface GetResult<T = JsonValue> {
   content: T;
   /** The document's version; `undefined` when it was written earlier in the same (uncommitted) transaction. */
   cas: Cas | undefined;
+  /** When the document expires; absent when it does not. */
+  expiresAt?: Date;
+}
+
+/**
+ * When a document expires: a number of seconds from now (0: never; fractions round up to the
+ * millisecond), or an absolute time. A number is always relative (no 30-day rule, unlike Couchbase's
+ * protocol). The collection's maxTTL caps it. An expired document reads as missing at once.
+ */
+export type Expiry = number | Date;
+
+export interface ExpiryOptions {
+  /**
+   * The document's expiry (see {@link Expiry}). Absent: none, as in Couchbase, a write clears the
+   * expiry the document had, unless `preserveExpiry`; in a collection with a maxTTL, a write without
+   * an expiry gets `maxTTL` seconds from now.
+   */
+  expiry?: Expiry;
+  /** Keep the expiry the document has (Couchbase's preserveExpiry); excludes `expiry`. */
+  preserveExpiry?: boolean;
 }
 
 export interface MutationResult {
@@ -48,12 +68,18 @@ export interface InsertResult extends MutationResult {
 export interface InsertOptions extends TransactionOption {
   /** The id to insert under; a UUIDv7 string is generated when absent. */
   id?: DocId;
+  /** The document's expiry (see {@link Expiry}); absent: none, or the collection's maxTTL. */
+  expiry?: Expiry;
 }
+
+export interface UpsertOptions extends TransactionOption, ExpiryOptions {}
 
 export interface CasOptions extends TransactionOption {
   /** Fail with CAS_MISMATCH (and change nothing) unless the document's version is this one. */
   cas?: Cas;
 }
+
+export interface ReplaceOptions extends CasOptions, ExpiryOptions {}
 
 export interface ScanOptions extends TransactionOption {
   /** Documents fetched per range read (default 100). Each page is its own transaction unless `tr` is given. */
@@ -68,6 +94,8 @@ export interface ScanItem<T = JsonValue> {
   id: DocId;
   content: T;
   cas: Cas | undefined;
+  /** When the document expires; absent when it does not. */
+  expiresAt?: Date;
 }
 
 /** lookupIn specs, as Couchbase's `LookupInSpec`. */
@@ -102,7 +130,7 @@ export type MutateInSpec =
   | { op: 'arrayAppend' | 'arrayPrepend' | 'arrayInsert' | 'arrayAddUnique'; path: Path; value: JsonValue; options?: MutateInSpecOptions }
   | { op: 'increment' | 'decrement'; path: Path; delta: number | bigint; options?: MutateInSpecOptions };
 
-export interface MutateInOptions extends CasOptions {
+export interface MutateInOptions extends CasOptions, ExpiryOptions {
   /** 'replace' (default): the document must exist; 'upsert': create it if missing; 'insert': it must not exist. */
   storeSemantics?: 'replace' | 'upsert' | 'insert';
 }

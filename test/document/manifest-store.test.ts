@@ -13,7 +13,10 @@ import {
   getCollectionId,
   getManifest,
   getScopeId,
-  ManifestCache,
+  planCollection,
+  prepareManifestWrite,
+  readDroppedCollections,
+  wroteManifest,
   manifestKeys,
   manifestUidKey,
   readManifest,
@@ -379,50 +382,85 @@ for (const engine of documentEngines) {
         expect((await manifestNow()).uid).toBe('1');
       });
 
-      it('a writer that resolved a collection conflicts with a drop of it committed first', async () => {
+      it('a writer that put a read conflict on the uid key conflicts with a drop committed after its read version', async () => {
         await ensure('app.users');
-        const cache = new ManifestCache(sys);
-        await tx((tr) => cache.manifest(tr));
-        // The cache is current, so the writer reads only the uid key: that read is what conflicts.
+        const { collectionId } = resolveCollection(await manifestNow(), 'app.users');
+        // The writer trusts a copy of the manifest it holds: no read, only the conflict key.
         const writer = db.createTransaction();
-        const { collectionId } = resolveCollection(await cache.manifest(writer), 'app.users');
+        await writer.getReadVersion();
+        writer.addReadConflictKey(manifestUidKey(sys));
         writer.set(docKey(collectionId, 'doc'), 'x');
         await drop('app', 'users');
         expect(isKvError(await rejection(writer.commit()), 'not_committed')).toBe(true);
       });
+
+      it('two collections planned concurrently in one transaction: the second create() fails instead of undoing the first', async () => {
+        const tr = db.createTransaction();
+        const [a, b] = await Promise.all([planCollection(tr, sys, 'app.a'), planCollection(tr, sys, 'app.b')]);
+        expect([a.collectionId, b.collectionId]).toEqual([8, 8]);
+        a.create?.();
+        expect(() => b.create?.()).toThrow(/another manifest update was written in this transaction/);
+        await tr.commit();
+        expect((await manifestNow()).scopes[1].collections.map((c) => c.name)).toEqual(['a']);
+      });
     });
 
-    describe('ManifestCache', () => {
-      it('checks a current copy with one point read of the uid key', async () => {
-        await ensure('app.users');
-        const cache = new ManifestCache(sys);
+    describe('planCollection', () => {
+      it('reads and checks everything first and writes nothing until create()', async () => {
         const { counter, kv } = counted();
-        await kv.transact((tr) => cache.manifest(tr));
-        const { result, counts, attempts } = await counter.measure(() => kv.transact((tr) => cache.manifest(tr)));
-        expect(result.uid).toBe('1');
-        expect([counts.gets, counts.rangeReads]).toEqual([1, 0]);
-        expect(attempts[0].gets[0].key).toEqual(manifestUidKey(sys));
+        const tr = kv.createTransaction();
+        const planned = await planCollection(tr, sys, 'app.users');
+        expect(planned).toMatchObject({ manifestUid: '1', collectionId: 8, created: true });
+        expect(wroteManifest(tr)).toBe(false);
+        const before = counter.take();
+        expect(before.keysWritten + before.clearRanges).toBe(0);
+        planned.create?.();
+        expect(wroteManifest(tr)).toBe(true);
+        await tr.commit();
+        expect((await tx((t) => getCollectionId(t, sys, 'app.users'))).collectionId).toBe(8);
       });
 
-      it("sees another process's update on its next transaction", async () => {
-        const mine = new ManifestCache(sys);
-        expect((await tx((tr) => mine.manifest(tr))).uid).toBe('0');
-        const theirs = new ManifestCache(sys);
-        await tx(async (tr) => ensureCollection(tr, sys, 'app.users', { manifest: await theirs.manifest(tr) }));
-        const seen = await tx((tr) => mine.manifest(tr));
-        expect(resolveCollection(seen, 'app.users')).toEqual({ manifestUid: '1', collectionId: 8 });
+      it('leaves nothing when create() is not called, even if the transaction commits', async () => {
+        await tx(async (tr) => {
+          await planCollection(tr, sys, 'app.users');
+          tr.set('other', 'x');
+        });
+        expect(await manifestNow()).toEqual(defaultManifest());
       });
 
-      it('does not keep a manifest read in a transaction that wrote one, which may never commit', async () => {
-        const cache = new ManifestCache(sys);
-        const aborted = db.createTransaction();
-        await ensureCollection(aborted, sys, 'app.mine');
-        expect(resolveCollection(await cache.manifest(aborted), 'app.mine').manifestUid).toBe('1');
-        aborted.cancel();
-        // Another process commits a different manifest under the same uid.
-        await ensure('app.theirs');
-        const seen = await tx((tr) => cache.manifest(tr));
-        expect(seen).toEqual(addCollection(defaultManifest(), 'app', 'theirs'));
+      it('finds an existing collection (no create) even when the manifest given is older', async () => {
+        const old = await manifestNow();
+        await ensure('app.users');
+        const planned = await tx((tr) => planCollection(tr, sys, 'app.users', { manifest: old }));
+        expect(planned).toEqual({ manifestUid: '1', collectionId: 8, created: false });
+      });
+    });
+
+    describe('prepareManifestWrite', () => {
+      it('writes only at apply(), and a repeated manifest applies as a no-op', async () => {
+        const next = addCollection(defaultManifest(), 'app', 'users');
+        await tx(async (tr) => {
+          const prepared = await prepareManifestWrite(tr, sys, next);
+          expect(prepared.change.changed).toBe(true);
+          expect(await readManifestUid(tr, sys)).toBeUndefined();
+          prepared.apply();
+          expect(await readManifestUid(tr, sys)).toBe('1');
+        });
+        await tx(async (tr) => {
+          const again = await prepareManifestWrite(tr, sys, next);
+          expect(again.change.changed).toBe(false);
+          again.apply();
+          expect(wroteManifest(tr)).toBe(false);
+        });
+      });
+
+      it('readDroppedCollections lists every dropped id in order', async () => {
+        await ensure('app.a');
+        await ensure('app.b');
+        await ensure('app.c');
+        await drop('app', 'c');
+        await drop('app', 'a');
+        expect(await tx((tr) => readDroppedCollections(tr, sys))).toEqual([8, 10]);
       });
     });
   });

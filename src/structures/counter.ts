@@ -1,0 +1,129 @@
+import type { KeyValue } from '../kv/types';
+import { DocumentError } from '../document/errors';
+import type { DocumentKeys } from '../document/layout';
+import type { JsonValue, TransactionOption } from '../document/types';
+import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import { registerJsonForm } from './kind';
+import { Structure } from './structure';
+import { bodyKey } from './structure-keys';
+
+/**
+ * A 64-bit signed integer counter, stored as 8 little-endian bytes at `<body>` so that {@link add} is
+ * FoundationDB's atomic add: blind, it reads nothing and never conflicts with other adds. A missing
+ * counter is 0. The JSON form (`collection.get`) is the number (a bigint beyond ±(2^53−1)).
+ *
+ * Numbers: amounts and values are safe integers or bigints within int64 (DELTA_INVALID /
+ * INVALID_VALUE otherwise, never rounded). {@link add} wraps around at int64 as FDB's add does;
+ * {@link incr} and {@link decr}, which read, refuse to go outside the safe-integer range
+ * (NUMBER_TOO_BIG, nothing written), so the numbers they return are exact; {@link getBigInt} reads
+ * the whole int64 range.
+ */
+export class DocCounter extends Structure {
+  readonly kind = 'counter' as const;
+
+  /**
+   * Adds `by` (negative to subtract), returning nothing: blind. Creates the counter if it does not
+   * exist.
+   *
+   * Reads: the kind key only (written only at creation and removal). Writes: an atomic add to the
+   * value, the version key (blind). Conflicts with: nothing but clear() and removal; concurrent adds,
+   * incr and decr all commit without retrying (except the creation of a new counter by two writers at
+   * once: one of them retries, once).
+   *
+   * @throws DocumentError DELTA_INVALID, WRONG_KIND.
+   */
+  async add(by: number | bigint, opts: TransactionOption = {}): Promise<void> {
+    const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
+    await this.write(opts, async ({ tr, keys, create }) => {
+      create();
+      tr.add(bodyKey(keys), encodeInt64(delta));
+      this.changed(tr, keys);
+    });
+  }
+
+  /**
+   * Adds `by` (default 1) and returns the new value. Serializable: it reads the value (so two
+   * concurrent incr never return the same value), which makes it conflict with every concurrent add,
+   * incr, decr and set of the counter; the retry loop (or the caller's) resolves it. A missing counter
+   * starts at 0.
+   *
+   * Reads: the kind key, the value. Writes: an atomic add to the value, the version key.
+   *
+   * @throws DocumentError DELTA_INVALID, NUMBER_TOO_BIG (the result is outside ±(2^53−1); nothing is
+   *   written), WRONG_KIND.
+   */
+  async incr(by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+    return this.increment(toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
+  }
+
+  /** Subtracts `by` (default 1) and returns the new value; as {@link incr}. */
+  async decr(by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+    return this.increment(-toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
+  }
+
+  /**
+   * The value (0 for a missing counter). Reads: the kind key, the value (in a writing transaction,
+   * conflicts with every concurrent change).
+   *
+   * @throws DocumentError NUMBER_TOO_BIG beyond ±(2^53−1) (use {@link getBigInt}), WRONG_KIND.
+   */
+  async get(opts: TransactionOption = {}): Promise<number> {
+    return safe(await this.getBigInt(opts));
+  }
+
+  /** The value as a bigint: the whole int64 range. As {@link get}. */
+  async getBigInt(opts: TransactionOption = {}): Promise<bigint> {
+    return this.readWith(
+      opts,
+      (tr, keys) => tr.get(bodyKey(keys)),
+      async (_tr, _keys, value) => decodeInt64(value),
+    );
+  }
+
+  /**
+   * Sets the value, blindly. Reads: the kind key. Writes: the value, the version key. Conflicts with
+   * concurrent incr, decr (which read the value), not with add.
+   *
+   * @throws DocumentError INVALID_VALUE (not a safe integer or an int64 bigint), WRONG_KIND.
+   */
+  async set(value: number | bigint, opts: TransactionOption = {}): Promise<void> {
+    const n = toInt64(value, 'INVALID_VALUE', 'a counter value');
+    await this.write(opts, async ({ tr, keys, create }) => {
+      create();
+      tr.set(bodyKey(keys), encodeInt64(n));
+      this.changed(tr, keys);
+    });
+  }
+
+  /** Sets the value to 0 (the counter stays); as {@link set}. */
+  async reset(opts: TransactionOption = {}): Promise<void> {
+    await this.set(0, opts);
+  }
+
+  private increment(delta: bigint, opts: TransactionOption): Promise<number> {
+    return this.writeWith(opts, (tr, keys) => tr.get(bodyKey(keys)), async ({ tr, keys, create }, value) => {
+      const result = safe(decodeInt64(value) + delta);
+      create();
+      tr.add(bodyKey(keys), encodeInt64(delta));
+      this.changed(tr, keys);
+      return result;
+    });
+  }
+}
+
+function safe(n: bigint): number {
+  if (n < BigInt(Number.MIN_SAFE_INTEGER) || n > BigInt(Number.MAX_SAFE_INTEGER)) {
+    const where = n < INT64_MIN || n > INT64_MAX ? 'outside int64' : 'outside ±(2^53−1)';
+    throw new DocumentError('NUMBER_TOO_BIG', `the counter's value ${n} is ${where}; getBigInt() reads it exactly`);
+  }
+  return Number(n);
+}
+
+/** The JSON form: the value. */
+function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+  const body = bodyKey(keys);
+  const entry = entries.find(({ key }) => key.equals(body));
+  return int64Json(decodeInt64(entry?.value));
+}
+
+registerJsonForm('counter', jsonForm);

@@ -1,0 +1,366 @@
+import type { KeyValue, ReadTransaction, Transaction } from '../kv/types';
+import { DocumentError } from '../document/errors';
+import { flatten, unflatten } from '../document/flatten';
+import { childKey, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
+import { ARRAY_VALUE } from '../document/leaf';
+import {
+  arrayBounds,
+  clearSubtree,
+  elementEntries,
+  insertIntoArray,
+  probeChild,
+  readSubtree,
+  readSubtreeEntries,
+  removeFromArray,
+  writeEntries,
+  type Bounds,
+} from '../document/tree';
+import type { JsonValue, TransactionOption } from '../document/types';
+import { readChildren, streamChildren } from './children';
+import { checkElementValue } from './element-value';
+import { jsonEqual } from './json-equal';
+import { registerJsonForm } from './kind';
+import { Structure, type IterateOptions } from './structure';
+import { bodyKey } from './structure-keys';
+
+/**
+ * A list of JSON values: an array document below the structure's body (`<body>` holds an array
+ * marker; element `i` is flattened at `<body> tuple(first + i)`, one key per leaf), with the array
+ * machinery of `src/document/tree.ts`: positions are contiguous and `first` moves, so push and
+ * unshift write only the new element and pop and shift clear only the old one; insert and removeAt in
+ * the middle move the shorter side by one position. The length is not stored: it is `last − first +
+ * 1`, from two limit-1 range reads. The JSON form (`collection.get`) is the array.
+ *
+ * Indexes are integers; a negative index counts from the end (`-1` is the last element). An index
+ * that names no element is OUT_OF_RANGE, and nothing is written.
+ *
+ * Concurrency: a limit-1 read of the first (last) element conflicts with writes at that end of the
+ * list and below (above) it. So concurrent pushes conflict with each other (each retries; they all
+ * land), as do unshifts; a push and an unshift of a list with elements do not; get(i) and set(i) of an
+ * element in the middle conflict only with writes of that element and with changes at the end they
+ * count from. (For a conflict-free append of many producers, use a queue.)
+ */
+export class DocList<T = JsonValue> extends Structure {
+  readonly kind = 'list' as const;
+
+  /**
+   * The element at `index`. Reads: the kind key, 1 limit-1 range read (the first element, or the last
+   * for a negative index), 1 range read of the element.
+   *
+   * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), WRONG_KIND.
+   */
+  async get(index: number, opts: TransactionOption = {}): Promise<T> {
+    checkIndex(index);
+    return this.readWith(
+      opts,
+      (tr, keys) => readSubtreeAt(tr, bodyKey(keys), index),
+      async (_tr, _keys, value) => {
+        if (value === undefined) throw outOfRange(index);
+        return value as T;
+      },
+    );
+  }
+
+  /**
+   * Replaces the element at `index`. Reads: the kind key, 1 limit-1 range read, the element's entry.
+   * Writes: a range clear of the old element, the new one's entries, the version key. Conflicts with
+   * writes of that element, and with changes at the end the index counts from.
+   *
+   * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
+   *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
+   */
+  async set(index: number, value: T, opts: TransactionOption = {}): Promise<void> {
+    checkIndex(index);
+    checkElementValue(value, 'the value');
+    await this.write(opts, async ({ tr, keys, existed }) => {
+      if (!existed) throw outOfRange(index);
+      const body = bodyKey(keys);
+      const key = await elementKey(tr, body, index);
+      if (key === undefined || (await tr.get(key)) === undefined) throw outOfRange(index);
+      const entries = flatten(value, key);
+      clearSubtree(tr, key);
+      writeEntries(tr, entries);
+      this.changed(tr, keys);
+    });
+  }
+
+  /**
+   * Removes the element at `index`; the elements after it move down one index. Reads: the kind key, 2
+   * limit-1 range reads (the bounds); in the middle, 1 range read of the shorter side. Writes: a range
+   * clear of the element; in the middle, the shorter side rewritten one position over; the version key.
+   * Conflicts with: changes at either end (the bounds reads), and writes of the elements it moves.
+   *
+   * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), WRONG_KIND.
+   */
+  async removeAt(index: number, opts: TransactionOption = {}): Promise<void> {
+    checkIndex(index);
+    await this.write(opts, async ({ tr, keys, existed }) => {
+      if (!existed) throw outOfRange(index);
+      const body = bodyKey(keys);
+      const bounds = await boundsOf(tr, body);
+      const length = lengthOf(bounds);
+      const at = index < 0 ? length + index : index;
+      if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
+      await removeFromArray(tr, body, bounds, at);
+      this.changed(tr, keys);
+    });
+  }
+
+  /**
+   * Adds `value` at the end. Creates the list if it does not exist. Reads: the kind key, 1 limit-1
+   * range read (the last element). Writes: the element's entries, the version key. Conflicts with
+   * concurrent push, pop, and anything that writes the last element.
+   *
+   * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE, WRONG_KIND.
+   */
+  async push(value: T, opts: TransactionOption = {}): Promise<void> {
+    checkElementValue(value, 'the value');
+    await this.writeWith(opts, (tr, keys) => probeChild(tr, bodyKey(keys), 'last'), async ({ tr, keys, create }, last) => {
+      const body = bodyKey(keys);
+      const entries = elementEntries(body, last?.kind === 'position' ? last.position + 1 : 0, [value]);
+      create();
+      writeEntries(tr, entries);
+      this.changed(tr, keys);
+    });
+  }
+
+  /** Couchbase's name for {@link push}. */
+  append(value: T, opts: TransactionOption = {}): Promise<void> {
+    return this.push(value, opts);
+  }
+
+  /**
+   * Adds `value` at the start (index 0), moving nothing: it takes the position before the first.
+   * Creates the list if it does not exist. Reads: the kind key, 1 limit-1 range read (the first
+   * element). Writes: the element's entries, the version key. Conflicts with concurrent unshift,
+   * shift, and anything that writes the first element.
+   *
+   * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE, WRONG_KIND.
+   */
+  async unshift(value: T, opts: TransactionOption = {}): Promise<void> {
+    checkElementValue(value, 'the value');
+    await this.writeWith(opts, (tr, keys) => probeChild(tr, bodyKey(keys), 'first'), async ({ tr, keys, create }, first) => {
+      const body = bodyKey(keys);
+      const entries = elementEntries(body, (first?.kind === 'position' ? first.position : 0) - 1, [value]);
+      create();
+      writeEntries(tr, entries);
+      this.changed(tr, keys);
+    });
+  }
+
+  /** Couchbase's name for {@link unshift}. */
+  prepend(value: T, opts: TransactionOption = {}): Promise<void> {
+    return this.unshift(value, opts);
+  }
+
+  /**
+   * Inserts `value` before the element at `index` (`index` = length appends; a negative index counts
+   * from the end). Creates the list if it does not exist (index 0). Reads: the kind key, 2 limit-1
+   * range reads; in the middle, 1 range read of the shorter side. Writes: the element's entries; in
+   * the middle, the shorter side rewritten one position over; the version key. Conflicts as
+   * {@link removeAt}.
+   *
+   * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
+   *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
+   */
+  async insert(index: number, value: T, opts: TransactionOption = {}): Promise<void> {
+    checkIndex(index);
+    checkElementValue(value, 'the value');
+    await this.write(opts, async ({ tr, keys, existed, create }) => {
+      const body = bodyKey(keys);
+      const bounds = existed ? await boundsOf(tr, body) : undefined;
+      const length = lengthOf(bounds);
+      const at = index < 0 ? length + index : index;
+      if (at < 0 || at > length) throw outOfRange(index, length);
+      // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
+      flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)));
+      create();
+      await insertIntoArray(tr, body, bounds, at, [value]);
+      this.changed(tr, keys);
+    });
+  }
+
+  /**
+   * Removes and returns the last element, or `undefined` when the list is empty. Reads: the kind key, 1
+   * limit-1 range read, 1 range read of the element. Writes: a range clear of it, the version key.
+   * Conflicts with concurrent push and pop.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async pop(opts: TransactionOption = {}): Promise<T | undefined> {
+    return this.takeEnd('last', opts);
+  }
+
+  /** Removes and returns the first element; as {@link pop}, at the other end. */
+  async shift(opts: TransactionOption = {}): Promise<T | undefined> {
+    return this.takeEnd('first', opts);
+  }
+
+  /**
+   * The number of elements. Reads: the kind key, 2 limit-1 range reads (first and last), which in a
+   * writing transaction conflict with changes at either end.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async size(opts: TransactionOption = {}): Promise<number> {
+    return this.readWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async (_tr, _keys, bounds) => lengthOf(bounds),
+    );
+  }
+
+  /**
+   * The index of the first element equal to `value` (by value and type, deep: see `jsonEqual`) at or
+   * after `fromIndex` (negative: from the end), or -1. Reads: the kind key, 2 limit-1 range reads, 1
+   * range read of the elements from `fromIndex` to the match: O(n).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (fromIndex), INVALID_VALUE, WRONG_KIND.
+   */
+  async indexOf(value: T, fromIndex = 0, opts: TransactionOption = {}): Promise<number> {
+    checkIndex(fromIndex, 'fromIndex');
+    checkElementValue(value, 'the value');
+    return this.read(opts, async (tr, keys) => {
+      if (keys === undefined) return -1;
+      const body = bodyKey(keys);
+      const bounds = await boundsOf(tr, body);
+      const length = lengthOf(bounds);
+      const from = fromIndex < 0 ? Math.max(0, length + fromIndex) : fromIndex;
+      if (bounds === undefined || from >= length) return -1;
+      let index = from;
+      for await (const child of streamChildren(tr, body.length, childKey(body, bounds.first + from), subtreeEnd(body))) {
+        if (jsonEqual(unflatten(child.entries, 0, child.entries.length, child.key.length), value)) return index;
+        index++;
+      }
+      return -1;
+    });
+  }
+
+  /** Whether some element equals `value`; as {@link indexOf}. */
+  async includes(value: T, opts: TransactionOption = {}): Promise<boolean> {
+    return (await this.indexOf(value, 0, opts)) >= 0;
+  }
+
+  /**
+   * The elements from `start` to `end` (exclusive), as `Array.prototype.slice` takes them: negative
+   * counts from the end, out-of-range bounds are clamped. Reads: the kind key, 2 limit-1 range reads, 1
+   * range read of the elements.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (start, end), WRONG_KIND.
+   */
+  async slice(start = 0, end?: number, opts: TransactionOption = {}): Promise<T[]> {
+    checkIndex(start, 'start');
+    if (end !== undefined) checkIndex(end, 'end');
+    return this.read(opts, async (tr, keys) => {
+      if (keys === undefined) return [];
+      const body = bodyKey(keys);
+      const bounds = await boundsOf(tr, body);
+      const length = lengthOf(bounds);
+      const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
+      const from = clamp(start);
+      const to = end === undefined ? length : clamp(end);
+      if (bounds === undefined || from >= to) return [];
+      const page = await readChildren(tr, body.length, childKey(body, bounds.first + from), childKey(body, bounds.first + to), Infinity);
+      return page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T);
+    });
+  }
+
+  /**
+   * The whole list. Reads: the kind key, 1 range read of the list.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async toArray(opts: TransactionOption = {}): Promise<T[]> {
+    return this.readWith(
+      opts,
+      (tr, keys) => readSubtree(tr, bodyKey(keys)),
+      async (_tr, _keys, list) => (list ?? []) as T[],
+    );
+  }
+
+  /**
+   * The elements in order, page by page (`pageSize` elements per range read, each page in a
+   * transaction of its own unless `tr` is given; elements that move between pages, by unshift, shift,
+   * insert or removeAt, may be skipped or seen twice).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (pageSize), WRONG_KIND.
+   */
+  iterate(opts: IterateOptions = {}): AsyncGenerator<T, void, undefined> {
+    return this.pages(opts, async (tr, keys, cursor, pageSize) => {
+      const body = bodyKey(keys);
+      const page = await readChildren(tr, body.length, cursor ?? descendantsBegin(body), subtreeEnd(body), pageSize);
+      return { items: page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T), next: page.next };
+    });
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    return this.iterate();
+  }
+
+  protected override initialize(tr: Transaction, keys: DocumentKeys): void {
+    tr.set(bodyKey(keys), ARRAY_VALUE);
+  }
+
+  private takeEnd(which: 'first' | 'last', opts: TransactionOption): Promise<T | undefined> {
+    return this.writeWith(opts, (tr, keys) => endElement(tr, bodyKey(keys), which), async ({ tr, keys }, end) => {
+      if (end === undefined) return undefined;
+      clearSubtree(tr, end.key);
+      this.changed(tr, keys);
+      return unflatten(end.entries, 0, end.entries.length, end.key.length) as T;
+    });
+  }
+}
+
+/** The bounds of the list below `body`, `undefined` when it is empty. */
+async function boundsOf(tr: ReadTransaction, body: Buffer): Promise<Bounds | undefined> {
+  const bounds = await arrayBounds(tr, body);
+  if (bounds === 'other') throw new Error('doclayer: corrupt structure data: a list body with non-element children');
+  return bounds === 'empty' ? undefined : bounds;
+}
+
+function lengthOf(bounds: Bounds | undefined): number {
+  return bounds === undefined ? 0 : bounds.last - bounds.first + 1;
+}
+
+/** The first or last element's key and entries (1 limit-1 read, 1 range read), `undefined` when empty. */
+async function endElement(tr: ReadTransaction, body: Buffer, which: 'first' | 'last'): Promise<{ key: Buffer; entries: KeyValue[] } | undefined> {
+  const probe = await probeChild(tr, body, which);
+  if (probe.kind !== 'position') return undefined;
+  const key = childKey(body, probe.position);
+  return { key, entries: await readSubtreeEntries(tr, key) };
+}
+
+/** The key of element `index` by one limit-1 read from the end it counts from; `undefined` when empty. */
+async function elementKey(tr: ReadTransaction, body: Buffer, index: number): Promise<Buffer | undefined> {
+  const probe = await probeChild(tr, body, index < 0 ? 'last' : 'first');
+  if (probe.kind !== 'position') return undefined;
+  return childKey(body, index < 0 ? probe.position + 1 + index : probe.position + index);
+}
+
+async function readSubtreeAt(tr: ReadTransaction, body: Buffer, index: number): Promise<JsonValue | undefined> {
+  const key = await elementKey(tr, body, index);
+  return key === undefined ? undefined : readSubtree(tr, key);
+}
+
+function checkIndex(index: unknown, what = 'index'): asserts index is number {
+  if (typeof index !== 'number' || !Number.isSafeInteger(index)) {
+    throw new DocumentError('INVALID_ARGUMENT', `${what} is an integer, got ${typeof index === 'number' ? index : typeof index}`);
+  }
+}
+
+function outOfRange(index: number, length?: number): DocumentError {
+  return new DocumentError(
+    'OUT_OF_RANGE',
+    length === undefined ? `no element at index ${index}` : `index ${index} is out of range for a list of ${length} elements`,
+  );
+}
+
+/** The JSON form: the array below the body. */
+function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+  const body = bodyKey(keys);
+  const start = entries.findIndex(({ key }) => key.equals(body));
+  if (start < 0) return [];
+  return unflatten(entries, start, entries.length, body.length);
+}
+
+registerJsonForm('list', jsonForm);

@@ -1,0 +1,221 @@
+import type { KeyValue, Transaction } from '../kv/types';
+import { DocumentError } from '../document/errors';
+import { flatten, unflatten } from '../document/flatten';
+import { childKey, decodeStringElement, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
+import { decodeScalar, encodeScalar, isIntegerLeaf, kindOf, OBJECT_VALUE } from '../document/leaf';
+import { loneSurrogateIndex } from '../document/path';
+import { clearSubtree, readSubtree, writeEntries } from '../document/tree';
+import type { JsonValue, TransactionOption } from '../document/types';
+import { readChildren, type Child } from './children';
+import { checkElementValue } from './element-value';
+import { decodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import { registerJsonForm } from './kind';
+import { Structure, type IterateOptions } from './structure';
+import { bodyKey, META_SIZE } from './structure-keys';
+
+const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
+const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+
+/**
+ * A map from strings to JSON values: an object document below the structure's body (`<body>` holds an
+ * object marker, each value is flattened at `<body> tuple(key)`, one key per leaf), with its number of
+ * keys in the metadata key `'s'` kept by atomic add. The JSON form (`collection.get`) is the object.
+ * Keys come back in stored order (by UTF-8 bytes).
+ *
+ * Concurrency: every operation on one key reads only that key's entry (or its subtree) and the kind
+ * key; sizes change by atomic add. Operations on different keys never conflict.
+ */
+export class DocMap<V = JsonValue> extends Structure {
+  readonly kind = 'map' as const;
+
+  /**
+   * The value at `key`, or `undefined`. Reads: the kind key, 1 range read of the value's subtree.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (key), WRONG_KIND.
+   */
+  async get(key: string, opts: TransactionOption = {}): Promise<V | undefined> {
+    checkKey(key);
+    return this.readWith(
+      opts,
+      (tr, keys) => readSubtree(tr, childKey(bodyKey(keys), key)),
+      async (_tr, _keys, value) => value as V | undefined,
+    );
+  }
+
+  /**
+   * Sets `key` to `value`. Creates the map if it does not exist.
+   *
+   * Reads: the kind key, the key's entry (is it new?). Writes: a range clear of the old value, the
+   * value's entries (one per leaf), an atomic add to the size if the key is new, the version key.
+   * Conflicts with: concurrent set, delete or increment of the same key; clear() and removal.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (key), INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE,
+   *   DOCUMENT_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
+   */
+  async set(key: string, value: V, opts: TransactionOption = {}): Promise<void> {
+    checkKey(key);
+    checkElementValue(value, 'the value');
+    const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
+    await this.writeWith(opts, (tr, keys) => tr.get(entryOf(keys)), async ({ tr, keys, create }, old) => {
+      const at = entryOf(keys);
+      const entries = flatten(value, at);
+      create();
+      if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
+      else clearSubtree(tr, at);
+      writeEntries(tr, entries);
+      this.changed(tr, keys);
+    });
+  }
+
+  /**
+   * Removes `key`; returns whether it was there.
+   *
+   * Reads: the kind key, the key's entry. Writes, if it was there: a range clear of its value, an
+   * atomic add to the size, the version key. Conflicts as {@link set}.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (key), WRONG_KIND.
+   */
+  async delete(key: string, opts: TransactionOption = {}): Promise<boolean> {
+    checkKey(key);
+    const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
+    return this.writeWith(opts, (tr, keys) => tr.get(entryOf(keys)), async ({ tr, keys }, old) => {
+      if (old === undefined) return false;
+      clearSubtree(tr, entryOf(keys));
+      tr.add(keys.meta(META_SIZE), MINUS_ONE);
+      this.changed(tr, keys);
+      return true;
+    });
+  }
+
+  /**
+   * Whether `key` is in the map. Reads: the kind key, the key's entry.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (key), WRONG_KIND.
+   */
+  async has(key: string, opts: TransactionOption = {}): Promise<boolean> {
+    checkKey(key);
+    return this.readWith(
+      opts,
+      (tr, keys) => tr.get(childKey(bodyKey(keys), key)),
+      async (_tr, _keys, found) => found !== undefined,
+    );
+  }
+
+  /**
+   * The number of keys. Reads: the kind key, the size key (in a writing transaction, conflicts with
+   * every concurrent set of a new key and delete).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async size(opts: TransactionOption = {}): Promise<number> {
+    return this.readWith(
+      opts,
+      (tr, keys) => tr.get(keys.meta(META_SIZE)),
+      async (_tr, _keys, size) => Number(decodeInt64(size)),
+    );
+  }
+
+  /**
+   * Adds `by` (default 1) to the integer at `key` and returns the result; a missing key is created
+   * with `by`. Atomic: it reads the key's entry, so it conflicts only with concurrent writes of the
+   * same key.
+   *
+   * Reads: the kind key, the key's entry. Writes: the entry, the size if new, the version key.
+   *
+   * @throws DocumentError DELTA_INVALID (by), PATH_MISMATCH (the value is not an integer; a double, even
+   *   integral, is not), VALUE_CANNOT_INSERT (the result is outside int64), NUMBER_TOO_BIG (outside
+   *   ±(2^53−1), which a number cannot hold exactly), WRONG_KIND; nothing is written when any is thrown.
+   */
+  async increment(key: string, by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+    checkKey(key);
+    const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
+    const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
+    return this.writeWith(opts, (tr, keys) => tr.get(entryOf(keys)), async ({ tr, keys, create }, old) => {
+      const at = entryOf(keys);
+      let current = 0n;
+      if (old !== undefined) {
+        if (kindOf(old) !== 'scalar' || !isIntegerLeaf(old)) {
+          throw new DocumentError('PATH_MISMATCH', `the value at ${JSON.stringify(key)} is not an integer`);
+        }
+        current = BigInt(decodeScalar(old) as number | bigint);
+      }
+      const next = current + delta;
+      if (next < INT64_MIN || next > INT64_MAX) throw new DocumentError('VALUE_CANNOT_INSERT', `${current} + ${delta} is outside int64`);
+      if (next < BigInt(Number.MIN_SAFE_INTEGER) || next > BigInt(Number.MAX_SAFE_INTEGER)) {
+        throw new DocumentError('NUMBER_TOO_BIG', `${current} + ${delta} is outside ±(2^53−1)`);
+      }
+      create();
+      if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
+      tr.set(at, encodeScalar(Number(next)));
+      this.changed(tr, keys);
+      return Number(next);
+    });
+  }
+
+  /**
+   * All keys in stored order (by UTF-8 bytes). Reads: the kind key, 1 range read of the whole map.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async keys(opts: TransactionOption = {}): Promise<string[]> {
+    return (await this.entries(opts)).map(([key]) => key);
+  }
+
+  /** All values, in the order of {@link keys}; as {@link keys}. */
+  async values(opts: TransactionOption = {}): Promise<V[]> {
+    return (await this.entries(opts)).map(([, value]) => value);
+  }
+
+  /** All `[key, value]` pairs, in the order of {@link keys}; as {@link keys}. */
+  async entries(opts: TransactionOption = {}): Promise<[string, V][]> {
+    return this.read(opts, async (tr, keys) => {
+      if (keys === undefined) return [];
+      const body = bodyKey(keys);
+      const page = await readChildren(tr, body.length, descendantsBegin(body), subtreeEnd(body), Infinity);
+      return page.children.map((child) => entryOf<V>(child, body.length));
+    });
+  }
+
+  /**
+   * The `[key, value]` pairs in stored order, page by page (`pageSize` keys per range read, each page
+   * in a transaction of its own unless `tr` is given).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (pageSize), WRONG_KIND.
+   */
+  iterate(opts: IterateOptions = {}): AsyncGenerator<[string, V], void, undefined> {
+    return this.pages(opts, async (tr, keys, cursor, pageSize) => {
+      const body = bodyKey(keys);
+      const page = await readChildren(tr, body.length, cursor ?? descendantsBegin(body), subtreeEnd(body), pageSize);
+      return { items: page.children.map((child) => entryOf<V>(child, body.length)), next: page.next };
+    });
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<[string, V], void, undefined> {
+    return this.iterate();
+  }
+
+  protected override initialize(tr: Transaction, keys: DocumentKeys): void {
+    tr.set(bodyKey(keys), OBJECT_VALUE);
+  }
+}
+
+function checkKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a map key is a string, got ${typeof key}`);
+  const at = loneSurrogateIndex(key);
+  if (at >= 0) throw new DocumentError('INVALID_ARGUMENT', `a map key cannot hold a lone surrogate (at index ${at})`);
+}
+
+function entryOf<V>(child: Child, bodyLength: number): [string, V] {
+  const key = decodeStringElement(child.key, bodyLength, child.key.length);
+  return [key, unflatten(child.entries, 0, child.entries.length, child.key.length) as V];
+}
+
+/** The JSON form: the object below the body. */
+function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+  const body = bodyKey(keys);
+  const start = entries.findIndex(({ key }) => key.equals(body));
+  if (start < 0) return {};
+  return unflatten(entries, start, entries.length, body.length);
+}
+
+registerJsonForm('map', jsonForm);

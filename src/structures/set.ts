@@ -1,0 +1,199 @@
+import type { KeyValue } from '../kv/types';
+import { Limits } from '../kv/limits';
+import type { TupleItem } from '../tuple';
+import { decodeItem, Reader } from '../tuple/codec';
+import { packPrefixed } from '../tuple/pack';
+import { DocumentError } from '../document/errors';
+import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
+import { fromTuple } from '../document/leaf';
+import { loneSurrogateIndex } from '../document/path';
+import type { JsonValue, TransactionOption } from '../document/types';
+import { readChildren } from './children';
+import { decodeInt64 } from './int64';
+import { registerJsonForm } from './kind';
+import { Structure, type IterateOptions } from './structure';
+import { bodyKey, META_SIZE } from './structure-keys';
+
+/** What a set holds: JSON primitives. */
+export type SetMember = string | number | bigint | boolean | null;
+
+const EMPTY = Buffer.alloc(0);
+const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
+const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+
+/**
+ * A set of JSON primitives stored one key per member, `<body> tuple(member)` with an empty value, and
+ * its size in the metadata key `'s'` kept by atomic add. Members are compared by value and type, as
+ * tuple elements: `1` and `"1"` differ, `1` and `1.0` are the same number, an integer number and a
+ * bigint of equal value are the same member, `-0` is `0`. The JSON form (`collection.get`) is the
+ * array of members in key order: `null`, strings (by UTF-8 bytes), integers, other numbers, `false`,
+ * `true`.
+ *
+ * Concurrency: add, delete and has of one member read only that member's key (and the kind key,
+ * written only at creation and removal); the size is changed by atomic add, which reads nothing. So
+ * operations on different members never conflict, and two on the same member conflict only when one
+ * of them changes it.
+ */
+export class DocSet<M extends SetMember = SetMember> extends Structure {
+  readonly kind = 'set' as const;
+
+  /**
+   * Adds `member`; returns whether it was new. Creates the set if it does not exist.
+   *
+   * Reads: the kind key, the member's key. Writes, if the member is new: the member's key, an atomic
+   * add to the size, the version key (blind). Conflicts with: a concurrent add or delete of the same
+   * member that changes it; clear() and removal.
+   *
+   * @throws DocumentError INVALID_VALUE (not a primitive, a lone surrogate, a non-finite number),
+   *   KEY_TOO_LARGE, WRONG_KIND.
+   */
+  async add(member: M, opts: TransactionOption = {}): Promise<boolean> {
+    const element = memberElement(member);
+    return this.writeWith(
+      opts,
+      (tr, keys) => tr.get(memberKey(keys, element)),
+      async ({ tr, keys, create }, found) => {
+        if (found !== undefined) return false;
+        create();
+        tr.set(memberKey(keys, element), EMPTY);
+        tr.add(keys.meta(META_SIZE), ONE);
+        this.changed(tr, keys);
+        return true;
+      },
+    );
+  }
+
+  /**
+   * Removes `member`; returns whether it was there. The set stays (empty) when its last member goes.
+   *
+   * Reads: the kind key, the member's key. Writes, if it was there: a clear of the member's key, an
+   * atomic add to the size, the version key. Conflicts as {@link add}.
+   *
+   * @throws DocumentError INVALID_VALUE, KEY_TOO_LARGE, WRONG_KIND.
+   */
+  async delete(member: M, opts: TransactionOption = {}): Promise<boolean> {
+    const element = memberElement(member);
+    return this.writeWith(
+      opts,
+      (tr, keys) => tr.get(memberKey(keys, element)),
+      async ({ tr, keys }, found) => {
+        if (found === undefined) return false;
+        tr.clear(memberKey(keys, element));
+        tr.add(keys.meta(META_SIZE), MINUS_ONE);
+        this.changed(tr, keys);
+        return true;
+      },
+    );
+  }
+
+  /**
+   * Whether `member` is in the set. Reads: the kind key, the member's key (conflicts, in a writing
+   * transaction, with a concurrent add or delete of that member).
+   *
+   * @throws DocumentError INVALID_VALUE, KEY_TOO_LARGE, WRONG_KIND.
+   */
+  async has(member: M, opts: TransactionOption = {}): Promise<boolean> {
+    const element = memberElement(member);
+    return this.readWith(
+      opts,
+      (tr, keys) => tr.get(memberKey(keys, element)),
+      async (_tr, _keys, found) => found !== undefined,
+    );
+  }
+
+  /**
+   * The number of members. Reads: the kind key, the size key (in a writing transaction, conflicts
+   * with every concurrent add or delete that changes the set).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async size(opts: TransactionOption = {}): Promise<number> {
+    return this.readWith(
+      opts,
+      (tr, keys) => tr.get(keys.meta(META_SIZE)),
+      async (_tr, _keys, size) => Number(decodeInt64(size)),
+    );
+  }
+
+  /**
+   * All members, in key order, read together: the kind key, 1 range read of the members.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async values(opts: TransactionOption = {}): Promise<M[]> {
+    return this.readWith(
+      opts,
+      (tr, keys) => tr.getRangeAll(descendantsBegin(bodyKey(keys)), subtreeEnd(bodyKey(keys))),
+      async (_tr, keys, pairs) => (keys === undefined || pairs === undefined ? [] : pairs.map((pair) => decodeMember(pair.key, bodyKey(keys).length) as M)),
+    );
+  }
+
+  /**
+   * The members in key order, page by page (`pageSize` keys per range read, each page in a transaction
+   * of its own unless `tr` is given).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (pageSize), WRONG_KIND.
+   */
+  iterate(opts: IterateOptions = {}): AsyncGenerator<M, void, undefined> {
+    return this.pages(opts, async (tr, keys, cursor, pageSize) => {
+      const body = bodyKey(keys);
+      const page = await readChildren(tr, body.length, cursor ?? descendantsBegin(body), subtreeEnd(body), pageSize, true);
+      return { items: page.children.map((child) => decodeMember(child.key, body.length) as M), next: page.next };
+    });
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<M, void, undefined> {
+    return this.iterate();
+  }
+}
+
+/**
+ * The tuple element of a member.
+ *
+ * @throws DocumentError INVALID_VALUE for anything but a JSON primitive (or bigint).
+ */
+export function memberElement(member: unknown): TupleItem {
+  switch (typeof member) {
+    case 'string': {
+      const at = loneSurrogateIndex(member);
+      if (at >= 0) throw new DocumentError('INVALID_VALUE', `a set member cannot hold a lone surrogate (at index ${at})`);
+      return member;
+    }
+    case 'number':
+      if (!Number.isFinite(member)) throw new DocumentError('INVALID_VALUE', `a set member cannot be ${member}`);
+      return member === 0 ? 0 : member;
+    case 'bigint':
+    case 'boolean':
+      return member;
+    case 'object':
+      if (member === null) return null;
+  }
+  throw new DocumentError(
+    'INVALID_VALUE',
+    `set members are strings, numbers, bigints, booleans or null, got ${Array.isArray(member) ? 'an array' : typeof member}`,
+  );
+}
+
+function memberKey(keys: DocumentKeys, element: TupleItem): Buffer {
+  const key = packPrefixed(bodyKey(keys), [element]);
+  if (key.length > Limits.maxKeyBytes) {
+    throw new DocumentError('KEY_TOO_LARGE', `the set member's key would be ${key.length} bytes, over the limit of ${Limits.maxKeyBytes}`);
+  }
+  return key;
+}
+
+function decodeMember(key: Buffer, at: number): SetMember {
+  return fromTuple(decodeItem(new Reader(key, at))) as SetMember;
+}
+
+/** The JSON form: the members in key order. */
+function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+  const body = bodyKey(keys);
+  const out: JsonValue[] = [];
+  for (const { key } of entries) {
+    if (key.length > body.length && key.compare(body, 0, body.length, 0, body.length) === 0) out.push(decodeMember(key, body.length));
+  }
+  return out;
+}
+
+registerJsonForm('set', jsonForm);

@@ -1,0 +1,254 @@
+/**
+ * DocList: an array document below the structure's body, positions with a movable base. Behaviour,
+ * the reference model, and the conflicts its TSDoc claims.
+ */
+import type { JsonValue } from '../../src/document';
+import { Random, testSeed } from '../support/random';
+import { documentSuite } from '../document/document-suite';
+import { errorOf, retriesOf, writesOf } from './support';
+
+function randomValue(random: Random): JsonValue {
+  switch (random.int(5)) {
+    case 0:
+      return random.int(5);
+    case 1:
+      return random.pick(['a', 'b', '', '😀']);
+    case 2:
+      return { n: random.int(3), tags: [random.int(2)] };
+    case 3:
+      return [random.int(3), { x: null }];
+    default:
+      return random.pick([true, null, 2.5]);
+  }
+}
+
+/** JS semantics of an index into a list of `length`: negative counts from the end. */
+function at(index: number, length: number): number {
+  return index < 0 ? length + index : index;
+}
+
+documentSuite('DocList', (ctx) => {
+  describe('reading and writing by index', () => {
+    it('pushes, unshifts, inserts, reads with negative indexes, sets and removes', async () => {
+      const { docs } = await ctx.open();
+      const c = docs.collection();
+      const l = c.list('l');
+      await l.push('b');
+      await l.append('c');
+      await l.unshift('a');
+      await l.prepend('_');
+      await l.insert(2, { mid: [1] });
+      expect(await l.toArray()).toEqual(['_', 'a', { mid: [1] }, 'b', 'c']);
+      expect(await l.size()).toBe(5);
+      expect(await l.get(0)).toBe('_');
+      expect(await l.get(-1)).toBe('c');
+      expect(await l.get(-5)).toBe('_');
+      await l.set(-2, 'B');
+      await l.removeAt(0);
+      expect(await l.toArray()).toEqual(['a', { mid: [1] }, 'B', 'c']);
+      expect((await c.get('l')).content).toEqual(['a', { mid: [1] }, 'B', 'c']);
+      expect(await l.indexOf({ mid: [1] })).toBe(1);
+      expect(await l.indexOf('c', -1)).toBe(3);
+      expect(await l.indexOf('a', 1)).toBe(-1);
+      expect(await l.includes('B')).toBe(true);
+      expect(await l.includes('b')).toBe(false);
+      expect(await l.slice(1, -1)).toEqual([{ mid: [1] }, 'B']);
+      expect(await l.slice(-2)).toEqual(['B', 'c']);
+      expect(await l.slice(3, 1)).toEqual([]);
+      expect(await l.pop()).toBe('c');
+      expect(await l.shift()).toBe('a');
+      expect(await l.toArray()).toEqual([{ mid: [1] }, 'B']);
+    });
+
+    it('refuses out-of-range indexes with OUT_OF_RANGE, writing nothing', async () => {
+      const { docs, counter } = await ctx.open();
+      const c = docs.collection();
+      const l = c.list('l');
+      expect((await errorOf(l.get(0))).code).toBe('OUT_OF_RANGE');
+      expect((await errorOf(l.set(0, 1))).code).toBe('OUT_OF_RANGE');
+      expect((await errorOf(l.removeAt(-1))).code).toBe('OUT_OF_RANGE');
+      expect((await errorOf(l.insert(1, 1))).code).toBe('OUT_OF_RANGE');
+      expect(await c.exists('l')).toBe(false);
+      await l.push(1);
+      await l.push(2);
+      counter.take();
+      for (const op of [l.get(2), l.get(-3), l.set(2, 0), l.set(-3, 0), l.removeAt(2), l.insert(3, 0), l.insert(-3, 0)]) {
+        expect((await errorOf(op)).code).toBe('OUT_OF_RANGE');
+      }
+      expect(writesOf(counter.take())).toBe(0);
+      expect(await l.toArray()).toEqual([1, 2]);
+      expect((await errorOf(l.get(1.5))).code).toBe('INVALID_ARGUMENT');
+    });
+
+    it('pop and shift of an empty or missing list give undefined', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      expect(await l.pop()).toBeUndefined();
+      expect(await l.shift()).toBeUndefined();
+      await l.push(1);
+      expect(await l.pop()).toBe(1);
+      expect(await l.pop()).toBeUndefined();
+      expect(await l.toArray()).toEqual([]);
+    });
+
+    it('refuses invalid and too deep values', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      expect((await errorOf(l.push(undefined as never))).code).toBe('INVALID_VALUE');
+      let deep: JsonValue = 1;
+      for (let i = 0; i < 31; i++) deep = [deep];
+      expect((await errorOf(l.push(deep))).code).toBe('VALUE_TOO_DEEP');
+      await l.push((deep as JsonValue[])[0]);
+      expect(await l.size()).toBe(1);
+    });
+
+    it('refuses a value whose keys would exceed the key limit, writing nothing even into a caller\'s transaction', async () => {
+      const { docs } = await ctx.open();
+      const c = docs.collection();
+      const l = c.list('l');
+      const wide = { ['k'.repeat(10_000)]: 1 };
+      await docs.transact(async (tr) => {
+        for (const op of [l.push(wide, { tr }), l.unshift(wide, { tr }), l.insert(0, wide, { tr })]) {
+          expect((await errorOf(op)).code).toBe('KEY_TOO_LARGE');
+        }
+        expect(await c.exists('l', { tr })).toBe(false);
+      });
+    });
+  });
+
+  describe('iteration', () => {
+    it('pages through elements, containers whole', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      const values: JsonValue[] = Array.from({ length: 13 }, (_, i) => (i % 3 === 0 ? { i, list: [i, i] } : i));
+      for (const v of values) await l.push(v);
+      const seen: JsonValue[] = [];
+      for await (const v of l.iterate({ pageSize: 3 })) seen.push(v);
+      expect(seen).toEqual(values);
+      const all: JsonValue[] = [];
+      for await (const v of l) all.push(v);
+      expect(all).toEqual(values);
+    });
+  });
+
+  it('follows the reference model through random operation sequences', async () => {
+    const seed = testSeed(302);
+    const random = new Random(seed);
+    const { docs } = await ctx.open();
+    const c = docs.collection();
+    const l = c.list('model');
+    let model: JsonValue[] = [];
+    const ops = ['push', 'unshift', 'insert', 'removeAt', 'set', 'get', 'pop', 'shift', 'indexOf', 'slice', 'clear'] as const;
+    for (let step = 0; step < 120; step++) {
+      const op = random.pick(ops);
+      const value = randomValue(random);
+      const index = random.between(-model.length - 1, model.length + 1);
+      const where = `seed ${seed}, step ${step}: ${op}`;
+      const i = at(index, model.length);
+      const outOfRange = (n: number) => i < 0 || i >= n;
+      const check = async (actual: Promise<unknown>, expected: unknown) => {
+        expect([where, await actual]).toEqual([where, expected]);
+      };
+      const checkError = async (actual: Promise<unknown>) => {
+        expect([where, (await errorOf(actual)).code]).toEqual([where, 'OUT_OF_RANGE']);
+      };
+      switch (op) {
+        case 'push':
+          await l.push(value);
+          model.push(value);
+          break;
+        case 'unshift':
+          await l.unshift(value);
+          model.unshift(value);
+          break;
+        case 'insert':
+          if (i < 0 || i > model.length) await checkError(l.insert(index, value));
+          else {
+            await l.insert(index, value);
+            model.splice(i, 0, value);
+          }
+          break;
+        case 'removeAt':
+          if (outOfRange(model.length)) await checkError(l.removeAt(index));
+          else {
+            await l.removeAt(index);
+            model.splice(i, 1);
+          }
+          break;
+        case 'set':
+          if (outOfRange(model.length)) await checkError(l.set(index, value));
+          else {
+            await l.set(index, value);
+            model[i] = value;
+          }
+          break;
+        case 'get':
+          if (outOfRange(model.length)) await checkError(l.get(index));
+          else await check(l.get(index), model[i]);
+          break;
+        case 'pop':
+          await check(l.pop(), model.pop());
+          break;
+        case 'shift':
+          await check(l.shift(), model.shift());
+          break;
+        case 'indexOf': {
+          const probe = random.chance(0.5) && model.length > 0 ? random.pick(model) : value;
+          const from = random.between(-3, 3);
+          const start = from < 0 ? Math.max(0, model.length + from) : from;
+          const expected = model.findIndex((v, k) => k >= start && JSON.stringify(v) === JSON.stringify(probe));
+          await check(l.indexOf(probe, from), expected);
+          break;
+        }
+        case 'slice': {
+          const end = random.between(-model.length - 1, model.length + 1);
+          await check(l.slice(index, end), model.slice(index, end));
+          break;
+        }
+        case 'clear':
+          if (random.chance(0.3)) {
+            await l.clear();
+            model = [];
+          }
+          break;
+      }
+      expect([where, await l.size(), await l.toArray()]).toEqual([where, model.length, model]);
+    }
+    expect((await c.get('model')).content).toEqual(await l.toArray());
+  });
+
+  describe('conflicts', () => {
+    it('a push and an unshift never conflict', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      await l.push('only');
+      expect(await retriesOf(docs, [(tr) => l.push('last', { tr }), (tr) => l.unshift('first', { tr })])).toBe(0);
+      expect(await l.toArray()).toEqual(['first', 'only', 'last']);
+    });
+
+    it('set and get of different elements in the middle never conflict', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      for (let i = 0; i < 10; i++) await l.push(i);
+      const retries = await retriesOf(docs, [
+        (tr) => l.set(3, 'three', { tr }),
+        (tr) => l.set(5, 'five', { tr }),
+        async (tr) => {
+          await l.get(7, { tr });
+          await l.set(8, 'eight', { tr });
+        },
+      ]);
+      expect(retries).toBe(0);
+      expect(await l.toArray()).toEqual([0, 1, 2, 'three', 4, 'five', 6, 7, 'eight', 9]);
+    });
+
+    it('concurrent pushes conflict (each retries) and all land, each once', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      await l.push(0);
+      const retries = await retriesOf(docs, [1, 2, 3].map((v) => (tr) => l.push(v, { tr })));
+      expect(retries).toBeGreaterThan(0);
+      expect([...((await l.toArray()) as number[])].sort()).toEqual([0, 1, 2, 3]);
+    });
+  });
+});
