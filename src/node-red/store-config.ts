@@ -1,0 +1,76 @@
+import { homedir } from 'os';
+import { join } from 'path';
+import type { Database } from '../kv/database';
+import { openFoundationDB } from '../kv/fdb';
+import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
+import { ContextStoreError } from './errors';
+
+/**
+ * The `config` of a doclayer context store in Node-RED's settings.js:
+ *
+ * ```js
+ * contextStorage: { default: { module: require('doclayer/node-red'), config: { ... } } }
+ * ```
+ *
+ * With no engine option, the store is a durable LMDB store in `<userDir>/doclayer-context`, which
+ * every Node-RED process on the machine can share. At most one of `path`, `fdb` and `database`.
+ */
+export interface ContextStoreConfig {
+  /** The folder of an LMDB store (created if missing), on a local filesystem. */
+  path?: string;
+  /** LMDB only: `'sync'` (default: a set survives a machine crash once its callback ran) or `'fast'`. */
+  durability?: LmdbDurability;
+  /** A FoundationDB cluster (needs the optional `foundationdb` package and libfdb_c). */
+  fdb?: {
+    /** Default: FoundationDB's own lookup (`FDB_CLUSTER_FILE`, then the platform's default file). */
+    clusterFile?: string;
+    /** Default 710. */
+    apiVersion?: number;
+  };
+  /** A doclayer database already open, on any engine; the store does not close it. */
+  database?: Database;
+  /** Everything the store writes is under the tuple (prefix, ...). Default `'node-red'`. */
+  prefix?: string;
+  /** Set by Node-RED: the settings the runtime passes to context stores (`userDir`). */
+  settings?: { userDir?: string };
+}
+
+/** A database the store uses, and whether it must close it. */
+export interface OpenedDatabase {
+  database: Database;
+  owned: boolean;
+}
+
+export const DEFAULT_PREFIX = 'node-red';
+
+/** The folder the store uses when `config.path` is absent, as Node-RED's file store picks its own. */
+export function defaultPath(config: ContextStoreConfig): string {
+  const userDir = config.settings?.userDir ?? join(homedir(), '.node-red');
+  return join(userDir, 'doclayer-context');
+}
+
+/** @throws ContextStoreError INVALID_ARGUMENT for an inconsistent or mistyped config */
+export function checkConfig(config: unknown): ContextStoreConfig {
+  if (config === undefined || config === null) return {};
+  if (typeof config !== 'object') throw invalidConfig('the config is an object');
+  const c = config as ContextStoreConfig;
+  const engines = [c.path !== undefined, c.fdb !== undefined, c.database !== undefined].filter(Boolean).length;
+  if (engines > 1) throw invalidConfig('give at most one of path, fdb and database');
+  if (c.path !== undefined && (typeof c.path !== 'string' || c.path === '')) throw invalidConfig('path is a folder name');
+  if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) throw invalidConfig('prefix is a non-empty string');
+  if (c.fdb !== undefined && (typeof c.fdb !== 'object' || c.fdb === null)) throw invalidConfig('fdb is an object: { clusterFile }');
+  if (c.durability !== undefined && c.durability !== 'sync' && c.durability !== 'fast') throw invalidConfig("durability is 'sync' or 'fast'");
+  return c;
+}
+
+/** Opens the database the config names. */
+export async function openConfiguredDatabase(config: ContextStoreConfig): Promise<OpenedDatabase> {
+  if (config.database !== undefined) return { database: config.database, owned: false };
+  if (config.fdb !== undefined) return { database: await openFoundationDB(config.fdb), owned: true };
+  const path = config.path ?? defaultPath(config);
+  return { database: openLmdbDatabase({ path, durability: config.durability }), owned: true };
+}
+
+function invalidConfig(what: string): ContextStoreError {
+  return new ContextStoreError('INVALID_ARGUMENT', `doclayer context store: ${what}`);
+}
