@@ -1,0 +1,33 @@
+import type { Command } from './command';
+import { countCommand } from './count';
+import { demoCommand } from './demo';
+import { exportCommand } from './export';
+import { getCommand } from './get';
+import { importCommand } from './import';
+import { manifestCommand } from './manifest';
+import { removeCommand } from './remove';
+import { scanCommand } from './scan';
+import { setCommand } from './set';
+import { statsCommand } from './stats';
+import { counterCommand, listCommand, queueCommand } from './structures';
+
+/** Every command, in the order `doclayer help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  demoCommand,
+  importCommand,
+  exportCommand,
+  getCommand,
+  setCommand,
+  removeCommand,
+  scanCommand,
+  countCommand,
+  listCommand,
+  queueCommand,
+  counterCommand,
+  manifestCommand,
+  statsCommand,
+];
+
+export const COMMANDS_BY_NAME: ReadonlyMap<string, Command> = new Map(COMMANDS.map((c) => [c.name, c]));
+
+export type { Command, CommandContext } from './command';

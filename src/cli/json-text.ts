@@ -1,0 +1,282 @@
+import type { JsonValue } from '../document/types';
+
+/**
+ * JSON text as the CLI reads and writes documents: integers beyond 2^53 as `bigint` (the document layer
+ * stores them exactly, and `JSON.parse` would round them), and syntax errors with the exact offset of
+ * the offending character (V8's messages give none for most errors).
+ *
+ * Both directions take the native path (`JSON.parse`, `JSON.stringify`) whenever it gives the same
+ * result, so that importing and exporting large files costs what the native functions cost.
+ */
+
+/** A JSON syntax error at a 0-based offset into the text parsed. */
+export class JsonSyntaxError extends Error {
+  override readonly name = 'JsonSyntaxError';
+
+  constructor(
+    /** What is wrong, without the position: `expected ',' or '}'`. */
+    readonly reason: string,
+    /** The 0-based offset (in UTF-16 code units) of the character at fault, or the text's length at its end. */
+    readonly offset: number,
+  ) {
+    super(`${reason} at offset ${offset}`);
+  }
+}
+
+/** A run of 16 digits: the shortest an integer beyond 2^53 (9007199254740992, 16 digits) can be. */
+const LONG_DIGIT_RUN = /\d{16}/;
+
+/** Nesting deeper than this is refused; the document layer stores at most 32 levels anyway. */
+const MAX_NESTING = 1000;
+
+/**
+ * Parses JSON text. Integers outside the safe range come back as `bigint`; everything else as
+ * `JSON.parse` returns it (a `__proto__` key included, as an own property).
+ *
+ * @throws JsonSyntaxError with the offset of the first character that is not valid JSON.
+ */
+export function parseJson(text: string): JsonValue {
+  if (!LONG_DIGIT_RUN.test(text)) {
+    try {
+      return JSON.parse(text) as JsonValue;
+    } catch {
+      // Fall through: the exact parser finds where.
+    }
+  }
+  return new Parser(text).parseText();
+}
+
+/** Recursive descent over the JSON grammar (RFC 8259), for exact error offsets and bigint integers. */
+class Parser {
+  private at = 0;
+  private depth = 0;
+
+  constructor(private readonly text: string) {}
+
+  parseText(): JsonValue {
+    this.skipSpace();
+    const value = this.parseValue();
+    this.skipSpace();
+    if (this.at < this.text.length) this.fail('unexpected text after the JSON value');
+    return value;
+  }
+
+  private fail(reason: string, at = this.at): never {
+    throw new JsonSyntaxError(reason, at);
+  }
+
+  private describeHere(): string {
+    if (this.at >= this.text.length) return 'the end of the text';
+    return JSON.stringify(this.text[this.at]);
+  }
+
+  private skipSpace(): void {
+    const t = this.text;
+    while (this.at < t.length) {
+      const c = t.charCodeAt(this.at);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return;
+      this.at++;
+    }
+  }
+
+  private parseValue(): JsonValue {
+    const c = this.text[this.at];
+    switch (c) {
+      case '{':
+        return this.parseObject();
+      case '[':
+        return this.parseArray();
+      case '"':
+        return this.parseString();
+      case 't':
+        return this.parseWord('true', true);
+      case 'f':
+        return this.parseWord('false', false);
+      case 'n':
+        return this.parseWord('null', null);
+      default:
+        if (c === '-' || (c >= '0' && c <= '9')) return this.parseNumber();
+        return this.fail(`expected a JSON value, found ${this.describeHere()}`);
+    }
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_NESTING) this.fail(`nesting deeper than ${MAX_NESTING} levels`);
+    this.at++;
+    this.skipSpace();
+  }
+
+  private parseObject(): JsonValue {
+    this.enter();
+    const object: { [key: string]: JsonValue } = {};
+    if (this.text[this.at] === '}') {
+      this.at++;
+      this.depth--;
+      return object;
+    }
+    for (;;) {
+      if (this.text[this.at] !== '"') this.fail(`expected a property name in double quotes, found ${this.describeHere()}`);
+      const key = this.parseString();
+      this.skipSpace();
+      if (this.text[this.at] !== ':') this.fail(`expected ':' after a property name, found ${this.describeHere()}`);
+      this.at++;
+      this.skipSpace();
+      const value = this.parseValue();
+      // As JSON.parse: `__proto__` is an own property, not the prototype.
+      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      else object[key] = value;
+      this.skipSpace();
+      const next = this.text[this.at];
+      if (next === ',') {
+        this.at++;
+        this.skipSpace();
+        continue;
+      }
+      if (next === '}') {
+        this.at++;
+        this.depth--;
+        return object;
+      }
+      this.fail(`expected ',' or '}' after a property value, found ${this.describeHere()}`);
+    }
+  }
+
+  private parseArray(): JsonValue {
+    this.enter();
+    const array: JsonValue[] = [];
+    if (this.text[this.at] === ']') {
+      this.at++;
+      this.depth--;
+      return array;
+    }
+    for (;;) {
+      array.push(this.parseValue());
+      this.skipSpace();
+      const next = this.text[this.at];
+      if (next === ',') {
+        this.at++;
+        this.skipSpace();
+        continue;
+      }
+      if (next === ']') {
+        this.at++;
+        this.depth--;
+        return array;
+      }
+      this.fail(`expected ',' or ']' after an array element, found ${this.describeHere()}`);
+    }
+  }
+
+  private parseString(): string {
+    const t = this.text;
+    const start = this.at;
+    this.at++;
+    for (;;) {
+      if (this.at >= t.length) this.fail('unterminated string', start);
+      const c = t.charCodeAt(this.at);
+      if (c === 0x22) break;
+      if (c < 0x20) this.fail('control character in a string (escape it)');
+      if (c === 0x5c) {
+        const e = t[this.at + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(t.slice(this.at + 2, this.at + 6))) this.fail('bad \\u escape: four hex digits expected');
+          this.at += 6;
+          continue;
+        }
+        if (e === undefined || !'"\\/bfnrt'.includes(e)) this.fail('bad escape in a string');
+        this.at += 2;
+        continue;
+      }
+      this.at++;
+    }
+    this.at++;
+    // The slice is valid JSON by now: let the native parser decode its escapes.
+    return JSON.parse(t.slice(start, this.at)) as string;
+  }
+
+  private parseWord<T extends JsonValue>(word: string, value: T): T {
+    if (this.text.startsWith(word, this.at)) {
+      this.at += word.length;
+      return value;
+    }
+    return this.fail(`expected a JSON value, found ${this.describeHere()}`);
+  }
+
+  private parseNumber(): JsonValue {
+    const t = this.text;
+    const start = this.at;
+    if (t[this.at] === '-') this.at++;
+    if (t[this.at] === '0') {
+      this.at++;
+    } else if (t[this.at] >= '1' && t[this.at] <= '9') {
+      while (t[this.at] >= '0' && t[this.at] <= '9') this.at++;
+    } else {
+      this.fail('expected a digit');
+    }
+    let integer = true;
+    if (t[this.at] === '.') {
+      integer = false;
+      this.at++;
+      if (!(t[this.at] >= '0' && t[this.at] <= '9')) this.fail('expected a digit after the decimal point');
+      while (t[this.at] >= '0' && t[this.at] <= '9') this.at++;
+    }
+    if (t[this.at] === 'e' || t[this.at] === 'E') {
+      integer = false;
+      this.at++;
+      if (t[this.at] === '+' || t[this.at] === '-') this.at++;
+      if (!(t[this.at] >= '0' && t[this.at] <= '9')) this.fail('expected a digit in the exponent');
+      while (t[this.at] >= '0' && t[this.at] <= '9') this.at++;
+    }
+    const literal = t.slice(start, this.at);
+    const number = Number(literal);
+    if (integer && !Number.isSafeInteger(number)) return BigInt(literal);
+    return number;
+  }
+}
+
+/**
+ * JSON text of a document-layer value, as `JSON.stringify(value, null, indent)` writes it, with
+ * `bigint`s written as integer literals.
+ */
+export function stringifyJson(value: JsonValue, indent = 0): string {
+  try {
+    return JSON.stringify(value, null, indent);
+  } catch (err) {
+    if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
+  }
+  const out: string[] = [];
+  write(value, out, indent > 0 ? ' '.repeat(indent) : '', '');
+  return out.join('');
+}
+
+function write(value: JsonValue, out: string[], unit: string, current: string): void {
+  if (typeof value === 'bigint') {
+    out.push(value.toString());
+    return;
+  }
+  if (value === null || typeof value !== 'object') {
+    out.push(JSON.stringify(value));
+    return;
+  }
+  const inner = current + unit;
+  const separator = unit === '' ? ',' : `,\n${inner}`;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return void out.push('[]');
+    out.push(unit === '' ? '[' : `[\n${inner}`);
+    value.forEach((item, i) => {
+      if (i > 0) out.push(separator);
+      write(item, out, unit, inner);
+    });
+    out.push(unit === '' ? ']' : `\n${current}]`);
+    return;
+  }
+  const keys = Object.keys(value);
+  if (keys.length === 0) return void out.push('{}');
+  out.push(unit === '' ? '{' : `{\n${inner}`);
+  keys.forEach((key, i) => {
+    if (i > 0) out.push(separator);
+    out.push(JSON.stringify(key), unit === '' ? ':' : ': ');
+    write(value[key], out, unit, inner);
+  });
+  out.push(unit === '' ? '}' : `\n${current}}`);
+}

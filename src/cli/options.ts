@@ -1,0 +1,28 @@
+import type { OptionSpec } from './args';
+
+/** Every option of the CLI. The global ones are accepted by every command; the others by the commands that list them. */
+
+export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
+  { name: 'db', value: 'required', valueName: 'folder', description: 'the durable embedded engine (LMDB) in this folder (default ./doclayer-data)' },
+  { name: 'memory', value: 'none', description: 'an in-memory database, gone when the command ends' },
+  { name: 'fdb', value: 'optional', valueName: 'clusterFile', description: 'a FoundationDB cluster (needs the client library libfdb_c)' },
+  { name: 'collection', value: 'required', valueName: 'scope.collection', description: 'the collection to work on (default _default._default)' },
+  { name: 'json', value: 'none', description: 'machine-readable output: one JSON value per line' },
+  { name: 'help', value: 'none', description: 'usage (also: doclayer help <command>)' },
+  { name: 'version', value: 'none', description: "doclayer's version" },
+];
+
+export const COMMAND_OPTIONS: readonly OptionSpec[] = [
+  { name: 'id-field', value: 'required', valueName: 'field', description: 'the top-level field holding each id' },
+  { name: 'skip-bad', value: 'none', description: 'skip bad records instead of stopping' },
+  { name: 'from-line', value: 'required', valueName: 'n', description: 'skip the records before line n' },
+  { name: 'limit', value: 'required', valueName: 'n', description: 'at most n documents' },
+  { name: 'cas', value: 'required', valueName: 'cas', description: 'only if the document is at this version' },
+  { name: 'reset', value: 'none', description: 'load the sample again' },
+];
+
+export const OPTION_SPECS: ReadonlyMap<string, OptionSpec> = new Map(
+  [...GLOBAL_OPTIONS, ...COMMAND_OPTIONS].map((spec) => [spec.name, spec]),
+);
+
+export const GLOBAL_OPTION_NAMES: ReadonlySet<string> = new Set(GLOBAL_OPTIONS.map((spec) => spec.name));

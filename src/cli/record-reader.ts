@@ -1,0 +1,263 @@
+import { StringDecoder } from 'string_decoder';
+import type { Readable } from 'stream';
+import type { TextPosition } from './text-position';
+
+/**
+ * Splits an input of JSON records into the text of each record, streaming, with where each starts.
+ * The format is told by the content, not the file name: an input whose first character (after
+ * whitespace and a byte order mark) is `[` is one JSON array, each element a record (`.json`);
+ * anything else is newline-delimited JSON, each non-blank line a record (`.ndjson`, `.jsonl`).
+ *
+ * Records are not parsed here: a record that is not valid JSON is the importer's to report (and
+ * perhaps skip). What this module throws, {@link InputStructureError}, is an input that cannot be cut
+ * into records at all: an array whose elements are not separated by commas, brackets that do not
+ * match, text after the array.
+ */
+
+export interface InputRecord {
+  /** 1-based position in the input: the record's number. */
+  readonly index: number;
+  /** Where the record's text starts in the input. */
+  readonly start: TextPosition;
+  readonly text: string;
+  /** Bytes of the input read so far (for progress: it runs ahead of the records by up to one chunk). */
+  readonly bytesRead: number;
+}
+
+/** The input cannot be split into records at `position`; nothing after it is read. */
+export class InputStructureError extends Error {
+  override readonly name = 'InputStructureError';
+
+  constructor(
+    readonly reason: string,
+    readonly position: TextPosition,
+  ) {
+    super(`${reason} at line ${position.line}, column ${position.column}`);
+  }
+}
+
+type Format = 'unknown' | 'lines' | 'array';
+
+/** Where the array splitter is between elements. */
+type ArrayState = 'open' | 'value-or-end' | 'comma-or-end' | 'closed';
+
+const CLOSER: Record<string, string> = { '{': '}', '[': ']' };
+
+/** Streaming splitter: feed it text with {@link push}, then {@link end}; each returns the records completed. */
+export class RecordSplitter {
+  private format: Format = 'unknown';
+  private index = 0;
+  private bytesRead = 0;
+  // Position of the next character to be scanned.
+  private line = 1;
+  private column = 1;
+  private started = false;
+  private failure: InputStructureError | undefined;
+
+  // ndjson: the current line so far.
+  private partialLine = '';
+  private partialStart: TextPosition = { line: 1, column: 1 };
+
+  // array: the current element so far, its start, and the open brackets inside it.
+  private state: ArrayState = 'open';
+  private element: string[] = [];
+  private elementStart: TextPosition = { line: 1, column: 1 };
+  private inElement = false;
+  private closers: string[] = [];
+  private inString = false;
+  private escaped = false;
+
+  /**
+   * Splits more of the input; `bytes` is the size of the chunk it came from. When the input cannot be
+   * split, the records completed before the place it cannot are returned first, and the error is
+   * thrown by the next call.
+   */
+  push(text: string, bytes = Buffer.byteLength(text)): InputRecord[] {
+    this.throwFailure();
+    const out: InputRecord[] = [];
+    try {
+      this.split(text, bytes, out);
+    } catch (err) {
+      if (!(err instanceof InputStructureError) || out.length === 0) throw err;
+      this.failure = err;
+    }
+    return out;
+  }
+
+  private throwFailure(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private split(text: string, bytes: number, out: InputRecord[]): void {
+    this.bytesRead += bytes;
+    if (!this.started && text.length > 0) {
+      this.started = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (this.format === 'unknown') {
+      const first = text.search(/\S/);
+      if (first === -1) {
+        this.advance(text);
+        return;
+      }
+      this.format = text[first] === '[' ? 'array' : 'lines';
+      this.partialStart = { line: this.line, column: this.column };
+    }
+    if (this.format === 'lines') this.pushLines(text, out);
+    else this.pushArray(text, out);
+  }
+
+  /** The records left at the end of the input. @throws InputStructureError for an unfinished array. */
+  end(): InputRecord[] {
+    this.throwFailure();
+    const out: InputRecord[] = [];
+    if (this.format === 'lines') {
+      this.emitLine(this.partialLine, this.partialStart, out);
+      this.partialLine = '';
+    } else if (this.format === 'array') {
+      if (this.inElement && this.closers.length === 0 && !this.inString) this.finishElement(out);
+      if (this.state !== 'closed') {
+        throw new InputStructureError("the input ends inside the array (a ']' is missing)", { line: this.line, column: this.column });
+      }
+    }
+    return out;
+  }
+
+  private record(text: string, start: TextPosition): InputRecord {
+    return { index: ++this.index, start, text, bytesRead: this.bytesRead };
+  }
+
+  private advance(text: string): void {
+    const last = text.lastIndexOf('\n');
+    if (last === -1) {
+      this.column += text.length;
+      return;
+    }
+    this.line += text.split('\n').length - 1;
+    this.column = text.length - last;
+  }
+
+  private pushLines(text: string, out: InputRecord[]): void {
+    let from = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
+      this.emitLine(this.partialLine + text.slice(from, nl), this.partialStart, out);
+      this.partialLine = '';
+      this.line++;
+      this.column = 1;
+      this.partialStart = { line: this.line, column: 1 };
+      from = nl + 1;
+    }
+    this.partialLine += text.slice(from);
+    this.column += text.length - from;
+  }
+
+  private emitLine(line: string, start: TextPosition, out: InputRecord[]): void {
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    if (/\S/.test(text)) out.push(this.record(text, start));
+  }
+
+  private pushArray(text: string, out: InputRecord[]): void {
+    let elementFrom = this.inElement ? 0 : -1;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (this.inElement) {
+        if (this.inString) {
+          if (this.escaped) this.escaped = false;
+          else if (c === '\\') this.escaped = true;
+          else if (c === '"') this.inString = false;
+        } else if (c === '"') {
+          this.inString = true;
+        } else if (c === '{' || c === '[') {
+          this.closers.push(CLOSER[c]);
+        } else if (c === '}' || c === ']') {
+          if (this.closers.length > 0) {
+            if (this.closers.pop() !== c) this.fail(`'${c}' does not match the bracket it closes`);
+            if (this.closers.length === 0) {
+              this.element.push(text.slice(elementFrom, i + 1));
+              elementFrom = -1;
+              this.finishElement(out);
+              this.step(c);
+              continue;
+            }
+          } else {
+            // The end of the array right after a scalar element.
+            this.element.push(text.slice(elementFrom, i));
+            elementFrom = -1;
+            this.finishElement(out);
+          }
+        } else if (this.closers.length === 0 && (c === ',' || isSpace(c))) {
+          this.element.push(text.slice(elementFrom, i));
+          elementFrom = -1;
+          this.finishElement(out);
+        }
+      }
+      if (!this.inElement) {
+        if (!isSpace(c)) {
+          switch (this.state) {
+            case 'open':
+              this.state = 'value-or-end';
+              break;
+            case 'value-or-end':
+              if (c === ']') this.state = 'closed';
+              else if (c === ',') this.fail("expected an array element before ','");
+              else {
+                this.inElement = true;
+                elementFrom = i;
+                this.elementStart = { line: this.line, column: this.column };
+                this.closers = c === '{' || c === '[' ? [CLOSER[c]] : [];
+                this.inString = c === '"';
+                this.escaped = false;
+              }
+              break;
+            case 'comma-or-end':
+              if (c === ',') this.state = 'value-or-end';
+              else if (c === ']') this.state = 'closed';
+              else this.fail(`expected ',' or ']' after an array element, found '${c}'`);
+              break;
+            case 'closed':
+              this.fail("unexpected text after the array's closing ']'");
+          }
+        }
+      }
+      this.step(c);
+    }
+    if (elementFrom !== -1) this.element.push(text.slice(elementFrom));
+  }
+
+  private finishElement(out: InputRecord[]): void {
+    out.push(this.record(this.element.join(''), this.elementStart));
+    this.element = [];
+    this.inElement = false;
+    this.state = 'comma-or-end';
+  }
+
+  private step(c: string): void {
+    if (c === '\n') {
+      this.line++;
+      this.column = 1;
+    } else {
+      this.column++;
+    }
+  }
+
+  private fail(reason: string): never {
+    throw new InputStructureError(reason, { line: this.line, column: this.column });
+  }
+}
+
+function isSpace(c: string): boolean {
+  return c === ' ' || c === '\n' || c === '\r' || c === '\t';
+}
+
+/** The records of a stream of JSON records (see the top of this file), as they arrive. */
+export async function* readRecords(input: Readable): AsyncIterable<InputRecord> {
+  const splitter = new RecordSplitter();
+  const decoder = new StringDecoder('utf8');
+  for await (const chunk of input) {
+    const bytes = chunk as Buffer;
+    yield* splitter.push(decoder.write(bytes), bytes.length);
+  }
+  const rest = decoder.end();
+  if (rest.length > 0) yield* splitter.push(rest, 0);
+  yield* splitter.end();
+}
