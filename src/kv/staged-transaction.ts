@@ -1,5 +1,14 @@
-import { compareBytes, int64LE, keyAfter, toBuffer } from './bytes';
+import { compareBytes, keyAfter, toBuffer } from './bytes';
 import { KvError, kvError } from './errors';
+import {
+  checkedValue,
+  legalRange,
+  legalReadBound,
+  outsideLegalRange,
+  rangeLimit,
+  selectorKey,
+  writableKey,
+} from './key-arguments';
 import { isKeySelector } from './key-selector';
 import { Limits } from './limits';
 import { ATOMIC_OPS } from './memory/atomic-ops';
@@ -12,6 +21,7 @@ import {
   versionstampOf,
 } from './memory/versionstamp-template';
 import { resolvePendingWrite, WriteSet, type PendingWrite } from './memory/write-set';
+import { TransactionShorthands } from './transaction-shorthands';
 import type {
   AtomicOp,
   Bytes,
@@ -67,13 +77,15 @@ const EMPTY_KEY = Buffer.alloc(0);
  * with the parent's 1036 even when the stage has set that key, because the parent is asked for the
  * range as a whole (point reads of such a key do see the staged value).
  */
-export class StagedTransaction implements Transaction {
+export class StagedTransaction extends TransactionShorthands implements Transaction {
   private writes = new WriteSet();
   private calls: StagedCall[] = [];
   private cancelled = false;
   private snapshotReads: ReadTransaction | undefined;
 
-  constructor(readonly parent: Transaction) {}
+  constructor(readonly parent: Transaction) {
+    super();
+  }
 
   /**
    * Replays the staged calls on the parent in the order they were made, then starts an empty stage
@@ -156,46 +168,6 @@ export class StagedTransaction implements Transaction {
     this.calls.push({ type: 'atomic', op, key: k, operand });
   }
 
-  add(key: Bytes, delta: number | bigint | Bytes): void {
-    this.atomicOp('add', key, typeof delta === 'number' || typeof delta === 'bigint' ? int64LE(delta) : delta);
-  }
-
-  max(key: Bytes, param: Bytes): void {
-    this.atomicOp('max', key, param);
-  }
-
-  min(key: Bytes, param: Bytes): void {
-    this.atomicOp('min', key, param);
-  }
-
-  bitAnd(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitAnd', key, param);
-  }
-
-  bitOr(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitOr', key, param);
-  }
-
-  bitXor(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitXor', key, param);
-  }
-
-  byteMin(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMin', key, param);
-  }
-
-  byteMax(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMax', key, param);
-  }
-
-  appendIfFits(key: Bytes, param: Bytes): void {
-    this.atomicOp('appendIfFits', key, param);
-  }
-
-  compareAndClear(key: Bytes, param: Bytes): void {
-    this.atomicOp('compareAndClear', key, param);
-  }
-
   /**
    * The parent's read version is not known synchronously, so every key the template can become with
    * any versionstamp is unreadable here until the stage is applied: a superset of the parent's range.
@@ -238,20 +210,12 @@ export class StagedTransaction implements Transaction {
     if (range) this.calls.push({ type: 'readConflict', begin: range.begin, end: range.end });
   }
 
-  addReadConflictKey(key: Bytes): void {
-    this.addReadConflictRange(key, keyAfter(toBuffer(key)));
-  }
-
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
     this.assertUsable();
     const range = legalRange(begin, end);
     if (!range) return;
     this.writes.addConflictRange(range.begin, range.end);
     this.calls.push({ type: 'writeConflict', begin: range.begin, end: range.end });
-  }
-
-  addWriteConflictKey(key: Bytes): void {
-    this.addWriteConflictRange(key, keyAfter(toBuffer(key)));
   }
 
   /** The parent's size plus the bytes the staged writes will add when applied. */
@@ -565,64 +529,6 @@ function copyOf(bytes: Buffer): Buffer;
 function copyOf(bytes: Buffer | undefined): Buffer | undefined;
 function copyOf(bytes: Buffer | undefined): Buffer | undefined {
   return bytes === undefined ? undefined : Buffer.from(bytes);
-}
-
-/** A copy of a key that may be written. @throws KvError 2004, 2102 */
-function writableKey(key: Bytes): Buffer {
-  const k = toBuffer(key);
-  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-  if (k.length > Limits.maxKeyBytes) {
-    throw kvError('key_too_large', `${k.length} bytes, the limit is ${Limits.maxKeyBytes}`);
-  }
-  return Buffer.from(k);
-}
-
-/** A copy of a value that may be written. @throws KvError value_too_large (2103) */
-function checkedValue(value: Bytes): Buffer {
-  const v = toBuffer(value);
-  if (v.length > Limits.maxValueBytes) {
-    throw kvError('value_too_large', `${v.length} bytes, the limit is ${Limits.maxValueBytes}`);
-  }
-  return Buffer.from(v);
-}
-
-/**
- * A copy of `[begin, end)` for clears and conflict ranges, or `undefined` when empty. Ends longer than
- * the key limit are shortened to one byte over it, as the engines do: no key can tell the difference.
- *
- * @throws KvError inverted_range (2005), key_outside_legal_range (2004)
- */
-function legalRange(begin: Bytes, end: Bytes): KeyRange | undefined {
-  let b = toBuffer(begin);
-  let e = toBuffer(end);
-  if (compareBytes(b, e) > 0) throw kvError('inverted_range', `begin ${b.toString('hex')} > end ${e.toString('hex')}`);
-  if (compareBytes(b, MAX_USER_KEY) > 0) throw outsideLegalRange(b);
-  if (compareBytes(e, MAX_USER_KEY) > 0) throw outsideLegalRange(e);
-  if (b.length > Limits.maxKeyBytes) b = b.subarray(0, Limits.maxKeyBytes + 1);
-  if (e.length > Limits.maxKeyBytes) e = e.subarray(0, Limits.maxKeyBytes + 1);
-  if (compareBytes(b, e) >= 0) return undefined;
-  return { begin: Buffer.from(b), end: Buffer.from(e) };
-}
-
-function selectorKey(selector: KeySelector): Buffer {
-  return legalReadBound(toBuffer(selector.key));
-}
-
-/** @throws KvError key_outside_legal_range (2004) past `'\xff'` */
-function legalReadBound(key: Buffer): Buffer {
-  if (compareBytes(key, MAX_USER_KEY) > 0) throw outsideLegalRange(key);
-  return Buffer.from(key);
-}
-
-/** `Infinity` for no limit. @throws KvError client_invalid_operation for a negative or fractional limit */
-function rangeLimit(limit: number | undefined): number {
-  if (limit === undefined || limit === 0) return Infinity;
-  if (!Number.isInteger(limit) || limit < 0) throw kvError('client_invalid_operation', `invalid range limit ${limit}`);
-  return limit;
-}
-
-function outsideLegalRange(key: Buffer): KvError {
-  return kvError('key_outside_legal_range', `key ${key.subarray(0, 32).toString('hex')} is in the system keyspace`);
 }
 
 function unreadableRange(): KvError {

@@ -1,6 +1,7 @@
-import { int64LE, toBuffer } from '../bytes';
+import { toBuffer } from '../bytes';
 import { ErrorCodes, KvError } from '../errors';
 import { isKeySelector } from '../key-selector';
+import { TransactionShorthands } from '../transaction-shorthands';
 import type {
   AtomicOp,
   Bytes,
@@ -78,7 +79,7 @@ async function* keyValues(open: () => AsyncIterable<[Buffer, Buffer]>): AsyncGen
 
 /** Reads through a node-foundationdb transaction (or its `snapshot()` view). */
 class FdbReads implements ReadTransaction {
-  constructor(protected readonly tn: FdbTransactionLike) {}
+  constructor(private readonly tn: FdbTransactionLike) {}
 
   get(key: Bytes): Promise<Buffer | undefined> {
     return mappedAsync(() => this.tn.get(toBuffer(key)));
@@ -149,8 +150,34 @@ class FdbWatchHandle implements Watch {
  * and values. Every call maps to one call of the package's public API; the cluster enforces FDB's
  * limits and semantics, and the package's `FDBError`s are rethrown as {@link KvError}s with FDB's code.
  */
-export class FdbTransaction extends FdbReads implements Transaction {
+export class FdbTransaction extends TransactionShorthands implements Transaction {
+  private readonly reads: FdbReads;
   private snapshotReads: FdbReads | undefined;
+
+  constructor(private readonly tn: FdbTransactionLike) {
+    super();
+    this.reads = new FdbReads(tn);
+  }
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return this.reads.get(key);
+  }
+
+  getKey(selector: KeySelector): Promise<Buffer> {
+    return this.reads.getKey(selector);
+  }
+
+  getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue> {
+    return this.reads.getRange(begin, end, options);
+  }
+
+  getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.reads.getRangeAll(begin, end, options);
+  }
+
+  getReadVersion(): Promise<bigint> {
+    return this.reads.getReadVersion();
+  }
 
   snapshot(): ReadTransaction {
     this.snapshotReads ??= new FdbReads(this.tn.snapshot());
@@ -171,46 +198,6 @@ export class FdbTransaction extends FdbReads implements Transaction {
 
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
     mapped(() => this.tn.atomicOp(FdbMutationType[op], toBuffer(key), toBuffer(param)));
-  }
-
-  add(key: Bytes, delta: number | bigint | Bytes): void {
-    this.atomicOp('add', key, typeof delta === 'number' || typeof delta === 'bigint' ? int64LE(delta) : delta);
-  }
-
-  max(key: Bytes, param: Bytes): void {
-    this.atomicOp('max', key, param);
-  }
-
-  min(key: Bytes, param: Bytes): void {
-    this.atomicOp('min', key, param);
-  }
-
-  bitAnd(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitAnd', key, param);
-  }
-
-  bitOr(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitOr', key, param);
-  }
-
-  bitXor(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitXor', key, param);
-  }
-
-  byteMin(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMin', key, param);
-  }
-
-  byteMax(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMax', key, param);
-  }
-
-  appendIfFits(key: Bytes, param: Bytes): void {
-    this.atomicOp('appendIfFits', key, param);
-  }
-
-  compareAndClear(key: Bytes, param: Bytes): void {
-    this.atomicOp('compareAndClear', key, param);
   }
 
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
@@ -237,7 +224,8 @@ export class FdbTransaction extends FdbReads implements Transaction {
     mapped(() => this.tn.addReadConflictRange(toBuffer(begin), toBuffer(end)));
   }
 
-  addReadConflictKey(key: Bytes): void {
+  /** node-foundationdb's own call, rather than the shorthand's range. */
+  override addReadConflictKey(key: Bytes): void {
     mapped(() => this.tn.addReadConflictKey(toBuffer(key)));
   }
 
@@ -245,7 +233,8 @@ export class FdbTransaction extends FdbReads implements Transaction {
     mapped(() => this.tn.addWriteConflictRange(toBuffer(begin), toBuffer(end)));
   }
 
-  addWriteConflictKey(key: Bytes): void {
+  /** node-foundationdb's own call, rather than the shorthand's range. */
+  override addWriteConflictKey(key: Bytes): void {
     mapped(() => this.tn.addWriteConflictKey(toBuffer(key)));
   }
 

@@ -1,5 +1,5 @@
 import { Backoff } from '../backoff';
-import { compareBytes, int64LE, keyAfter, toBuffer } from '../bytes';
+import { compareBytes, keyAfter, toBuffer } from '../bytes';
 import { KvError, kvError } from '../errors';
 import { isKeySelector } from '../key-selector';
 import { Limits } from '../limits';
@@ -10,6 +10,7 @@ import { MAX_USER_KEY, ReadYourWritesView } from '../memory/read-your-writes';
 import { fillMaxVersionstamp, fillVersionstamp, parseVersionstampTemplate, versionstampOf } from '../memory/versionstamp-template';
 import { KeyWatch, sameValue } from '../memory/watch-registry';
 import { WriteSet } from '../memory/write-set';
+import { TransactionShorthands } from '../transaction-shorthands';
 import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../types';
 import {
   boundKey,
@@ -65,7 +66,7 @@ interface ReadState {
  * 2103, 2000 for a malformed versionstamp template) are thrown synchronously and leave the transaction
  * unchanged; reads reject their promise; transaction_too_large (2101) is reported by `commit`.
  */
-export class LmdbTransaction implements Transaction {
+export class LmdbTransaction extends TransactionShorthands implements Transaction {
   private state: TransactionState = 'active';
   /** Incremented by each reset, so that work started before a reset notices it. */
   private generation = 0;
@@ -82,7 +83,9 @@ export class LmdbTransaction implements Transaction {
   private readonly backoff = new Backoff();
   private snapshotReads: ReadTransaction | undefined;
 
-  constructor(private readonly cluster: LmdbCluster) {}
+  constructor(private readonly cluster: LmdbCluster) {
+    super();
+  }
 
   snapshot(): ReadTransaction {
     this.snapshotReads ??= {
@@ -166,46 +169,6 @@ export class LmdbTransaction implements Transaction {
     this.triggerOwnWatches(k);
   }
 
-  add(key: Bytes, delta: number | bigint | Bytes): void {
-    this.atomicOp('add', key, typeof delta === 'number' || typeof delta === 'bigint' ? int64LE(delta) : delta);
-  }
-
-  max(key: Bytes, param: Bytes): void {
-    this.atomicOp('max', key, param);
-  }
-
-  min(key: Bytes, param: Bytes): void {
-    this.atomicOp('min', key, param);
-  }
-
-  bitAnd(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitAnd', key, param);
-  }
-
-  bitOr(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitOr', key, param);
-  }
-
-  bitXor(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitXor', key, param);
-  }
-
-  byteMin(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMin', key, param);
-  }
-
-  byteMax(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMax', key, param);
-  }
-
-  appendIfFits(key: Bytes, param: Bytes): void {
-    this.atomicOp('appendIfFits', key, param);
-  }
-
-  compareAndClear(key: Bytes, param: Bytes): void {
-    this.atomicOp('compareAndClear', key, param);
-  }
-
   /**
    * Until commit the final key is unknown: reads of the keys it may become (from the read version's
    * stamp, or from zero before any read, up to the all-0xff stamp) fail with accessed_unreadable (1036),
@@ -273,18 +236,10 @@ export class LmdbTransaction implements Transaction {
     if (range) this.addReadConflict(range.begin, range.end);
   }
 
-  addReadConflictKey(key: Bytes): void {
-    this.addReadConflictRange(key, keyAfter(toBuffer(key)));
-  }
-
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
     this.assertUsable();
     const range = legalRange(begin, end);
     if (range) this.writes.addConflictRange(range.begin, range.end);
-  }
-
-  addWriteConflictKey(key: Bytes): void {
-    this.addWriteConflictRange(key, keyAfter(toBuffer(key)));
   }
 
   /** Bytes of mutations plus read and write conflict ranges (FDB's estimate, without its struct overheads). */

@@ -1,8 +1,19 @@
 import { Backoff } from '../backoff';
-import { compareBytes, int64LE, keyAfter, toBuffer } from '../bytes';
+import { compareBytes, keyAfter, toBuffer } from '../bytes';
 import { KvError, kvError } from '../errors';
+import {
+  boundKey,
+  checkedValue,
+  keyTooLarge,
+  legalRange,
+  outsideLegalRange,
+  rangeLimit,
+  selectorKey,
+  writableKey,
+} from '../key-arguments';
 import { isKeySelector } from '../key-selector';
 import { Limits } from '../limits';
+import { TransactionShorthands } from '../transaction-shorthands';
 import type {
   AtomicOp,
   Bytes,
@@ -49,7 +60,7 @@ const MAX_BATCH = 4096;
  * template) are thrown synchronously and leave the transaction unchanged; reads reject their promise;
  * transaction_too_large (2101) is reported by `commit`, as FDB does.
  */
-export class MemoryTransaction implements Transaction {
+export class MemoryTransaction extends TransactionShorthands implements Transaction {
   private state: TransactionState = 'active';
   /** Incremented by each reset, so that work started before a reset notices it. */
   private generation = 0;
@@ -66,7 +77,9 @@ export class MemoryTransaction implements Transaction {
   private readonly backoff = new Backoff();
   private snapshotReads: ReadTransaction | undefined;
 
-  constructor(private readonly cluster: MemoryCluster) {}
+  constructor(private readonly cluster: MemoryCluster) {
+    super();
+  }
 
   snapshot(): ReadTransaction {
     this.snapshotReads ??= {
@@ -141,46 +154,6 @@ export class MemoryTransaction implements Transaction {
     this.triggerOwnWatches(k);
   }
 
-  add(key: Bytes, delta: number | bigint | Bytes): void {
-    this.atomicOp('add', key, typeof delta === 'number' || typeof delta === 'bigint' ? int64LE(delta) : delta);
-  }
-
-  max(key: Bytes, param: Bytes): void {
-    this.atomicOp('max', key, param);
-  }
-
-  min(key: Bytes, param: Bytes): void {
-    this.atomicOp('min', key, param);
-  }
-
-  bitAnd(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitAnd', key, param);
-  }
-
-  bitOr(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitOr', key, param);
-  }
-
-  bitXor(key: Bytes, param: Bytes): void {
-    this.atomicOp('bitXor', key, param);
-  }
-
-  byteMin(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMin', key, param);
-  }
-
-  byteMax(key: Bytes, param: Bytes): void {
-    this.atomicOp('byteMax', key, param);
-  }
-
-  appendIfFits(key: Bytes, param: Bytes): void {
-    this.atomicOp('appendIfFits', key, param);
-  }
-
-  compareAndClear(key: Bytes, param: Bytes): void {
-    this.atomicOp('compareAndClear', key, param);
-  }
-
   /**
    * Until commit the final key is unknown: reads of the keys it may become (from the read version's
    * stamp, or from zero before any read, up to the all-0xff stamp) fail with accessed_unreadable (1036),
@@ -248,18 +221,10 @@ export class MemoryTransaction implements Transaction {
     if (range) this.addReadConflict(range.begin, range.end);
   }
 
-  addReadConflictKey(key: Bytes): void {
-    this.addReadConflictRange(key, keyAfter(toBuffer(key)));
-  }
-
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
     this.assertUsable();
     const range = legalRange(begin, end);
     if (range) this.writes.addConflictRange(range.begin, range.end);
-  }
-
-  addWriteConflictKey(key: Bytes): void {
-    this.addWriteConflictRange(key, keyAfter(toBuffer(key)));
   }
 
   /** Bytes of mutations plus read and write conflict ranges (FDB's estimate, without its struct overheads). */
@@ -568,70 +533,6 @@ function copyOf(bytes: Buffer): Buffer {
   const out = Buffer.allocUnsafe(bytes.length);
   bytes.copy(out);
   return out;
-}
-
-/** A copy of a key that may be written. @throws KvError 2004, 2102 */
-function writableKey(key: Bytes): Buffer {
-  const k = toBuffer(key);
-  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-  if (k.length > Limits.maxKeyBytes) throw keyTooLarge(k);
-  return Buffer.from(k);
-}
-
-/** A copy of a value that may be written. @throws KvError value_too_large (2103) */
-function checkedValue(value: Bytes): Buffer {
-  const v = toBuffer(value);
-  if (v.length > Limits.maxValueBytes) {
-    throw kvError('value_too_large', `${v.length} bytes, the limit is ${Limits.maxValueBytes}`);
-  }
-  return Buffer.from(v);
-}
-
-/**
- * A copy of `[begin, end)` for clears and conflict ranges, or `undefined` when empty. Ends longer than
- * the key limit are shortened to one byte over it: no key can tell the difference (FDB does the same).
- *
- * @throws KvError inverted_range (2005), key_outside_legal_range (2004)
- */
-function legalRange(begin: Bytes, end: Bytes): KeyRange | undefined {
-  let b = toBuffer(begin);
-  let e = toBuffer(end);
-  if (compareBytes(b, e) > 0) throw kvError('inverted_range', `begin ${b.toString('hex')} > end ${e.toString('hex')}`);
-  if (compareBytes(b, MAX_USER_KEY) > 0) throw outsideLegalRange(b);
-  if (compareBytes(e, MAX_USER_KEY) > 0) throw outsideLegalRange(e);
-  if (b.length > Limits.maxKeyBytes) b = b.subarray(0, Limits.maxKeyBytes + 1);
-  if (e.length > Limits.maxKeyBytes) e = e.subarray(0, Limits.maxKeyBytes + 1);
-  if (compareBytes(b, e) >= 0) return undefined;
-  return { begin: Buffer.from(b), end: Buffer.from(e) };
-}
-
-/** The key of a range bound, copied. @throws KvError key_outside_legal_range (2004) past `'\xff'` */
-function boundKey(bound: Bytes | KeySelector): Buffer {
-  return isKeySelector(bound) ? selectorKey(bound) : legalReadBound(toBuffer(bound));
-}
-
-function selectorKey(selector: KeySelector): Buffer {
-  return legalReadBound(toBuffer(selector.key));
-}
-
-function legalReadBound(key: Buffer): Buffer {
-  if (compareBytes(key, MAX_USER_KEY) > 0) throw outsideLegalRange(key);
-  return Buffer.from(key);
-}
-
-/** `Infinity` for no limit. @throws KvError client_invalid_operation for a negative or fractional limit */
-function rangeLimit(limit: number | undefined): number {
-  if (limit === undefined || limit === 0) return Infinity;
-  if (!Number.isInteger(limit) || limit < 0) throw kvError('client_invalid_operation', `invalid range limit ${limit}`);
-  return limit;
-}
-
-function outsideLegalRange(key: Buffer): KvError {
-  return kvError('key_outside_legal_range', `key ${key.subarray(0, 32).toString('hex')} is in the system keyspace`);
-}
-
-function keyTooLarge(key: Buffer): KvError {
-  return kvError('key_too_large', `${key.length} bytes, the limit is ${Limits.maxKeyBytes}`);
 }
 
 /** A batch of a streamed range read, and how to read the next one (`undefined`: that was the last). */
