@@ -1,3 +1,4 @@
+import { TransactionShorthands } from '../kv/transaction-shorthands';
 import type {
   AtomicOp,
   Bytes,
@@ -62,14 +63,16 @@ export class CountingEngine implements Engine {
   }
 }
 
-class CountingTransaction implements Transaction {
+class CountingTransaction extends TransactionShorthands implements Transaction {
   private directView: ReadTransaction | undefined;
   private snapshotView: ReadTransaction | undefined;
 
   constructor(
     private readonly inner: Transaction,
     private readonly counts: KvCounts,
-  ) {}
+  ) {
+    super();
+  }
 
   private counted(target: ReadTransaction): ReadTransaction {
     const counts = this.counts;
@@ -143,46 +146,6 @@ class CountingTransaction implements Transaction {
     this.inner.atomicOp(op, key, param);
     this.counts.keysWritten++;
   }
-  add(key: Bytes, delta: number | bigint | Bytes): void {
-    this.inner.add(key, delta);
-    this.counts.keysWritten++;
-  }
-  max(key: Bytes, param: Bytes): void {
-    this.inner.max(key, param);
-    this.counts.keysWritten++;
-  }
-  min(key: Bytes, param: Bytes): void {
-    this.inner.min(key, param);
-    this.counts.keysWritten++;
-  }
-  bitAnd(key: Bytes, param: Bytes): void {
-    this.inner.bitAnd(key, param);
-    this.counts.keysWritten++;
-  }
-  bitOr(key: Bytes, param: Bytes): void {
-    this.inner.bitOr(key, param);
-    this.counts.keysWritten++;
-  }
-  bitXor(key: Bytes, param: Bytes): void {
-    this.inner.bitXor(key, param);
-    this.counts.keysWritten++;
-  }
-  byteMin(key: Bytes, param: Bytes): void {
-    this.inner.byteMin(key, param);
-    this.counts.keysWritten++;
-  }
-  byteMax(key: Bytes, param: Bytes): void {
-    this.inner.byteMax(key, param);
-    this.counts.keysWritten++;
-  }
-  appendIfFits(key: Bytes, param: Bytes): void {
-    this.inner.appendIfFits(key, param);
-    this.counts.keysWritten++;
-  }
-  compareAndClear(key: Bytes, param: Bytes): void {
-    this.inner.compareAndClear(key, param);
-    this.counts.keysWritten++;
-  }
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
     this.inner.setVersionstampedKey(keyWithOffset, value);
     this.counts.keysWritten++;
@@ -201,14 +164,8 @@ class CountingTransaction implements Transaction {
   addReadConflictRange(begin: Bytes, end: Bytes): void {
     this.inner.addReadConflictRange(begin, end);
   }
-  addReadConflictKey(key: Bytes): void {
-    this.inner.addReadConflictKey(key);
-  }
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
     this.inner.addWriteConflictRange(begin, end);
-  }
-  addWriteConflictKey(key: Bytes): void {
-    this.inner.addWriteConflictKey(key);
   }
   getApproximateSize(): Promise<number> {
     return this.inner.getApproximateSize();

@@ -1,3 +1,4 @@
+import { TransactionShorthands } from '../../src/kv/transaction-shorthands';
 import { isKvError } from '../../src/kv/errors';
 import type {
   AtomicOp,
@@ -167,7 +168,7 @@ export class CountingEngine implements Engine {
   }
 }
 
-class CountingTransaction implements Transaction {
+class CountingTransaction extends TransactionShorthands implements Transaction {
   private attempt: AttemptLog;
   private directView: ReadTransaction | undefined;
   private snapshotView: ReadTransaction | undefined;
@@ -176,6 +177,7 @@ class CountingTransaction implements Transaction {
     private readonly inner: Transaction,
     private readonly engine: CountingEngine,
   ) {
+    super();
     this.attempt = engine.startAttempt();
   }
 
@@ -278,36 +280,6 @@ class CountingTransaction implements Transaction {
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
     this.atomic(op, key, () => this.inner.atomicOp(op, key, param));
   }
-  add(key: Bytes, delta: number | bigint | Bytes): void {
-    this.atomic('add', key, () => this.inner.add(key, delta));
-  }
-  max(key: Bytes, param: Bytes): void {
-    this.atomic('max', key, () => this.inner.max(key, param));
-  }
-  min(key: Bytes, param: Bytes): void {
-    this.atomic('min', key, () => this.inner.min(key, param));
-  }
-  bitAnd(key: Bytes, param: Bytes): void {
-    this.atomic('bitAnd', key, () => this.inner.bitAnd(key, param));
-  }
-  bitOr(key: Bytes, param: Bytes): void {
-    this.atomic('bitOr', key, () => this.inner.bitOr(key, param));
-  }
-  bitXor(key: Bytes, param: Bytes): void {
-    this.atomic('bitXor', key, () => this.inner.bitXor(key, param));
-  }
-  byteMin(key: Bytes, param: Bytes): void {
-    this.atomic('byteMin', key, () => this.inner.byteMin(key, param));
-  }
-  byteMax(key: Bytes, param: Bytes): void {
-    this.atomic('byteMax', key, () => this.inner.byteMax(key, param));
-  }
-  appendIfFits(key: Bytes, param: Bytes): void {
-    this.atomic('appendIfFits', key, () => this.inner.appendIfFits(key, param));
-  }
-  compareAndClear(key: Bytes, param: Bytes): void {
-    this.atomic('compareAndClear', key, () => this.inner.compareAndClear(key, param));
-  }
 
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
     this.inner.setVersionstampedKey(keyWithOffset, value);
@@ -327,14 +299,8 @@ class CountingTransaction implements Transaction {
   addReadConflictRange(begin: Bytes, end: Bytes): void {
     this.inner.addReadConflictRange(begin, end);
   }
-  addReadConflictKey(key: Bytes): void {
-    this.inner.addReadConflictKey(key);
-  }
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
     this.inner.addWriteConflictRange(begin, end);
-  }
-  addWriteConflictKey(key: Bytes): void {
-    this.inner.addWriteConflictKey(key);
   }
   getApproximateSize(): Promise<number> {
     return this.inner.getApproximateSize();
