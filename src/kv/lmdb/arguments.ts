@@ -20,7 +20,8 @@ export {
   selectorKey,
 } from '../key-arguments';
 
-const LMDB_KEY_LIMIT: shared.EngineKeyLimit = {
+/** The lmdb engine's limit on stored keys. */
+export const LMDB_KEY_LIMIT: shared.EngineKeyLimit = {
   engine: 'lmdb',
   maxKeyBytes: LMDB_MAX_KEY_BYTES,
   reason: `LMDB's largest key, below FoundationDB's ${Limits.maxKeyBytes}`,
