@@ -8,6 +8,7 @@ import type {
   NativeCallback,
   NativeKeyValueList,
   NativeOptionValue,
+  NativeRangeArguments,
   NativeTransaction,
   NativeValue,
   NativeWatch,
@@ -179,35 +180,8 @@ export class ShimNativeTransaction implements NativeTransaction {
     return settle(this.future(() => this.reads(isSnapshot).getKey(sel)), cb);
   }
 
-  getRange(
-    begin: NativeValue,
-    beginOrEqual: boolean,
-    beginOffset: number,
-    end: NativeValue,
-    endOrEqual: boolean,
-    endOffset: number,
-    limit: number,
-    targetBytes: number,
-    streamingMode: number,
-    iteration: number,
-    isSnapshot: boolean,
-    reverse: boolean,
-  ): Promise<NativeKeyValueList>;
-  getRange(
-    begin: NativeValue,
-    beginOrEqual: boolean,
-    beginOffset: number,
-    end: NativeValue,
-    endOrEqual: boolean,
-    endOffset: number,
-    limit: number,
-    targetBytes: number,
-    streamingMode: number,
-    iteration: number,
-    isSnapshot: boolean,
-    reverse: boolean,
-    cb: NativeCallback<NativeKeyValueList>,
-  ): void;
+  getRange(...args: NativeRangeArguments): Promise<NativeKeyValueList>;
+  getRange(...args: [...NativeRangeArguments, NativeCallback<NativeKeyValueList>]): void;
   getRange(
     begin: NativeValue,
     beginOrEqual: boolean,
