@@ -19,6 +19,10 @@ import type { Database } from '../src/kv/database';
 import { openLmdbDatabase, type LmdbDurability } from '../src/kv/lmdb';
 import { seededRandom } from '../src/kv/seeded-random';
 import type { KvBenchRow } from './kv';
+import { measure } from './measure';
+
+/** Durable commits take milliseconds: read the clock after every few calls so budgets hold. */
+const CALLS_PER_CLOCK_READ = 4;
 
 const KEYS = 10_000;
 const VALUE_BYTES = 100;
@@ -29,23 +33,6 @@ const CONCURRENT = 100;
 const keys = Array.from({ length: KEYS }, (_, i) => Buffer.from(`bench/${String(i).padStart(6, '0')}`));
 const value = Buffer.alloc(VALUE_BYTES, 'v');
 const rangeEnd = (first: number): Buffer => Buffer.concat([keys[first + RANGE_KEYS - 1], Buffer.from([0])]);
-
-/** Calls `call` until `budgetMs` has passed; returns the operations done and their rate. */
-async function measure(call: () => unknown, opsPerCall: number, budgetMs: number): Promise<{ operations: number; perSecond: number }> {
-  let operations = 0;
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(Math.round(budgetMs * 1e6));
-  let now = start;
-  while (now < deadline) {
-    for (let i = 0; i < 4; i++) {
-      const result = call();
-      if (result instanceof Promise) await result;
-      operations += opsPerCall;
-    }
-    now = process.hrtime.bigint();
-  }
-  return { operations, perSecond: operations / (Number(now - start) / 1e9) };
-}
 
 /** Slices each side of a comparison is measured in, alternating, so both see the same machine load. */
 const SLICES = 10;
@@ -59,13 +46,13 @@ async function compare(
   budgetMs: number,
   theirsOpsPerCall = opsPerCall,
 ): Promise<KvBenchRow> {
-  await measure(ours, opsPerCall, budgetMs / 10);
-  await measure(theirs, theirsOpsPerCall, budgetMs / 10);
+  await measure(ours, opsPerCall, budgetMs / 10, CALLS_PER_CLOCK_READ);
+  await measure(theirs, theirsOpsPerCall, budgetMs / 10, CALLS_PER_CLOCK_READ);
   let a = { operations: 0, seconds: 0 };
   let b = { operations: 0, seconds: 0 };
   for (let i = 0; i < SLICES; i++) {
-    const x = await measure(ours, opsPerCall, budgetMs / SLICES);
-    const y = await measure(theirs, theirsOpsPerCall, budgetMs / SLICES / 2);
+    const x = await measure(ours, opsPerCall, budgetMs / SLICES, CALLS_PER_CLOCK_READ);
+    const y = await measure(theirs, theirsOpsPerCall, budgetMs / SLICES / 2, CALLS_PER_CLOCK_READ);
     a = { operations: a.operations + x.operations, seconds: a.seconds + x.operations / x.perSecond };
     b = { operations: b.operations + y.operations, seconds: b.seconds + y.operations / y.perSecond };
   }
@@ -148,8 +135,8 @@ export async function runLmdbKvBench(budgetMs = 1500): Promise<KvBenchRow[]> {
         budgetMs,
       );
       rows.push(sequential);
-      await measure(() => Promise.all(Array.from({ length: CONCURRENT }, oneCommit)), CONCURRENT, budgetMs / 10);
-      const concurrent = await measure(() => Promise.all(Array.from({ length: CONCURRENT }, oneCommit)), CONCURRENT, budgetMs);
+      await measure(() => Promise.all(Array.from({ length: CONCURRENT }, oneCommit)), CONCURRENT, budgetMs / 10, CALLS_PER_CLOCK_READ);
+      const concurrent = await measure(() => Promise.all(Array.from({ length: CONCURRENT }, oneCommit)), CONCURRENT, budgetMs, CALLS_PER_CLOCK_READ);
       rows.push({
         operation: `lmdb (${durability}): ${CONCURRENT} concurrent commits (group commit) vs one after another`,
         ours: concurrent.perSecond,

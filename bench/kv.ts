@@ -16,6 +16,7 @@ import type { Database } from '../src/kv/database';
 import { openMemoryDatabase } from '../src/kv/memory-engine';
 import { seededRandom } from '../src/kv/seeded-random';
 import { runLmdbKvBench } from './kv-lmdb';
+import { measure } from './measure';
 
 /** One measured operation, in operations per second. */
 export interface KvBenchRow {
@@ -119,24 +120,6 @@ const workloads: Workload[] = [
     },
   },
 ];
-
-/** Calls `call` until `budgetMs` has passed; returns the operations done and the rate. */
-async function measure(call: () => unknown, opsPerCall: number, budgetMs: number): Promise<{ operations: number; perSecond: number }> {
-  let operations = 0;
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(Math.round(budgetMs * 1e6));
-  let now = start;
-  while (now < deadline) {
-    // Check the clock every few calls only, so that reading it does not dominate fast operations.
-    for (let i = 0; i < 16; i++) {
-      const result = call();
-      if (result instanceof Promise) await result;
-      operations += opsPerCall;
-    }
-    now = process.hrtime.bigint();
-  }
-  return { operations, perSecond: operations / (Number(now - start) / 1e9) };
-}
 
 /**
  * Measures every workload on the database `open` returns (preloaded with 10,000 keys of 100 bytes) and
