@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
-import { dirname, join, relative, resolve } from 'path';
-import * as ts from 'typescript';
+import { join, relative, resolve } from 'path';
+import { transpileTree } from '../../support/transpile';
 
 /**
  * Child processes for the lmdb engine's multi-process and crash tests. The worker script and the
@@ -15,29 +14,7 @@ const WORKER = join(__dirname, 'worker.ts');
 
 /** Transpiles `worker.ts` and everything it imports relatively into `outDir`; returns the worker's path. */
 export function compileWorker(outDir: string): string {
-  const pending = [WORKER];
-  const done = new Set<string>();
-  while (pending.length > 0) {
-    const file = pending.pop()!;
-    if (done.has(file)) continue;
-    done.add(file);
-    const source = readFileSync(file, 'utf8');
-    const output = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-      fileName: file,
-    }).outputText;
-    const target = join(outDir, relative(REPO, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, output);
-    for (const imported of ts.preProcessFile(source, true, true).importedFiles) {
-      if (!imported.fileName.startsWith('.')) continue;
-      const base = resolve(dirname(file), imported.fileName);
-      const candidates = [`${base}.ts`, join(base, 'index.ts')];
-      const found = candidates.find((candidate) => existsSync(candidate));
-      if (!found) throw new Error(`compileWorker: cannot resolve ${imported.fileName} from ${file}`);
-      pending.push(found);
-    }
-  }
+  transpileTree([WORKER], REPO, outDir);
   return join(outDir, relative(REPO, WORKER)).replace(/\.ts$/, '.js');
 }
 

@@ -5,10 +5,10 @@
  * node through the package's own registration; {@link startRuntime} runs `runtime-worker.ts` on it.
  */
 import { spawn } from 'child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
-import { dirname, join, relative, resolve } from 'path';
-import * as ts from 'typescript';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { join, resolve } from 'path';
 import { Worker } from '../../kv/lmdb/child-processes';
+import { transpileTree } from '../../support/transpile';
 import type { PhaseResult, WorkerOptions } from './runtime-worker';
 
 const REPO = resolve(__dirname, '../../..');
@@ -18,35 +18,6 @@ export const NODE_RED_FIELD = {
   version: '>=3.0.0',
   nodes: { 'doclayer-atomic': 'node-red/doclayer-atomic.js' },
 };
-
-/**
- * Transpiles `entries` and every file they import relatively to CommonJS, writing each source file
- * to `outDir` at its path relative to `base`.
- */
-function transpile(entries: readonly string[], base: string, outDir: string): void {
-  const pending = [...entries];
-  const done = new Set<string>();
-  while (pending.length > 0) {
-    const file = pending.pop()!;
-    if (done.has(file)) continue;
-    done.add(file);
-    const source = readFileSync(file, 'utf8');
-    const output = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-      fileName: file,
-    }).outputText;
-    const target = join(outDir, relative(base, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, output);
-    for (const imported of ts.preProcessFile(source, true, true).importedFiles) {
-      if (!imported.fileName.startsWith('.')) continue;
-      const stem = resolve(dirname(file), imported.fileName);
-      const found = [`${stem}.ts`, join(stem, 'index.ts')].find((candidate) => existsSync(candidate));
-      if (!found) throw new Error(`transpile: cannot resolve ${imported.fileName} from ${file}`);
-      pending.push(found);
-    }
-  }
-}
 
 /** Lays out the package in `root/package` and the worker in `root/worker`; returns their paths. */
 export function preparePackage(root: string): { packageDir: string; worker: string } {
@@ -58,9 +29,9 @@ export function preparePackage(root: string): { packageDir: string; worker: stri
     copyFileSync(join(REPO, 'node-red', file), join(packageDir, 'node-red', file));
   }
   const src = join(REPO, 'src');
-  transpile([join(src, 'node-red', 'index.ts'), join(src, 'node-red', 'atomic-node.ts')], src, join(packageDir, 'dist'));
+  transpileTree([join(src, 'node-red', 'index.ts'), join(src, 'node-red', 'atomic-node.ts')], src, join(packageDir, 'dist'));
   const workerSource = join(__dirname, 'runtime-worker.ts');
-  transpile([workerSource], __dirname, join(root, 'worker'));
+  transpileTree([workerSource], __dirname, join(root, 'worker'));
   return { packageDir, worker: join(root, 'worker', 'runtime-worker.js') };
 }
 
