@@ -7,7 +7,7 @@
  *   node -r ts-node/register/transpile-only bench/doc-size-scaling.ts
  */
 import { open, type JsonValue } from '../src/document';
-import { openMemoryDatabase } from '../src/kv/memory-engine';
+import { openMemoryDatabase } from '../src/kv/memory/memory-engine';
 import { NaiveDocumentStore } from './naive-document-store';
 
 export const SCALING_SIZES = [10, 100, 1_000, 10_000, 100_000] as const;

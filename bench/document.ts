@@ -10,8 +10,8 @@
  * `runDocumentBench()` returns the rows so that a combined runner can print every benchmark in one table.
  */
 import { MutateInSpec, open, type Collection, type JsonValue } from '../src/document';
-import type { Database } from '../src/kv/database';
-import { openMemoryDatabase } from '../src/kv/memory-engine';
+import type { Database } from '../src/kv/contract/database';
+import { openMemoryDatabase } from '../src/kv/memory/memory-engine';
 import { NaiveDocumentStore } from './naive-document-store';
 import type { BenchRow } from './tuple';
 

@@ -15,9 +15,9 @@ import { mkdtempSync, rmSync } from 'fs';
 import { open, type Database as RawLmdb } from 'lmdb';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import type { Database } from '../src/kv/database';
+import type { Database } from '../src/kv/contract/database';
 import { openLmdbDatabase, type LmdbDurability } from '../src/kv/lmdb';
-import { seededRandom } from '../src/kv/seeded-random';
+import { seededRandom } from '../src/kv/engine-parts/seeded-random';
 import type { KvBenchRow } from './kv';
 import { measure } from './measure';
 

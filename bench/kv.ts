@@ -11,10 +11,10 @@
  * `benchKvEngine(name, open)` measures any other engine (lmdb, fdb) on the same workload.
  */
 import BTree from 'sorted-btree';
-import { compareBytes } from '../src/kv/bytes';
-import type { Database } from '../src/kv/database';
-import { openMemoryDatabase } from '../src/kv/memory-engine';
-import { seededRandom } from '../src/kv/seeded-random';
+import { compareBytes } from '../src/kv/contract/bytes';
+import type { Database } from '../src/kv/contract/database';
+import { openMemoryDatabase } from '../src/kv/memory/memory-engine';
+import { seededRandom } from '../src/kv/engine-parts/seeded-random';
 import { runLmdbKvBench } from './kv-lmdb';
 import { measure } from './measure';
 

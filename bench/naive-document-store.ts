@@ -6,8 +6,8 @@
  * stands in for (insert fails if the id exists, reads and writes run in one transaction each), so the
  * comparison is of layouts, not of shortcuts.
  */
-import type { Database } from '../src/kv/database';
-import type { Transaction } from '../src/kv/types';
+import type { Database } from '../src/kv/contract/database';
+import type { Transaction } from '../src/kv/contract/types';
 import { pack } from '../src/tuple';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

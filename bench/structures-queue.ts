@@ -19,10 +19,10 @@
  */
 import { LookupInSpec, MutateInSpec, open, type Collection } from '../src/document';
 import { isDocumentError } from '../src/document/errors';
-import { Database } from '../src/kv/database';
-import { MemoryEngine } from '../src/kv/memory-engine';
-import type { Engine, ReadTransaction, Transaction } from '../src/kv/types';
-import { Queue } from '../src/structures/queue';
+import { Database } from '../src/kv/contract/database';
+import { MemoryEngine } from '../src/kv/memory/memory-engine';
+import type { Engine, ReadTransaction, Transaction } from '../src/kv/contract/types';
+import { Queue } from '../src/structures/queue/queue';
 
 export interface BenchRow {
   operation: string;

@@ -27,9 +27,9 @@
  */
 import { MutateInSpec, open, type Collection, type DocLayer } from '../src/document';
 import { isDocumentError } from '../src/document/errors';
-import { Database } from '../src/kv/database';
-import { MemoryEngine } from '../src/kv/memory-engine';
-import { seededRandom } from '../src/kv/seeded-random';
+import { Database } from '../src/kv/contract/database';
+import { MemoryEngine } from '../src/kv/memory/memory-engine';
+import { seededRandom } from '../src/kv/engine-parts/seeded-random';
 import { CountingEngine } from '../test/support/counting-engine';
 import { runQueueBench, withRoundTrips } from './structures-queue';
 

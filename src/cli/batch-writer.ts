@@ -1,8 +1,8 @@
-import type { Collection } from '../document/collection';
+import type { Collection } from '../document/collection/collection';
 import { isDocumentError } from '../document/errors';
 import type { DocId, JsonValue } from '../document/types';
-import type { Database } from '../kv/database';
-import { isKvError } from '../kv/errors';
+import type { Database } from '../kv/contract/database';
+import { isKvError } from '../kv/contract/errors';
 
 /**
  * Writes many documents with as few transactions as FoundationDB's limits allow: documents are

@@ -1,7 +1,7 @@
-import { keyAfter, strinc } from '../kv/bytes';
-import type { Database } from '../kv/database';
+import { keyAfter, strinc } from '../kv/contract/bytes';
+import type { Database } from '../kv/contract/database';
 import { decodeItem, Reader } from '../tuple/codec';
-import { DATA_SECTION } from '../document/layout';
+import { DATA_SECTION } from '../document/keys/layout';
 
 /**
  * What a collection takes in the key-value store: its documents, keys and bytes (keys plus values),

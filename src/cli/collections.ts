@@ -1,5 +1,5 @@
-import type { Collection } from '../document/collection';
-import type { Manifest } from '../document/manifest';
+import type { Collection } from '../document/collection/collection';
+import type { Manifest } from '../document/manifest/manifest';
 import type { CommandContext } from './commands/command';
 import { CliError } from './error-report';
 

@@ -1,9 +1,9 @@
-import type { Collection } from '../document/collection';
+import type { Collection } from '../document/collection/collection';
 import { isDocumentError } from '../document/errors';
-import { MutateInSpec } from '../document/specs';
+import { MutateInSpec } from '../document/subdoc/specs';
 import type { JsonValue } from '../document/types';
 import { BatchWriter } from './batch-writer';
-import type { KvCounts } from './counting-engine';
+import type { KvCounts } from '../kv/counting-engine';
 import { stringifyJson } from './json-text';
 import type { Output } from './output';
 import { formatCount, ProgressBar } from './progress';

@@ -1,6 +1,6 @@
 import { isDocumentError } from '../document/errors';
 import { FdbUnavailableError } from '../kv/fdb/errors';
-import { isKvError } from '../kv/errors';
+import { isKvError } from '../kv/contract/errors';
 import { UsageError } from './args';
 
 /**

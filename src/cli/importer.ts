@@ -1,7 +1,7 @@
-import type { Collection } from '../document/collection';
-import { generateId } from '../document/ids';
+import type { Collection } from '../document/collection/collection';
+import { generateId } from '../document/keys/ids';
 import type { DocId, JsonValue } from '../document/types';
-import type { Database } from '../kv/database';
+import type { Database } from '../kv/contract/database';
 import { BatchWriter, type BatchItem } from './batch-writer';
 import { JsonSyntaxError, parseJson } from './json-text';
 import { InputStructureError, type InputRecord } from './record-reader';

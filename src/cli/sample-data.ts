@@ -1,5 +1,5 @@
 import type { JsonObject } from '../document/types';
-import { seededRandom } from '../kv/seeded-random';
+import { seededRandom } from '../kv/engine-parts/seeded-random';
 
 /**
  * The sample data set of the demo and of `scripts/generate-sample.ts`: orders of an online shop, as

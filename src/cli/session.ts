@@ -1,14 +1,14 @@
 import { existsSync } from 'fs';
 import { isAbsolute, relative, resolve } from 'path';
-import type { Collection } from '../document/collection';
+import type { Collection } from '../document/collection/collection';
 import { open, type DocLayer } from '../document/doc-layer';
-import { Layout } from '../document/layout';
-import { Database } from '../kv/database';
+import { Layout } from '../document/keys/layout';
+import { Database } from '../kv/contract/database';
 import { openFoundationDB } from '../kv/fdb/open';
 import { openLmdbDatabase } from '../kv/lmdb';
-import { openMemoryDatabase } from '../kv/memory-engine';
+import { openMemoryDatabase } from '../kv/memory/memory-engine';
 import { stringOption, UsageError, type ParsedArgs } from './args';
-import { CountingEngine } from './counting-engine';
+import { CountingEngine } from '../kv/counting-engine';
 import { CliError } from './error-report';
 
 /**

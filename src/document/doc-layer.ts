@@ -1,15 +1,15 @@
-import { strinc } from '../kv/bytes';
-import type { Database } from '../kv/database';
+import { strinc } from '../kv/contract/bytes';
+import type { Database } from '../kv/contract/database';
 import { openFoundationDB, type OpenFoundationDBOptions } from '../kv/fdb';
 import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
-import { openMemoryDatabase, type MemoryEngineOptions } from '../kv/memory-engine';
-import type { TransactOptions, Transaction } from '../kv/types';
+import { openMemoryDatabase, type MemoryEngineOptions } from '../kv/memory/memory-engine';
+import type { TransactOptions, Transaction } from '../kv/contract/types';
 import type { Tuple } from '../tuple';
-import { Collection } from './collection';
-import { CollectionRegistry } from './collection-registry';
+import { Collection } from './collection/collection';
+import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
-import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './expiry';
-import { Layout } from './layout';
+import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
+import { Layout } from './keys/layout';
 import {
   addCollection,
   dropCollection,
@@ -20,7 +20,7 @@ import {
   type Manifest,
   type ResolvedCollection,
   type ResolvedScope,
-} from './manifest';
+} from './manifest/manifest';
 import {
   getCollectionId,
   getManifest,
@@ -29,7 +29,7 @@ import {
   readUsedIds,
   setManifest,
   writeManifest,
-} from './manifest-store';
+} from './manifest/manifest-store';
 import type { TransactionOption } from './types';
 
 export interface OpenOptions {

@@ -10,10 +10,10 @@ export {
   type ManifestCollection,
   type ResolvedCollection,
   type ResolvedScope,
-} from './manifest';
-export type { PurgeExpiredOptions } from './expiry';
-export { Collection } from './collection';
-export { LookupInSpec, MutateInSpec, type CreatePathOption } from './specs';
+} from './manifest/manifest';
+export type { PurgeExpiredOptions } from './collection/expiry';
+export { Collection } from './collection/collection';
+export { LookupInSpec, MutateInSpec, type CreatePathOption } from './subdoc/specs';
 export { DocumentError, isDocumentError, type DocumentErrorCode, type DocumentErrorDetails } from './errors';
 export { readRecipeDocument } from './recipe';
 export type {

@@ -1,6 +1,6 @@
-import type { ReadTransaction } from '../kv/types';
+import type { ReadTransaction } from '../kv/contract/types';
 import { unpack, type Subspace, type TupleItem } from '../tuple';
-import { corrupt, fromTuple } from './leaf';
+import { corrupt, fromTuple } from './values/leaf';
 import type { JsonValue, PathElement } from './types';
 
 /**

@@ -1,4 +1,4 @@
-import type { Transaction } from '../kv/types';
+import type { Transaction } from '../kv/contract/types';
 
 /** A JSON value as stored: integers beyond 2^53 may be given and are returned as `bigint`. */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };

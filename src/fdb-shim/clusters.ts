@@ -1,6 +1,6 @@
-import type { Database } from '../kv/database';
-import { MemoryEngine } from '../kv/memory-engine';
-import type { Engine } from '../kv/types';
+import type { Database } from '../kv/contract/database';
+import { MemoryEngine } from '../kv/memory/memory-engine';
+import type { Engine } from '../kv/contract/types';
 
 /** An engine, or a doclayer {@link Database} (its engine is used). */
 export type EngineOrDatabase = Engine | Database;

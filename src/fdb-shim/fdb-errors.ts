@@ -1,4 +1,4 @@
-import { KvError } from '../kv/errors';
+import { KvError } from '../kv/contract/errors';
 import type { FdbErrorClass } from './native-api';
 
 /**

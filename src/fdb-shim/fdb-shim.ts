@@ -1,4 +1,4 @@
-import type { Engine } from '../kv/types';
+import type { Engine } from '../kv/contract/types';
 import { Clusters, type FdbShimEngineOption } from './clusters';
 import { FdbShimModule } from './native-module';
 

@@ -1,4 +1,4 @@
-import type { Engine } from '../kv/types';
+import type { Engine } from '../kv/contract/types';
 import type { FdbErrors } from './fdb-errors';
 import type { NativeDatabase, NativeOptionValue, NativeTransaction } from './native-api';
 import { ShimNativeTransaction } from './native-transaction';

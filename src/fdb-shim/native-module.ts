@@ -1,4 +1,4 @@
-import { ErrorCodes, KvError } from '../kv/errors';
+import { ErrorCodes, KvError } from '../kv/contract/errors';
 import type { Clusters } from './clusters';
 import { FdbErrors, ShimErrorCodes } from './fdb-errors';
 import { ErrorPredicate, type FdbErrorClass, type NativeDatabase, type NativeModule, type NativeOptionValue } from './native-api';

@@ -1,8 +1,8 @@
-import { Backoff } from '../kv/backoff';
-import { ErrorCodes, KvError } from '../kv/errors';
+import { Backoff } from '../kv/contract/backoff';
+import { ErrorCodes, KvError } from '../kv/contract/errors';
 import { FdbMutationType } from '../kv/fdb/node-foundationdb';
-import { Limits } from '../kv/limits';
-import type { AtomicOp, KeySelector, ReadTransaction, Transaction, Watch } from '../kv/types';
+import { Limits } from '../kv/contract/limits';
+import type { AtomicOp, KeySelector, ReadTransaction, Transaction, Watch } from '../kv/contract/types';
 import { ShimErrorCodes, type FdbErrors } from './fdb-errors';
 import type {
   NativeCallback,

@@ -1,5 +1,5 @@
-import { ErrorCodes } from '../kv/errors';
-import type { Watch } from '../kv/types';
+import { ErrorCodes } from '../kv/contract/errors';
+import type { Watch } from '../kv/contract/types';
 import { hasFdbCode, type FdbErrors } from './fdb-errors';
 import type { NativeWatch } from './native-api';
 import type { PendingOperations } from './pending-operations';

@@ -1,5 +1,5 @@
-import { firstGreaterOrEqual, firstGreaterThan } from '../kv/key-selector';
-import type { KeySelector, KeyValue, ReadTransaction } from '../kv/types';
+import { firstGreaterOrEqual, firstGreaterThan } from '../kv/contract/key-selector';
+import type { KeySelector, KeyValue, ReadTransaction } from '../kv/contract/types';
 import type { NativeKeyValueList } from './native-api';
 import type { BatchLimits } from './streaming-mode';
 

@@ -1,4 +1,4 @@
-import { ErrorCodes, KvError } from '../kv/errors';
+import { ErrorCodes, KvError } from '../kv/contract/errors';
 import { ShimErrorCodes } from './fdb-errors';
 
 /** FDB's streaming modes (`FDBStreamingMode`, the package's `StreamingMode`). */

@@ -1,5 +1,5 @@
-import { ErrorCodes, KvError } from '../kv/errors';
-import { Limits } from '../kv/limits';
+import { ErrorCodes, KvError } from '../kv/contract/errors';
+import { Limits } from '../kv/contract/limits';
 import type { NativeOptionValue } from './native-api';
 
 /**

@@ -1,4 +1,4 @@
-import { ErrorCodes, KvError } from '../kv/errors';
+import { ErrorCodes, KvError } from '../kv/contract/errors';
 
 /** The API version from which FDB reads a 4-byte versionstamp offset in keys and values. */
 export const FOUR_BYTE_OFFSET_API_VERSION = 520;

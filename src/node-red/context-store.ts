@@ -1,6 +1,6 @@
 import { open as openDocuments, type JsonValue } from '../document';
-import type { Database } from '../kv/database';
-import type { Transaction } from '../kv/types';
+import type { Database } from '../kv/contract/database';
+import type { Transaction } from '../kv/contract/types';
 import { concatTo, increment, pushTo, takeFrom, type ArrayEnd } from './atomic-operations';
 import { ContextLayout } from './context-layout';
 import { toContextJson } from './context-json';

@@ -1,4 +1,4 @@
-import type { ReadTransaction, Transaction } from '../kv/types';
+import type { ReadTransaction, Transaction } from '../kv/contract/types';
 import { pack, packWithVersionstamp, unpack, Versionstamp, type Subspace } from '../tuple';
 
 /**

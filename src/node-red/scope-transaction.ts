@@ -1,5 +1,5 @@
 import { isDocumentError, MutateInSpec, type Collection, type JsonValue, type PathElement } from '../document';
-import type { Transaction } from '../kv/types';
+import type { Transaction } from '../kv/contract/types';
 import type { Versionstamp } from '../tuple';
 import type { ContextLayout } from './context-layout';
 import { fromStoredJson, toContextJson } from './context-json';

@@ -1,6 +1,6 @@
 import { homedir } from 'os';
 import { join } from 'path';
-import type { Database } from '../kv/database';
+import type { Database } from '../kv/contract/database';
 import { openFoundationDB } from '../kv/fdb';
 import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
 import { ContextStoreError } from './errors';

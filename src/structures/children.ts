@@ -1,5 +1,5 @@
-import type { KeyValue, ReadTransaction } from '../kv/types';
-import { elementEnd } from '../document/layout';
+import type { KeyValue, ReadTransaction } from '../kv/contract/types';
+import { elementEnd } from '../document/keys/layout';
 
 /**
  * The children of a container node (a structure's body), read in pages: each child is the entries of

@@ -1,6 +1,6 @@
-import type { KeyValue } from '../kv/types';
+import type { KeyValue } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import type { DocumentKeys } from '../document/layout';
+import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, toInt64 } from './int64';
 import { registerJsonForm } from './kind';

@@ -1,5 +1,5 @@
 import { DocumentError } from '../document/errors';
-import { assertJsonValue, MAX_DEPTH, valueDepth } from '../document/json-value';
+import { assertJsonValue, MAX_DEPTH, valueDepth } from '../document/values/json-value';
 import type { JsonValue } from '../document/types';
 
 /**

@@ -23,4 +23,4 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
-} from './queue';
+} from './queue/queue';

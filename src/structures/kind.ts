@@ -1,8 +1,8 @@
-import type { KeyValue, ReadTransaction, Transaction } from '../kv/types';
-import { isKvError } from '../kv/errors';
+import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
+import { isKvError } from '../kv/contract/errors';
 import { DocumentError, isDocumentError } from '../document/errors';
-import { isExpired, readPresence } from '../document/expiry';
-import { META_KIND, type DocumentKeys } from '../document/layout';
+import { isExpired, readPresence } from '../document/collection/expiry';
+import { META_KIND, type DocumentKeys } from '../document/keys/layout';
 import type { JsonValue } from '../document/types';
 
 /**

@@ -1,8 +1,8 @@
-import type { KeyValue, ReadTransaction, Transaction } from '../kv/types';
+import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import { flatten, unflatten } from '../document/flatten';
-import { childKey, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
-import { ARRAY_VALUE } from '../document/leaf';
+import { flatten, unflatten } from '../document/values/flatten';
+import { childKey, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { ARRAY_VALUE } from '../document/values/leaf';
 import {
   arrayBounds,
   clearSubtree,
@@ -14,7 +14,7 @@ import {
   removeFromArray,
   writeEntries,
   type Bounds,
-} from '../document/tree';
+} from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, streamChildren } from './children';
 import { checkElementValue } from './element-value';

@@ -1,10 +1,10 @@
-import type { KeyValue, Transaction } from '../kv/types';
+import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import { flatten, unflatten } from '../document/flatten';
-import { childKey, decodeStringElement, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
-import { decodeScalar, encodeScalar, isIntegerLeaf, kindOf, OBJECT_VALUE } from '../document/leaf';
-import { loneSurrogateIndex } from '../document/path';
-import { clearSubtree, readSubtree, writeEntries } from '../document/tree';
+import { flatten, unflatten } from '../document/values/flatten';
+import { childKey, decodeStringElement, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { decodeScalar, encodeScalar, isIntegerLeaf, kindOf, OBJECT_VALUE } from '../document/values/leaf';
+import { loneSurrogateIndex } from '../document/values/path';
+import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, type Child } from './children';
 import { checkElementValue } from './element-value';

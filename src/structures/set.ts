@@ -1,12 +1,12 @@
-import type { KeyValue } from '../kv/types';
-import { Limits } from '../kv/limits';
+import type { KeyValue } from '../kv/contract/types';
+import { Limits } from '../kv/contract/limits';
 import type { TupleItem } from '../tuple';
 import { decodeItem, Reader } from '../tuple/codec';
 import { packPrefixed } from '../tuple/pack';
 import { DocumentError } from '../document/errors';
-import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
-import { fromTuple } from '../document/leaf';
-import { loneSurrogateIndex } from '../document/path';
+import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { fromTuple } from '../document/values/leaf';
+import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren } from './children';
 import { decodeInt64 } from './int64';

@@ -1,4 +1,4 @@
-import { concat, type DocumentKeys } from '../document/layout';
+import { concat, type DocumentKeys } from '../document/keys/layout';
 
 /**
  * Where a structure keeps its data inside its document (see docs/structures.md):

@@ -1,12 +1,12 @@
-import type { Database } from '../kv/database';
-import type { Transaction } from '../kv/types';
+import type { Database } from '../kv/contract/database';
+import type { Transaction } from '../kv/contract/types';
 import type { TupleItem } from '../tuple';
-import type { Collection } from '../document/collection';
+import type { Collection } from '../document/collection/collection';
 import { DocumentError } from '../document/errors';
-import { docIdElement } from '../document/ids';
-import type { DocumentKeys } from '../document/layout';
+import { docIdElement } from '../document/keys/ids';
+import type { DocumentKeys } from '../document/keys/layout';
 import type { DocId, TransactionOption } from '../document/types';
-import { writeVersion } from '../document/version';
+import { writeVersion } from '../document/keys/version';
 import { inspectKind, writeKind, wrongKind, type KindCheck, type StructureKind } from './kind';
 
 /**

@@ -1,7 +1,7 @@
-import type { KeyValue, ReadTransaction, Transaction } from '../kv/types';
+import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import { childKey, decodePosition, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/layout';
-import { loneSurrogateIndex } from '../document/path';
+import { childKey, decodePosition, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
 import { registerJsonForm } from './kind';

@@ -6,10 +6,10 @@
  * A "process" is a DocLayer of its own over the same database: its own cached manifest and watch.
  */
 import { MutateInSpec, open, type DocLayer, type ManifestLookupError } from '../../src/document';
-import { Layout } from '../../src/document/layout';
-import { strinc } from '../../src/kv/bytes';
-import { Database } from '../../src/kv/database';
-import type { Engine, Transaction, Watch } from '../../src/kv/types';
+import { Layout } from '../../src/document/keys/layout';
+import { strinc } from '../../src/kv/contract/bytes';
+import { Database } from '../../src/kv/contract/database';
+import type { Engine, Transaction, Watch } from '../../src/kv/contract/types';
 import { pack } from '../../src/tuple';
 import { expectDocumentError } from '../support/document-assertions';
 import { documentSuite, type DocumentTestContext } from './document-suite';

@@ -11,7 +11,7 @@
  * exact outcome: the counter ends at N plus the number of 1021s.
  */
 import { MutateInSpec, type Collection, type DocLayer } from '../../src/document';
-import type { Transaction } from '../../src/kv/types';
+import type { Transaction } from '../../src/kv/contract/types';
 import { DocumentError } from '../../src/document/errors';
 import { Barrier } from '../support/barrier';
 import { testSeed } from '../support/random';

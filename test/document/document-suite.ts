@@ -1,6 +1,6 @@
 import { open, type DocLayer } from '../../src/document';
-import { Database } from '../../src/kv/database';
-import type { FaultInjectionOptions } from '../../src/kv/memory/fault-injector';
+import { Database } from '../../src/kv/contract/database';
+import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
 import { CountingEngine } from '../support/counting-engine';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
 

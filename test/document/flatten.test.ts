@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { isDocumentError } from '../../src/document/errors';
-import { countChildren, flatten, MAX_DOCUMENT_BYTES, unflatten, type Entries } from '../../src/document/flatten';
-import { childKey } from '../../src/document/layout';
-import { ARRAY_VALUE, decodeScalar, encodeScalar, isLongString, MAX_LEAF_BYTES, OBJECT_VALUE } from '../../src/document/leaf';
+import { countChildren, flatten, MAX_DOCUMENT_BYTES, unflatten, type Entries } from '../../src/document/values/flatten';
+import { childKey } from '../../src/document/keys/layout';
+import { ARRAY_VALUE, decodeScalar, encodeScalar, isLongString, MAX_LEAF_BYTES, OBJECT_VALUE } from '../../src/document/values/leaf';
 import type { JsonValue } from '../../src/document/types';
-import type { KeyValue } from '../../src/kv/types';
+import type { KeyValue } from '../../src/kv/contract/types';
 import { Double, pack } from '../../src/tuple';
 import { jsonValue, longString, roundTripped } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';

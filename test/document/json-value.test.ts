@@ -1,5 +1,5 @@
 import { DocumentError, isDocumentError } from '../../src/document/errors';
-import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../src/document/json-value';
+import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../src/document/values/json-value';
 import type { JsonValue } from '../../src/document/types';
 
 function thrown(fn: () => unknown): DocumentError {

@@ -1,5 +1,5 @@
 import { isDocumentError } from '../../src/document/errors';
-import { docIdElement, docIdOf, generateId } from '../../src/document/ids';
+import { docIdElement, docIdOf, generateId } from '../../src/document/keys/ids';
 import {
   childKey,
   decodePosition,
@@ -9,8 +9,8 @@ import {
   isIntegerElement,
   Layout,
   subtreeEnd,
-} from '../../src/document/layout';
-import { encodeLeb128 } from '../../src/document/leb128';
+} from '../../src/document/keys/layout';
+import { encodeLeb128 } from '../../src/document/keys/leb128';
 import { pack, Uuid } from '../../src/tuple';
 import { Random, testSeed } from '../support/random';
 

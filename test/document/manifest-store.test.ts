@@ -1,5 +1,5 @@
 import { isDocumentError, type DocumentError } from '../../src/document/errors';
-import { Layout } from '../../src/document/layout';
+import { Layout } from '../../src/document/keys/layout';
 import {
   addCollection,
   defaultManifest,
@@ -7,7 +7,7 @@ import {
   parseManifest,
   resolveCollection,
   type ManifestLookupError,
-} from '../../src/document/manifest';
+} from '../../src/document/manifest/manifest';
 import {
   ensureCollection,
   getCollectionId,
@@ -25,10 +25,10 @@ import {
   setManifest,
   writeManifest,
   type EnsureCollectionOptions,
-} from '../../src/document/manifest-store';
-import { Database } from '../../src/kv/database';
-import { isKvError } from '../../src/kv/errors';
-import type { Transaction } from '../../src/kv/types';
+} from '../../src/document/manifest/manifest-store';
+import { Database } from '../../src/kv/contract/database';
+import { isKvError } from '../../src/kv/contract/errors';
+import type { Transaction } from '../../src/kv/contract/types';
 import { Barrier } from '../support/barrier';
 import { CountingEngine } from '../support/counting-engine';
 import { documentEngines } from '../support/document-engines';

@@ -21,7 +21,7 @@ import {
   resolveScope,
   validateManifestUpdate,
   type Manifest,
-} from '../../src/document/manifest';
+} from '../../src/document/manifest/manifest';
 
 function thrown(fn: () => unknown): DocumentError {
   try {

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { open, type DocLayer } from '../../src/document';
-import { isKvError } from '../../src/kv/errors';
+import { isKvError } from '../../src/kv/contract/errors';
 import { FdbUnavailableError } from '../../src/kv/fdb';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { expectDocumentError } from '../support/document-assertions';
 
 let root: string;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import { DocumentError, isDocumentError } from '../../src/document/errors';
-import { formatPath, MAX_PATH_COMPONENTS, parsePath } from '../../src/document/path';
+import { formatPath, MAX_PATH_COMPONENTS, parsePath } from '../../src/document/values/path';
 import type { Path, PathElement } from '../../src/document/types';
 
 /** The DocumentError `fn` throws (failing the test when it throws nothing or something else). */

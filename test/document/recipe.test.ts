@@ -1,7 +1,7 @@
 import { readRecipeDocument } from '../../src/document/recipe';
 import type { JsonValue, PathElement } from '../../src/document/types';
-import type { Database } from '../../src/kv/database';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
+import type { Database } from '../../src/kv/contract/database';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { Double, pack, Subspace, type TupleItem } from '../../src/tuple';
 
 /**

@@ -1,5 +1,5 @@
-import { flatten } from '../../src/document/flatten';
-import { childKey, decodePosition, DocumentKeys, elementEnd, subtreeEnd, descendantsBegin } from '../../src/document/layout';
+import { flatten } from '../../src/document/values/flatten';
+import { childKey, decodePosition, DocumentKeys, elementEnd, subtreeEnd, descendantsBegin } from '../../src/document/keys/layout';
 import {
   appendToArray,
   arrayBounds,
@@ -11,11 +11,11 @@ import {
   resolvePath,
   writeEntries,
   type Bounds,
-} from '../../src/document/tree';
+} from '../../src/document/values/tree';
 import type { JsonValue, PathElement } from '../../src/document/types';
-import { Database } from '../../src/kv/database';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
-import type { Transaction } from '../../src/kv/types';
+import { Database } from '../../src/kv/contract/database';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import type { Transaction } from '../../src/kv/contract/types';
 import { CountingEngine } from '../support/counting-engine';
 import { Random, testSeed } from '../support/random';
 

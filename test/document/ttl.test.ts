@@ -6,9 +6,9 @@
  * Every layer here runs on a clock the test moves (`open({ now })`), in ms since the epoch.
  */
 import { LookupInSpec, MutateInSpec, open, type DocLayer } from '../../src/document';
-import { Layout } from '../../src/document/layout';
-import { strinc } from '../../src/kv/bytes';
-import type { Database } from '../../src/kv/database';
+import { Layout } from '../../src/document/keys/layout';
+import { strinc } from '../../src/kv/contract/bytes';
+import type { Database } from '../../src/kv/contract/database';
 import { pack, unpack } from '../../src/tuple';
 import { expectDocumentError } from '../support/document-assertions';
 import { documentSuite, type DocumentTestContext } from './document-suite';

@@ -5,7 +5,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { FdbShim, type FdbShimModule } from '../../src/fdb-shim';
-import { openMemoryDatabase, MemoryEngine } from '../../src/kv/memory-engine';
+import { openMemoryDatabase, MemoryEngine } from '../../src/kv/memory/memory-engine';
 import { foundationdb } from '../support/fdb-shim';
 
 const { FDBError } = foundationdb();

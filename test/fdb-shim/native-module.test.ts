@@ -9,7 +9,7 @@ import type {
   NativeTransaction as PackageNativeTransaction,
 } from 'foundationdb/dist/lib/native';
 import { FdbShim, type FdbShimModule, type NativeTransaction } from '../../src/fdb-shim';
-import { MemoryEngine } from '../../src/kv/memory-engine';
+import { MemoryEngine } from '../../src/kv/memory/memory-engine';
 import { foundationdb } from '../support/fdb-shim';
 
 const { FDBError, StreamingMode, MutationType, TransactionOptionCode, DatabaseOptionCode, ErrorPredicate } = foundationdb();

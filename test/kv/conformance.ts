@@ -1,9 +1,9 @@
-import { int64LE, readInt64LE } from '../../src/kv/bytes';
-import type { Database } from '../../src/kv/database';
-import { isKvError, kvError } from '../../src/kv/errors';
-import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/key-selector';
-import { Limits } from '../../src/kv/limits';
-import type { AtomicOp, Bytes, KeySelector, KeyValue, Transaction } from '../../src/kv/types';
+import { int64LE, readInt64LE } from '../../src/kv/contract/bytes';
+import type { Database } from '../../src/kv/contract/database';
+import { isKvError, kvError } from '../../src/kv/contract/errors';
+import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
+import { Limits } from '../../src/kv/contract/limits';
+import type { AtomicOp, Bytes, KeySelector, KeyValue, Transaction } from '../../src/kv/contract/types';
 import { atomicCases } from '../support/atomic-cases';
 import { Barrier } from '../support/barrier';
 import { expectKvError, settledWithin } from '../support/kv-assertions';

@@ -1,5 +1,5 @@
-import { Database } from '../../src/kv/database';
-import { kvError } from '../../src/kv/errors';
+import { Database } from '../../src/kv/contract/database';
+import { kvError } from '../../src/kv/contract/errors';
 import { ScriptedEngine } from '../support/scripted-engine';
 
 /**

@@ -3,8 +3,8 @@
  * (test/kv/fdb-fake.ts). These tests say which package call each contract call becomes and how errors
  * come back; FDB's behaviour itself is checked by fdb.conformance.test.ts against a real cluster.
  */
-import { Database } from '../../src/kv/database';
-import { ErrorCodes, KvError } from '../../src/kv/errors';
+import { Database } from '../../src/kv/contract/database';
+import { ErrorCodes, KvError } from '../../src/kv/contract/errors';
 import {
   FdbEngine,
   FdbMutationType,
@@ -13,8 +13,8 @@ import {
   openFoundationDB,
   type FdbKeySelector,
 } from '../../src/kv/fdb';
-import { firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/key-selector';
-import type { AtomicOp, Transaction } from '../../src/kv/types';
+import { firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
+import type { AtomicOp, Transaction } from '../../src/kv/contract/types';
 import { FakeFdbDatabase, FakeFdbError, FakeFdbModule, type FakeFdbTransaction } from './fdb-fake';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');

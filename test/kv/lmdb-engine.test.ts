@@ -1,15 +1,15 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { int64LE, readInt64LE } from '../../src/kv/bytes';
-import type { Database } from '../../src/kv/database';
-import { isKvError } from '../../src/kv/errors';
-import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/key-selector';
-import { Limits } from '../../src/kv/limits';
+import { int64LE, readInt64LE } from '../../src/kv/contract/bytes';
+import type { Database } from '../../src/kv/contract/database';
+import { isKvError } from '../../src/kv/contract/errors';
+import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
+import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
 import { LmdbStore } from '../../src/kv/lmdb/lmdb-store';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
-import type { KeySelector, Transaction } from '../../src/kv/types';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import type { KeySelector, Transaction } from '../../src/kv/contract/types';
 import { expectKvError } from '../support/kv-assertions';
 import { printablePairs } from '../support/printable';
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { readInt64LE } from '../../src/kv/bytes';
-import type { Database } from '../../src/kv/database';
+import { readInt64LE } from '../../src/kv/contract/bytes';
+import type { Database } from '../../src/kv/contract/database';
 import { openLmdbDatabase } from '../../src/kv/lmdb';
 import { settledWithin } from '../support/kv-assertions';
 import { compileWorker, startWorker, type Worker } from './lmdb/child-processes';

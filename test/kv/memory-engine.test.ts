@@ -1,9 +1,9 @@
-import type { Database } from '../../src/kv/database';
-import { isKvError, KvError } from '../../src/kv/errors';
-import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/key-selector';
-import { Limits } from '../../src/kv/limits';
-import { MemoryEngine, openMemoryDatabase, type MemoryEngineOptions } from '../../src/kv/memory-engine';
-import type { Transaction } from '../../src/kv/types';
+import type { Database } from '../../src/kv/contract/database';
+import { isKvError, KvError } from '../../src/kv/contract/errors';
+import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
+import { Limits } from '../../src/kv/contract/limits';
+import { MemoryEngine, openMemoryDatabase, type MemoryEngineOptions } from '../../src/kv/memory/memory-engine';
+import type { Transaction } from '../../src/kv/contract/types';
 import { expectKvError, settledWithin } from '../support/kv-assertions';
 import { Random, testSeed } from '../support/random';
 

@@ -1,4 +1,4 @@
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { kvConformanceSuite } from './conformance';
 
 kvConformanceSuite('memory', {

@@ -1,9 +1,9 @@
 import BTree from 'sorted-btree';
-import { compareBytes } from '../../src/kv/bytes';
-import { ReadYourWritesView } from '../../src/kv/memory/read-your-writes';
-import { WriteSet } from '../../src/kv/memory/write-set';
-import type { KeyValue } from '../../src/kv/types';
-import { seededRandom } from '../../src/kv/seeded-random';
+import { compareBytes } from '../../src/kv/contract/bytes';
+import { ReadYourWritesView } from '../../src/kv/client/read-your-writes';
+import { WriteSet } from '../../src/kv/client/write-set';
+import type { KeyValue } from '../../src/kv/contract/types';
+import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
 import { testSeed } from '../support/random';
 
 /**

@@ -1,10 +1,10 @@
-import type { Database } from '../../src/kv/database';
-import { isKvError } from '../../src/kv/errors';
-import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/key-selector';
-import { Limits } from '../../src/kv/limits';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
-import { stage, StagedTransaction } from '../../src/kv/staged-transaction';
-import type { AtomicOp, KeySelector, KeyValue, ReadTransaction, Transaction } from '../../src/kv/types';
+import type { Database } from '../../src/kv/contract/database';
+import { isKvError } from '../../src/kv/contract/errors';
+import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
+import { Limits } from '../../src/kv/contract/limits';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import { stage, StagedTransaction } from '../../src/kv/client/staged-transaction';
+import type { AtomicOp, KeySelector, KeyValue, ReadTransaction, Transaction } from '../../src/kv/contract/types';
 import { atomicCases } from '../support/atomic-cases';
 import { KeyspaceModel } from '../support/keyspace-model';
 import { expectKvError } from '../support/kv-assertions';

@@ -4,9 +4,9 @@
  * Where a test needs an overlap, the engine holds the first two commits until both transactions have
  * done their reads (so each read before the other wrote), instead of hoping the scheduler does it.
  */
-import { Database } from '../../src/kv/database';
-import { MemoryEngine } from '../../src/kv/memory-engine';
-import type { Engine, Transaction } from '../../src/kv/types';
+import { Database } from '../../src/kv/contract/database';
+import { MemoryEngine } from '../../src/kv/memory/memory-engine';
+import type { Engine, Transaction } from '../../src/kv/contract/types';
 import { Collection } from '../../src/document';
 import type { DoclayerContextStore } from '../../src/node-red/context-store';
 import { Barrier } from '../support/barrier';

@@ -4,9 +4,9 @@
  * pushed is consumed exactly once, and in FIFO order per producer where the consumers pop strictly.
  */
 import { open, type Collection, type DocLayer } from '../../src/document';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
-import type { Transaction } from '../../src/kv/types';
-import { Queue } from '../../src/structures/queue';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import type { Transaction } from '../../src/kv/contract/types';
+import { Queue } from '../../src/structures/queue/queue';
 import { pack, packWithVersionstamp, unpack, Versionstamp } from '../../src/tuple';
 import { testSeed } from '../support/random';
 

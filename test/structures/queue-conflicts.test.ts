@@ -4,9 +4,9 @@
  * a conflict then shows as a retry.
  */
 import { open, type Collection, type DocLayer } from '../../src/document';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
-import type { Transaction } from '../../src/kv/types';
-import { Queue } from '../../src/structures/queue';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import type { Transaction } from '../../src/kv/contract/types';
+import { Queue } from '../../src/structures/queue/queue';
 import { Barrier } from '../support/barrier';
 
 interface Raced<R> {

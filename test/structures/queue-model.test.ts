@@ -9,8 +9,8 @@
 import { open, type Collection } from '../../src/document';
 import { isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
-import { Queue, type Lease } from '../../src/structures/queue';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import { Queue, type Lease } from '../../src/structures/queue/queue';
 import { QueueModel, type LeaseOutcome } from '../support/queue-model';
 import { Random, testSeed } from '../support/random';
 

@@ -6,12 +6,12 @@
 import { open, type Collection } from '../../src/document';
 import { DocumentError, isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
-import { Database } from '../../src/kv/database';
+import { Database } from '../../src/kv/contract/database';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
-import type { Transaction } from '../../src/kv/types';
-import type { DocumentKeys } from '../../src/document/layout';
-import { Queue, type Lease } from '../../src/structures/queue';
-import { QueueKeys } from '../../src/structures/queue-keys';
+import type { Transaction } from '../../src/kv/contract/types';
+import type { DocumentKeys } from '../../src/document/keys/layout';
+import { Queue, type Lease } from '../../src/structures/queue/queue';
+import { QueueKeys } from '../../src/structures/queue/keys';
 import { CountingEngine } from '../support/counting-engine';
 
 /** The engine the tests of the current block run on: every block below runs once per engine. */

@@ -1,5 +1,5 @@
 import type { DocLayer } from '../../src/document';
-import type { Transaction } from '../../src/kv/types';
+import type { Transaction } from '../../src/kv/contract/types';
 import { Barrier } from '../support/barrier';
 import type { Counts } from '../support/counting-engine';
 

@@ -2,7 +2,7 @@
  * DocText: UTF-8 chunks at positions with a movable base, lengths by atomic add. Behaviour (chunking,
  * astral characters), the reference model, and the conflicts its TSDoc claims.
  */
-import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../../src/document/layout';
+import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../../src/document/keys/layout';
 import { bodyKey } from '../../src/structures/structure-keys';
 import { splitUtf8, TEXT_CHUNK_BYTES } from '../../src/structures/text';
 import { Random, testSeed } from '../support/random';

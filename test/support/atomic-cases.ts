@@ -1,5 +1,5 @@
-import { int64LE } from '../../src/kv/bytes';
-import type { AtomicOp } from '../../src/kv/types';
+import { int64LE } from '../../src/kv/contract/bytes';
+import type { AtomicOp } from '../../src/kv/contract/types';
 
 /**
  * FDB's atomic operations case by case, each expectation worked out by hand from FDB's documentation

@@ -1,4 +1,4 @@
-import type { AtomicOp } from '../../src/kv/types';
+import type { AtomicOp } from '../../src/kv/contract/types';
 import { atomicCases } from './atomic-cases';
 import { applyAtomicOp } from './atomic-model';
 

@@ -1,4 +1,4 @@
-import type { AtomicOp } from '../../src/kv/types';
+import type { AtomicOp } from '../../src/kv/contract/types';
 
 /**
  * FoundationDB's atomic operations written out plainly, as the oracle the conformance suite compares

@@ -1,5 +1,5 @@
-import { TransactionShorthands } from '../../src/kv/transaction-shorthands';
-import { isKvError } from '../../src/kv/errors';
+import { TransactionShorthands } from '../../src/kv/contract/transaction-shorthands';
+import { isKvError } from '../../src/kv/contract/errors';
 import type {
   AtomicOp,
   Bytes,
@@ -10,7 +10,7 @@ import type {
   ReadTransaction,
   Transaction,
   Watch,
-} from '../../src/kv/types';
+} from '../../src/kv/contract/types';
 
 /**
  * An {@link Engine} that passes everything to another engine and records, per transaction attempt,

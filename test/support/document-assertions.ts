@@ -1,5 +1,5 @@
 import { DocumentError } from '../../src/document/errors';
-import type { Database } from '../../src/kv/database';
+import type { Database } from '../../src/kv/contract/database';
 import { printablePairs } from './printable';
 
 /** What a failing document operation must say besides its code. */

@@ -1,10 +1,10 @@
-import type { Database } from '../../src/kv/database';
-import type { FaultInjectionOptions } from '../../src/kv/memory/fault-injector';
+import type { Database } from '../../src/kv/contract/database';
+import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { openLmdbDatabase } from '../../src/kv/lmdb';
-import { openMemoryDatabase } from '../../src/kv/memory-engine';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { openShimBackedDatabase } from './fdb-shim';
 
 /**

@@ -4,10 +4,10 @@
  * anything that requires 'foundationdb'; the package itself is loaded lazily by {@link foundationdb}.
  */
 import { installFdbShim } from '../../src/fdb-shim';
-import type { Database } from '../../src/kv/database';
+import type { Database } from '../../src/kv/contract/database';
 import { fromFoundationDB } from '../../src/kv/fdb';
-import { MemoryEngine, type MemoryEngineOptions } from '../../src/kv/memory-engine';
-import type { Engine } from '../../src/kv/types';
+import { MemoryEngine, type MemoryEngineOptions } from '../../src/kv/memory/memory-engine';
+import type { Engine } from '../../src/kv/contract/types';
 
 export type FoundationDB = typeof import('foundationdb');
 export type FdbDatabase = ReturnType<FoundationDB['open']>;

@@ -1,4 +1,4 @@
-import type { AtomicOp, KeySelector, KeyValue } from '../../src/kv/types';
+import type { AtomicOp, KeySelector, KeyValue } from '../../src/kv/contract/types';
 import { applyAtomicOp } from './atomic-model';
 
 /**

@@ -1,4 +1,4 @@
-import { ErrorCodes, isKvError, type ErrorName } from '../../src/kv/errors';
+import { ErrorCodes, isKvError, type ErrorName } from '../../src/kv/contract/errors';
 
 /**
  * Asserts that `action` fails with the KV error `codeOrName`, whether it throws synchronously or

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KeyValue } from '../../src/kv/types';
+import type { KeyValue } from '../../src/kv/contract/types';
 
 /**
  * Bytes as FDB prints them (`'p/a\x00'`), for assertions whose diffs a person reads. Values longer

@@ -1,4 +1,4 @@
-import { seededRandom } from '../../src/kv/seeded-random';
+import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
 
 /**
  * Seeded randomness for tests. Every randomized test takes its seed from {@link testSeed}, names it in

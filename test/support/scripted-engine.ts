@@ -1,5 +1,5 @@
-import { toBuffer } from '../../src/kv/bytes';
-import { KvError } from '../../src/kv/errors';
+import { toBuffer } from '../../src/kv/contract/bytes';
+import { KvError } from '../../src/kv/contract/errors';
 import type {
   AtomicOp,
   Bytes,
@@ -10,7 +10,7 @@ import type {
   ReadTransaction,
   Transaction,
   Watch,
-} from '../../src/kv/types';
+} from '../../src/kv/contract/types';
 
 /** What the next commit does: succeed, or fail with this error. */
 export type CommitOutcome = 'ok' | Error;

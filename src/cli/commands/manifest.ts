@@ -5,7 +5,7 @@ import { CliError, caretLines } from '../error-report';
 import { JsonSyntaxError, parseJson, stringifyJson } from '../json-text';
 import { positionOf } from '../text-position';
 import type { JsonValue } from '../../document/types';
-import type { Manifest } from '../../document/manifest';
+import type { Manifest } from '../../document/manifest/manifest';
 import type { Command, CommandContext } from './command';
 
 /**

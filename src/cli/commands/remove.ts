@@ -1,4 +1,4 @@
-import { MutateInSpec } from '../../document/specs';
+import { MutateInSpec } from '../../document/subdoc/specs';
 import { checkArity, stringOption } from '../args';
 import { formatIdArgument, parseIdArgument } from '../argument-values';
 import { requireCollection } from '../collections';

@@ -1,4 +1,4 @@
-import { MutateInSpec } from '../../document/specs';
+import { MutateInSpec } from '../../document/subdoc/specs';
 import { checkArity, stringOption, UsageError } from '../args';
 import { formatIdArgument, parseIdArgument, parseJsonArgument } from '../argument-values';
 import { withPathShown } from '../error-report';

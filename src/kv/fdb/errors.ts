@@ -1,4 +1,4 @@
-import { KvError } from '../errors';
+import { KvError } from '../contract/errors';
 import type { FdbErrorLike } from './node-foundationdb';
 
 /**

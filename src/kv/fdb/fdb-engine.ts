@@ -1,5 +1,5 @@
-import { Database } from '../database';
-import type { Engine, Transaction } from '../types';
+import { Database } from '../contract/database';
+import type { Engine, Transaction } from '../contract/types';
 import { toKvError } from './errors';
 import { FdbTransaction } from './fdb-transaction';
 import type { FdbDatabaseLike, FdbTransformer } from './node-foundationdb';

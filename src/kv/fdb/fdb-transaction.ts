@@ -1,7 +1,7 @@
-import { toBuffer } from '../bytes';
-import { ErrorCodes, KvError } from '../errors';
-import { isKeySelector } from '../key-selector';
-import { TransactionShorthands } from '../transaction-shorthands';
+import { toBuffer } from '../contract/bytes';
+import { ErrorCodes, KvError } from '../contract/errors';
+import { isKeySelector } from '../contract/key-selector';
+import { TransactionShorthands } from '../contract/transaction-shorthands';
 import type {
   AtomicOp,
   Bytes,
@@ -11,7 +11,7 @@ import type {
   ReadTransaction,
   Transaction,
   Watch,
-} from '../types';
+} from '../contract/types';
 import { isFdbError, toKvError } from './errors';
 import {
   FdbMutationType,

@@ -1,5 +1,5 @@
-import type { Database } from '../database';
-import { ErrorCodes, KvError } from '../errors';
+import type { Database } from '../contract/database';
+import { ErrorCodes, KvError } from '../contract/errors';
 import { describeError, FdbUnavailableError, isFdbError, toKvError } from './errors';
 import { fromFoundationDB } from './fdb-engine';
 import type { FdbModuleLike } from './node-foundationdb';

@@ -1,7 +1,7 @@
-import type { KvError } from '../errors';
-import * as shared from '../key-arguments';
-import { Limits } from '../limits';
-import type { Bytes } from '../types';
+import type { KvError } from '../contract/errors';
+import * as shared from '../contract/key-arguments';
+import { Limits } from '../contract/limits';
+import type { Bytes } from '../contract/types';
 import { LMDB_MAX_KEY_BYTES } from './lmdb-store';
 
 /**
@@ -18,7 +18,7 @@ export {
   outsideLegalRange,
   rangeLimit,
   selectorKey,
-} from '../key-arguments';
+} from '../contract/key-arguments';
 
 /** The lmdb engine's limit on stored keys. */
 export const LMDB_KEY_LIMIT: shared.EngineKeyLimit = {

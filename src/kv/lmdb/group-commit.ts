@@ -1,6 +1,6 @@
-import { kvError } from '../errors';
-import { Limits } from '../limits';
-import { Deferred } from '../memory/deferred';
+import { kvError } from '../contract/errors';
+import { Limits } from '../contract/limits';
+import { Deferred } from '../client/deferred';
 import type { CommitOutcome, CommitRequest } from './commit-batch';
 import type { LmdbStore, StoreWriter } from './lmdb-store';
 

@@ -1,7 +1,7 @@
-import { kvError } from '../errors';
-import { Limits } from '../limits';
-import type { FaultInjector } from '../memory/fault-injector';
-import type { KeyWatch } from '../memory/watch-registry';
+import { kvError } from '../contract/errors';
+import { Limits } from '../contract/limits';
+import type { FaultInjector } from '../engine-parts/fault-injector';
+import type { KeyWatch } from '../engine-parts/watch-registry';
 import { commitBatch, type CommitOutcome, type CommitRequest } from './commit-batch';
 import { GroupCommit, type Durability } from './group-commit';
 import type { LmdbStore } from './lmdb-store';

@@ -1,7 +1,7 @@
-import { Database } from '../database';
-import { kvError } from '../errors';
-import { FaultInjector, type FaultInjectionOptions } from '../memory/fault-injector';
-import type { Engine, Transaction } from '../types';
+import { Database } from '../contract/database';
+import { kvError } from '../contract/errors';
+import { FaultInjector, type FaultInjectionOptions } from '../engine-parts/fault-injector';
+import type { Engine, Transaction } from '../contract/types';
 import type { Durability } from './group-commit';
 import { LmdbCluster } from './lmdb-cluster';
 import { LmdbStore } from './lmdb-store';

@@ -1,8 +1,8 @@
-import { ClientTransaction, copyOf } from '../client-transaction';
-import { kvError } from '../errors';
-import { coalesceRanges } from '../memory/range-set';
-import { MAX_USER_KEY, ReadYourWritesView } from '../memory/read-your-writes';
-import type { Bytes, KeySelector, KeyValue, RangeOptions } from '../types';
+import { ClientTransaction, copyOf } from '../client/client-transaction';
+import { kvError } from '../contract/errors';
+import { coalesceRanges } from '../client/range-set';
+import { MAX_USER_KEY, ReadYourWritesView } from '../client/read-your-writes';
+import type { Bytes, KeySelector, KeyValue, RangeOptions } from '../contract/types';
 import { LMDB_KEY_LIMIT } from './arguments';
 import type { LmdbCluster } from './lmdb-cluster';
 import type { ReadSnapshot } from './read-snapshot';

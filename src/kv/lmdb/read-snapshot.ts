@@ -1,5 +1,5 @@
-import { kvError } from '../errors';
-import { Limits } from '../limits';
+import { kvError } from '../contract/errors';
+import { Limits } from '../contract/limits';
 import type { LmdbStore, StoreSnapshot } from './lmdb-store';
 
 /**

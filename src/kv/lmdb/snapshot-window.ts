@@ -1,5 +1,5 @@
 import type BTree from 'sorted-btree';
-import { compareBytes, keyAfter } from '../bytes';
+import { compareBytes, keyAfter } from '../contract/bytes';
 import type { ReadSnapshot } from './read-snapshot';
 
 /** Pairs read by a scan's first batch, when the caller expects no particular number. */

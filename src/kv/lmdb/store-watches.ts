@@ -1,7 +1,7 @@
-import { Limits } from '../limits';
-import { coalesceRanges, type KeyRange } from '../memory/range-set';
-import { MAX_USER_KEY } from '../memory/read-your-writes';
-import { WatchRegistry, type KeyWatch } from '../memory/watch-registry';
+import { Limits } from '../contract/limits';
+import { coalesceRanges, type KeyRange } from '../client/range-set';
+import { MAX_USER_KEY } from '../client/read-your-writes';
+import { WatchRegistry, type KeyWatch } from '../engine-parts/watch-registry';
 import { decodeConflictRecord } from './conflict-record';
 import type { LmdbStore, StoreSnapshot } from './lmdb-store';
 

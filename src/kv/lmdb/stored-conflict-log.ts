@@ -1,6 +1,6 @@
-import { Limits } from '../limits';
-import { ConflictLog, type Conflict } from '../memory/conflict-log';
-import type { KeyRange } from '../memory/range-set';
+import { Limits } from '../contract/limits';
+import { ConflictLog, type Conflict } from '../engine-parts/conflict-log';
+import type { KeyRange } from '../client/range-set';
 import { conflictRecordTime, decodeConflictRecord } from './conflict-record';
 import type { StoreReader, StoreWriter } from './lmdb-store';
 import { WINDOW_VERSIONS } from './versions';

@@ -1,4 +1,4 @@
-import { Limits } from '../limits';
+import { Limits } from '../contract/limits';
 
 /**
  * Commit versions as FoundationDB hands them out: about 1,000,000 per second of the clock, strictly

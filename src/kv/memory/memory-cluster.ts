@@ -1,14 +1,14 @@
 import type BTree from 'sorted-btree';
-import { keyAfter } from '../bytes';
-import { kvError } from '../errors';
-import { Limits } from '../limits';
-import { ConflictLog } from './conflict-log';
-import type { FaultInjector } from './fault-injector';
-import type { Mutation } from './mutation';
-import { coalesceRanges, type KeyRange } from './range-set';
+import { keyAfter } from '../contract/bytes';
+import { kvError } from '../contract/errors';
+import { Limits } from '../contract/limits';
+import { ConflictLog } from '../engine-parts/conflict-log';
+import type { FaultInjector } from '../engine-parts/fault-injector';
+import type { Mutation } from '../client/mutation';
+import { coalesceRanges, type KeyRange } from '../client/range-set';
 import { VersionedStore } from './versioned-store';
-import { fillVersionstamp, versionstampOf } from './versionstamp-template';
-import { WatchRegistry } from './watch-registry';
+import { fillVersionstamp, versionstampOf } from '../client/versionstamp-template';
+import { WatchRegistry } from '../engine-parts/watch-registry';
 
 /** FDB advances versions about 1,000,000 per second; with the clock in ms that is 1,000 per ms. */
 const VERSIONS_PER_MS = 1000;

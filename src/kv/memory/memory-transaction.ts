@@ -1,7 +1,7 @@
-import { ClientTransaction, copyOf } from '../client-transaction';
-import type { KeyValue } from '../types';
+import { ClientTransaction, copyOf } from '../client/client-transaction';
+import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
-import { ReadYourWritesView } from './read-your-writes';
+import { ReadYourWritesView } from '../client/read-your-writes';
 
 /**
  * A transaction of the memory engine: the client side of FDB's protocol ({@link ClientTransaction}).

@@ -1,9 +1,9 @@
 import BTree from 'sorted-btree';
-import { compareBytes } from '../bytes';
-import { applyAtomicOp } from './atomic-ops';
-import type { Mutation } from './mutation';
-import type { KeyRange } from './range-set';
-import { fillVersionstamp } from './versionstamp-template';
+import { compareBytes } from '../contract/bytes';
+import { applyAtomicOp } from '../client/atomic-ops';
+import type { Mutation } from '../client/mutation';
+import type { KeyRange } from '../client/range-set';
+import { fillVersionstamp } from '../client/versionstamp-template';
 
 /** What a commit changed, for watches and the conflict log. */
 export interface AppliedCommit {

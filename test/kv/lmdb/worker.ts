@@ -15,8 +15,8 @@
  * - `set <path> <key> <value>`: sets `key`; then `set`.
  */
 import { writeSync } from 'fs';
-import { int64LE, readInt64LE } from '../../../src/kv/bytes';
-import type { Database } from '../../../src/kv/database';
+import { int64LE, readInt64LE } from '../../../src/kv/contract/bytes';
+import type { Database } from '../../../src/kv/contract/database';
 import { openLmdbDatabase, type LmdbDurability } from '../../../src/kv/lmdb';
 
 function say(line: string): void {

@@ -2,8 +2,8 @@
  * Context stores for the tests, and promise forms of their callback API. Each store opened here is
  * closed by {@link closeStores} (call it in afterEach).
  */
-import type { Database } from '../../../src/kv/database';
-import { openMemoryDatabase } from '../../../src/kv/memory-engine';
+import type { Database } from '../../../src/kv/contract/database';
+import { openMemoryDatabase } from '../../../src/kv/memory/memory-engine';
 import { DoclayerContextStore, type ContextCallback } from '../../../src/node-red/context-store';
 import type { ContextStoreConfig } from '../../../src/node-red/store-config';
 

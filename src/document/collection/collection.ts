@@ -1,0 +1,748 @@
+import { keyAfter, strinc } from '../../kv/contract/bytes';
+import type { Database } from '../../kv/contract/database';
+import { isKvError } from '../../kv/contract/errors';
+import type { KeyValue, Transaction } from '../../kv/contract/types';
+import type { TupleItem } from '../../tuple';
+import { decodeItem, Reader } from '../../tuple/codec';
+import { packPrefixed } from '../../tuple/pack';
+import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
+import { DocumentError, isDocumentError } from '../errors';
+import { decodeExpiry, effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex } from './expiry';
+import { flatten, unflatten, type Entries } from '../values/flatten';
+import { docIdElement, docIdOf, generateId } from '../keys/ids';
+import { assertJsonValue } from '../values/json-value';
+import { DATA_SECTION, DocumentKeys, META_EXPIRY, META_KIND, META_SECTION, META_VERSION } from '../keys/layout';
+import type { CollectionPath } from '../manifest/manifest';
+import { parsePath } from '../values/path';
+import { lookupIn, mutateIn } from '../subdoc/subdoc';
+import { failWithDiagnosis, readSubtreeEntries, resolvePath, writeEntries } from '../values/tree';
+import type {
+  Cas,
+  CasOptions,
+  DocId,
+  GetResult,
+  InsertOptions,
+  InsertResult,
+  JsonValue,
+  LookupInResult,
+  LookupInSpec,
+  MutateInOptions,
+  MutateInResult,
+  MutateInSpec,
+  MutationResult,
+  Path,
+  ReplaceOptions,
+  ScanItem,
+  ScanOptions,
+  TransactionOption,
+  UpsertOptions,
+} from '../types';
+import { casForRead, casOf, checkCas, forgetWrites, wasWritten, writeVersion, writtenDocuments } from '../keys/version';
+import { errorForStructure, rejectRootUpsertOfStructure, structureJson } from '../../structures/kind';
+import type { StructureAccess } from '../../structures/structure';
+import { DocCounter } from '../../structures/counter';
+import { DocList } from '../../structures/list';
+import { DocMap } from '../../structures/map';
+import { Queue, type QueueOptions } from '../../structures/queue/queue';
+import { DocSet, type SetMember } from '../../structures/set';
+import { DocText } from '../../structures/text';
+
+/** What a collection needs from the layer that made it. */
+export interface CollectionContext {
+  readonly kv: Database;
+  /** Collection paths to ids, through the layer's cached manifest. */
+  readonly registry: CollectionRegistry;
+  /** Add the collection on its first write; else operations on a missing one fail (UNKNOWN_COLLECTION). */
+  readonly autoCreate: boolean;
+  /** The clock documents expire by: ms since the epoch. */
+  now(): number;
+  readonly expiry: ExpiryIndex;
+}
+
+const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * The documents of one collection. Every method runs in its own transaction (retried on conflicts),
+ * or joins the caller's with `{ tr }`: then it neither commits nor retries, and its writes are the
+ * caller's to commit.
+ *
+ * Costs are in KV operations: point reads, range reads (R), keys written (W), range clears. `n` is the
+ * number of entries (containers plus leaves, plus chunks of long strings) of the value concerned; a
+ * path with `i` array indices costs `i` limit-1 range reads to find each array's first (or last)
+ * element. Every write also sets the version key (one blind versionstamped write, never read by
+ * writes without `cas`).
+ *
+ * The collection is found through the layer's cached manifest, which costs no read once cached (see
+ * `collection-registry.ts`); only the first write to a collection missing from the manifest reads and
+ * updates it. A document with an expiry has 2 more keys (its expiry and its index entry); once expired
+ * it reads as missing, which costs whole-document reads nothing (the expiry is in their range) and
+ * the other reads one point read of the expiry key, issued with their other reads.
+ */
+export class Collection {
+  private access: StructureAccess | undefined;
+  private readonly path: CollectionPath;
+
+  /** @internal Use `DocLayer.collection()`. */
+  constructor(
+    private readonly context: CollectionContext,
+    readonly scope: string,
+    readonly name: string,
+  ) {
+    this.path = { scope, collection: name };
+  }
+
+  /**
+   * Inserts a new document, under `opts.id` or a generated UUIDv7 id, expiring at `opts.expiry` (capped
+   * by the collection's maxTTL, which also applies without one). An expired document under the id is
+   * replaced.
+   *
+   * Cost: 1 range read (the root entry and the expiry key, which are adjacent: does a live document
+   * exist), n keys written, the version key (plus the expiry and its index entry).
+   *
+   * @throws DocumentError DOCUMENT_EXISTS, INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE,
+   *   KEY_TOO_LARGE, INVALID_ARGUMENT (id, expiry), UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without
+   *   autoCreate); nothing is written when any is thrown.
+   */
+  async insert(doc: JsonValue, opts: InsertOptions = {}): Promise<InsertResult> {
+    assertJsonValue(doc, 'the document');
+    const id = opts.id ?? generateId();
+    const element = docIdElement(id);
+    const flattened = flattenOnce(doc);
+    const now = this.context.now();
+    const requested = requestedExpiry(opts.expiry, now);
+    const { cas } = await this.write(opts.tr, async (tr) => {
+      const target = await this.prefixToWrite(tr);
+      const keys = new DocumentKeys(target.prefix, element);
+      const entries = flattened(keys.root);
+      if (target.create === undefined) {
+        const before = await readPresence(tr, keys);
+        if (before.exists && !isExpired(before.expiresAt, now)) {
+          throw new DocumentError('DOCUMENT_EXISTS', `a document with id ${describeId(id)} exists`, { id });
+        }
+        if (before.exists || before.expiresAt !== undefined) this.discard(tr, keys, target, element, before.expiresAt);
+      }
+      target.create?.();
+      writeEntries(tr, entries);
+      writeVersion(tr, keys);
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
+    });
+    return { id, cas };
+  }
+
+  /**
+   * Writes the document whether or not it exists, replacing it whole. Its expiry is `opts.expiry`, or
+   * with `preserveExpiry` the one it had; otherwise none, as in Couchbase (the maxTTL of the
+   * collection applies in every case).
+   *
+   * Cost: no reads (with `preserveExpiry`, 1 point read of the expiry key); 1 range clear (the old
+   * document), n keys written, the version key (plus the expiry and its index entry). The old
+   * expiry's index entry is left for `purgeExpired`, which drops it when due.
+   *
+   * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE, KEY_TOO_LARGE,
+   *   INVALID_ARGUMENT, UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without autoCreate); nothing is written
+   *   when any is thrown.
+   */
+  async upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
+    assertJsonValue(doc, 'the document');
+    const element = docIdElement(id);
+    const flattened = flattenOnce(doc);
+    const now = this.context.now();
+    const choice = expiryChoice(opts, now);
+    return this.write(opts.tr, async (tr) => {
+      const target = await this.prefixToWrite(tr);
+      const keys = new DocumentKeys(target.prefix, element);
+      const entries = flattened(keys.root);
+      const kept = choice.preserve && target.create === undefined ? liveExpiry(await readExpiry(tr, keys), now) : undefined;
+      target.create?.();
+      tr.clearRange(keys.begin, keys.end);
+      writeEntries(tr, entries);
+      writeVersion(tr, keys);
+      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
+    });
+  }
+
+  /**
+   * Replaces an existing (unexpired) document whole. Its expiry is as for {@link upsert}.
+   *
+   * Cost: 1 range read (the root entry and the expiry key; with `cas` also 1 point read of the version
+   * key, issued together), 1 range clear, n keys written, the version key (plus the expiry and its
+   * index entry; a changed expiry's old entry is cleared).
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND, CAS_MISMATCH, INVALID_VALUE, VALUE_TOO_DEEP,
+   *   DOCUMENT_TOO_LARGE, KEY_TOO_LARGE, INVALID_ARGUMENT, UNKNOWN_COLLECTION (without autoCreate);
+   *   nothing is written when any is thrown.
+   */
+  async replace(id: DocId, doc: JsonValue, opts: ReplaceOptions = {}): Promise<MutationResult> {
+    assertJsonValue(doc, 'the document');
+    const element = docIdElement(id);
+    const flattened = flattenOnce(doc);
+    const now = this.context.now();
+    const choice = expiryChoice(opts, now);
+    return this.write(opts.tr, async (tr) => {
+      const target = await this.target(tr);
+      if (target === undefined) throw notFound(id);
+      const keys = new DocumentKeys(target.prefix, element);
+      const entries = flattened(keys.root);
+      const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      tr.clearRange(keys.begin, keys.end);
+      writeEntries(tr, entries);
+      writeVersion(tr, keys);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
+      if (after !== undefined) this.context.expiry.set(tr, keys, target.id, element, after);
+    });
+  }
+
+  /**
+   * Removes a document and every key it has. The cas returned is `undefined`: a removed document has
+   * no version.
+   *
+   * Cost: 1 range read (the root entry and the expiry key; with `cas` also 1 point read of the
+   * version key, issued together), 1 range clear (and the expiry's index entry).
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), CAS_MISMATCH,
+   *   INVALID_ARGUMENT, UNKNOWN_COLLECTION (without autoCreate).
+   */
+  async remove(id: DocId, opts: CasOptions = {}): Promise<MutationResult> {
+    const element = docIdElement(id);
+    const now = this.context.now();
+    return this.write(opts.tr, async (tr) => {
+      const target = await this.target(tr);
+      if (target === undefined) throw notFound(id);
+      const keys = new DocumentKeys(target.prefix, element);
+      const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      tr.clearRange(keys.begin, keys.end);
+      if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
+      return 'removed' as const;
+    });
+  }
+
+  /**
+   * Reads a whole document, or the value at `path` (`''` or `[]`: the whole document).
+   *
+   * Cost of a whole document: 1 range read of the document's keys (metadata and data), nothing
+   * else. Cost with a path: 1 range read of the subtree at the path (the cost does not grow with the
+   * rest of the document), 1 limit-1 range read per array index in the path, 1 snapshot point read
+   * of the version key for the cas and 1 point read of the expiry key, issued together. Only when
+   * nothing is found: 1 point read per path component, to tell PATH_NOT_FOUND from PATH_MISMATCH.
+   *
+   * An expired document is DOCUMENT_NOT_FOUND; `expiresAt` is set when the document has an expiry.
+   *
+   * The cas is `undefined` for a document written earlier in the same transaction.
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND, PATH_NOT_FOUND, PATH_MISMATCH, INVALID_PATH,
+   *   INVALID_ARGUMENT.
+   */
+  get<T = JsonValue>(id: DocId, opts?: TransactionOption): Promise<GetResult<T>>;
+  get<T = JsonValue>(id: DocId, path: Path, opts?: TransactionOption): Promise<GetResult<T>>;
+  async get<T = JsonValue>(
+    id: DocId,
+    pathOrOpts?: Path | TransactionOption,
+    maybeOpts?: TransactionOption,
+  ): Promise<GetResult<T>> {
+    const hasPath = typeof pathOrOpts === 'string' || Array.isArray(pathOrOpts);
+    const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
+    const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
+    const element = docIdElement(id);
+    return this.read(opts.tr, async (tr) => {
+      const keys = await this.keysToRead(tr, element);
+      if (keys === undefined) throw notFound(id);
+      const now = this.context.now();
+      if (elements.length === 0) {
+        const found = await readDocument(tr, keys, now);
+        if (found === undefined) throw notFound(id);
+        return found as GetResult<T>;
+      }
+      const [content, cas, expiresAt] = await Promise.all([
+        settle(readPath(tr, keys, elements, id).catch(async (err) => Promise.reject(await errorForStructure(tr, keys, err)))),
+        casForRead(tr, keys),
+        readExpiry(tr, keys),
+      ]);
+      // An expired document is missing, whatever its paths hold.
+      if (isExpired(expiresAt, now)) throw notFound(id);
+      return withExpiry({ content: content() as T, cas }, expiresAt);
+    });
+  }
+
+  /**
+   * Whether the document exists (and has not expired).
+   *
+   * Cost: 1 range read (the root entry and the expiry key, which are adjacent).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (id).
+   */
+  async exists(id: DocId, opts: TransactionOption = {}): Promise<boolean> {
+    const element = docIdElement(id);
+    return this.read(opts.tr, async (tr) => {
+      const keys = await this.keysToRead(tr, element);
+      if (keys === undefined) return false;
+      const presence = await readPresence(tr, keys);
+      return presence.exists && !isExpired(presence.expiresAt, this.context.now());
+    });
+  }
+
+  /**
+   * Reads several whole documents in one transaction, all reads issued together; `undefined` for a
+   * missing one.
+   *
+   * Cost: 1 range read per id, as {@link get}.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (an id).
+   */
+  async getMany(ids: readonly DocId[], opts: TransactionOption = {}): Promise<(GetResult | undefined)[]> {
+    if (!Array.isArray(ids)) throw new DocumentError('INVALID_ARGUMENT', 'getMany takes an array of ids');
+    const elements = ids.map(docIdElement);
+    return this.read(opts.tr, async (tr) => {
+      const prefix = await this.prefixToRead(tr);
+      if (prefix === undefined) return elements.map(() => undefined);
+      const now = this.context.now();
+      return Promise.all(elements.map((element) => readDocument(tr, new DocumentKeys(prefix, element), now)));
+    });
+  }
+
+  /**
+   * The documents of the collection in id order, from `start` (inclusive) to `end` (exclusive), at
+   * most `limit` of them. Pages of `pageSize` documents are read by range reads, each page in a
+   * transaction of its own unless `tr` is given; a document is never split between pages.
+   *
+   * Cost per page: range reads of the page's documents' keys (plus the first key of the next
+   * document).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (ids, pageSize, limit).
+   */
+  async *scan(opts: ScanOptions = {}): AsyncIterable<ScanItem> {
+    const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+      throw new DocumentError('INVALID_ARGUMENT', `pageSize is a positive integer, got ${String(pageSize)}`);
+    }
+    const limit = opts.limit ?? Infinity;
+    if (limit !== Infinity && (!Number.isSafeInteger(limit) || limit < 0)) {
+      throw new DocumentError('INVALID_ARGUMENT', `limit is a non-negative integer, got ${String(limit)}`);
+    }
+    const startElement = opts.start === undefined ? undefined : docIdElement(opts.start);
+    const endElement = opts.end === undefined ? undefined : docIdElement(opts.end);
+    const collection = await this.read(opts.tr, (tr) => this.prefixToRead(tr));
+    if (collection === undefined) return;
+    const now = this.context.now();
+    let begin = startElement === undefined ? collection : packPrefixed(collection, [startElement]);
+    const end = endElement === undefined ? strinc(collection) : packPrefixed(collection, [endElement]);
+    let remaining = limit;
+    while (remaining > 0 && Buffer.compare(begin, end) < 0) {
+      const want = Math.min(pageSize, remaining);
+      const from = begin;
+      const page = await this.read(opts.tr, (tr) => readPage(tr, collection, from, end, want, now));
+      for (const item of page.items) yield item;
+      remaining -= page.items.length;
+      if (page.next === undefined) return;
+      begin = page.next;
+    }
+  }
+
+  /**
+   * Runs lookup specs (get, exists, count; at most 16) against one document, reads issued together.
+   * Each entry holds its spec's value or its own error (`exists` is `false` for PATH_NOT_FOUND); the
+   * call fails only for document-level errors.
+   *
+   * Cost per spec: as {@link get} with a path for `get`; 1 point read for `exists`; for `count`, 1
+   * point read plus 2 limit-1 range reads for an array or 1 range read of the subtree for an object.
+   * Plus 1 snapshot point read of the version key for the cas and 1 point read of the expiry key.
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), INVALID_ARGUMENT (spec
+   *   list, an unknown op, `exists` of the whole document).
+   */
+  async lookupIn(id: DocId, specs: readonly LookupInSpec[], opts: TransactionOption = {}): Promise<LookupInResult> {
+    const element = docIdElement(id);
+    return this.read(opts.tr, async (tr) => {
+      const keys = await this.keysToRead(tr, element);
+      if (keys === undefined) throw notFound(id);
+      const now = this.context.now();
+      const [looked, cas, expiresAt] = await Promise.all([
+        settle(lookupIn(tr, keys, specs).catch(async (err) => Promise.reject(await errorForStructure(tr, keys, err)))),
+        casForRead(tr, keys),
+        readExpiry(tr, keys),
+      ]);
+      if (isExpired(expiresAt, now)) throw notFound(id);
+      const entries = looked();
+      // On a structure every spec fails; its error is WRONG_KIND (see errorForStructure).
+      const failed = entries.find((entry) => isDocumentError(entry.error, 'PATH_MISMATCH'));
+      if (failed !== undefined) {
+        const err = await errorForStructure(tr, keys, failed.error);
+        if (err !== failed.error) throw err;
+      }
+      return { entries, cas };
+    });
+  }
+
+  /**
+   * Applies mutate specs (at most 16) to one document, all or nothing, in order; Couchbase's
+   * sub-document semantics (see docs/documents.md). With `storeSemantics` `'upsert'` or `'insert'`
+   * a missing document is created (its root an array when the first spec addresses one).
+   *
+   * Cost per spec:
+   * - insert, upsert (of a field): 1 point read of the parent's entry (plus 1 of the field, for
+   *   insert), 1 range clear of the old value (upsert), the new value's n keys.
+   * - replace, remove (of a key): 1 point read of the target, 1 range clear, n keys written.
+   * - remove of an array element: 1 limit-1 read for `[0]`/`[-1]`, else 2; 1 range clear; in the
+   *   middle, the shorter side of the array is moved one position (1 range read, its keys rewritten).
+   * - arrayAppend, arrayPrepend: 1 point read of the array's marker, 1 limit-1 range read, the new
+   *   elements' keys.
+   * - arrayInsert: 2 limit-1 range reads; the shorter side moves as for remove.
+   * - arrayAddUnique: 1 range read of the array, the new element's keys.
+   * - increment, decrement: 1 point read of the value, 1 key written.
+   * - createPath: on a miss, 1 point read per path component and 1 key per parent created.
+   * Plus the version key; with `cas`, 1 point read of it. A call that writes 1 MB or more also reads
+   * the document's data (1 snapshot range read) to check the size limit. Before the specs, 1 snapshot
+   * point read of the expiry key (snapshot, so writers of different fields still do not conflict).
+   *
+   * Expiry as Couchbase: `opts.expiry`, or with `preserveExpiry` the document's own; otherwise the
+   * write clears it (1 key cleared, with its index entry). An expired document is missing: with
+   * storeSemantics `'replace'` DOCUMENT_NOT_FOUND, otherwise the specs create it afresh.
+   *
+   * The cas is `undefined` when the specs removed the document (`remove('')`).
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND, DOCUMENT_EXISTS, CAS_MISMATCH, INVALID_ARGUMENT (specs,
+   *   combinations), DOCUMENT_TOO_LARGE, and the first failing spec's error (with `specIndex`):
+   *   PATH_NOT_FOUND, PATH_EXISTS, PATH_MISMATCH, INVALID_PATH, INVALID_VALUE, VALUE_TOO_DEEP,
+   *   VALUE_CANNOT_INSERT, DELTA_INVALID, NUMBER_TOO_BIG, KEY_TOO_LARGE.
+   */
+  async mutateIn(id: DocId, specs: readonly MutateInSpec[], opts: MutateInOptions = {}): Promise<MutateInResult> {
+    const element = docIdElement(id);
+    const now = this.context.now();
+    const choice = expiryChoice(opts, now);
+    let values: (JsonValue | undefined)[] = [];
+    const { cas } = await this.write(opts.tr, async (tr) => {
+      // A missing collection is created only if the specs create the document.
+      const target = await this.prefixToWrite(tr);
+      const keys = new DocumentKeys(target.prefix, element);
+      const stored = target.create === undefined ? await readExpiry(tr.snapshot(), keys) : undefined;
+      const before = liveExpiry(stored, now);
+      if (stored !== undefined && before === undefined) {
+        if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
+        this.discard(tr, keys, target, element, stored);
+      }
+      await rejectRootUpsertOfStructure(tr, keys, specs);
+      const outcome = await mutateIn(tr, keys, specs, opts).catch(async (err) => Promise.reject(await errorForStructure(tr, keys, err)));
+      values = outcome.values;
+      if (outcome.removed) {
+        if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
+        return 'removed';
+      }
+      target.create?.();
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      this.context.expiry.replace(tr, keys, target.id, element, before, after);
+    });
+    return { cas, values };
+  }
+
+  // ---- data structures (src/structures, docs/structures.md)
+
+  /**
+   * The list at `id`: a handle, touching nothing. Created by its first write; a missing list reads as
+   * empty. Its document reads (`get`) as an array.
+   *
+   * @throws DocumentError INVALID_ARGUMENT (id).
+   */
+  list<T = JsonValue>(id: DocId): DocList<T> {
+    return new DocList<T>(this, id);
+  }
+
+  /** The map at `id` (an object document), as {@link list}. */
+  map<V = JsonValue>(id: DocId): DocMap<V> {
+    return new DocMap<V>(this, id);
+  }
+
+  /** The set of primitives at `id` (reads as an array), as {@link list}. */
+  set<M extends SetMember = SetMember>(id: DocId): DocSet<M> {
+    return new DocSet<M>(this, id);
+  }
+
+  /** The queue at `id` (reads as an array with the next item to pop last, as Couchbase's CouchbaseQueue), as {@link list}. */
+  queue<T extends JsonValue = JsonValue>(id: DocId, options?: QueueOptions): Queue<T> {
+    return new Queue<T>(this, id, options);
+  }
+
+  /** The counter at `id` (reads as a number), as {@link list}. */
+  counter(id: DocId): DocCounter {
+    return new DocCounter(this, id);
+  }
+
+  /** The text at `id` (reads as a string), as {@link list}. */
+  text(id: DocId): DocText {
+    return new DocText(this, id);
+  }
+
+  // ---- internals
+
+  /** @internal What data structure handles (`src/structures`) need: the database and document keys. */
+  structureAccess(): StructureAccess {
+    return (this.access ??= {
+      kv: this.context.kv,
+      now: () => this.context.now(),
+      run: (tr, write, fn) =>
+        tr ? fn(tr) : this.context.kv.transact(write ? (own) => (forgetWrites(own), fn(own)) : fn),
+      keysToRead: (tr, element) => this.keysToRead(tr, element),
+      keysToWrite: async (tr, element) => {
+        const { prefix, create } = await this.prefixToWrite(tr);
+        return { keys: new DocumentKeys(prefix, element), create };
+      },
+    });
+  }
+
+  /**
+   * The collection as `tr` sees it, for a read: `undefined` when it does not exist (without
+   * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
+   */
+  private target(tr: Transaction): Promise<CollectionTarget | undefined> {
+    return this.context.registry.forRead(tr, this.path, !this.context.autoCreate);
+  }
+
+  /** The collection's key prefix as `tr` sees it, or `undefined` when it does not exist. */
+  private async prefixToRead(tr: Transaction): Promise<Buffer | undefined> {
+    return (await this.target(tr))?.prefix;
+  }
+
+  private async keysToRead(tr: Transaction, element: TupleItem): Promise<DocumentKeys | undefined> {
+    const prefix = await this.prefixToRead(tr);
+    return prefix === undefined ? undefined : new DocumentKeys(prefix, element);
+  }
+
+  /**
+   * The collection for a write (its key prefix, id and maxTTL), with `create` to run, adding it to the
+   * manifest, if it is missing and the write goes ahead.
+   */
+  private prefixToWrite(tr: Transaction): Promise<WriteTarget> {
+    return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
+  }
+
+  /** Deletes an expired document (or stray expiry) before a write that treats it as missing. */
+  private discard(tr: Transaction, keys: DocumentKeys, target: CollectionTarget, element: TupleItem, expiresAt: number | undefined): void {
+    tr.clearRange(keys.begin, keys.end);
+    if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
+  }
+
+  private read<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
+    return tr ? fn(tr) : this.context.kv.transact(fn);
+  }
+
+  /**
+   * Runs a write in the caller's transaction (cas `undefined`) or its own, whose versionstamp is then
+   * the cas, unless `fn` says the document is gone (a removed document has no version). Each attempt
+   * of its own starts with an empty record of written documents.
+   */
+  private async write(
+    tr: Transaction | undefined,
+    fn: (tr: Transaction) => Promise<void | 'removed'>,
+  ): Promise<MutationResult> {
+    if (tr) {
+      await fn(tr);
+      return { cas: undefined };
+    }
+    let versionstamp: Promise<Buffer> | undefined;
+    const outcome = await this.context.kv.transact(async (own) => {
+      forgetWrites(own);
+      versionstamp = own.getVersionstamp();
+      // Attempts that fail reject theirs; only the committed attempt's is awaited.
+      versionstamp.catch(() => undefined);
+      return fn(own);
+    });
+    return { cas: outcome === 'removed' ? undefined : casOf(await (versionstamp as Promise<Buffer>)) };
+  }
+
+  /**
+   * Checks that the document exists, has not expired and, with `cas`, has that version (reads issued
+   * together); returns its expiry.
+   */
+  private async mustExist(tr: Transaction, keys: DocumentKeys, id: DocId, cas: Cas | undefined, now: number): Promise<number | undefined> {
+    const [presence, casCheck] = await Promise.all([readPresence(tr, keys), cas === undefined ? undefined : settle(checkCas(tr, keys, cas))]);
+    if (!presence.exists || isExpired(presence.expiresAt, now)) throw notFound(id);
+    try {
+      casCheck?.();
+    } catch (err) {
+      if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) throw notFound(id);
+      throw err;
+    }
+    return presence.expiresAt;
+  }
+}
+
+/** Flattens `doc` at a root key, once per root key: retries of a transaction reuse the entries. */
+function flattenOnce(doc: JsonValue): (root: Buffer) => Entries {
+  let root: Buffer | undefined;
+  let entries: Entries | undefined;
+  return (at) => {
+    if (entries === undefined || root === undefined || !root.equals(at)) {
+      entries = flatten(doc, at);
+      root = at;
+    }
+    return entries;
+  };
+}
+
+/** A promise's outcome, to take (or throw) later: lets an expired document's NOT_FOUND win over a path error. */
+function settle<T>(promise: Promise<T>): Promise<() => T> {
+  return promise.then(
+    (value) => () => value,
+    (err: unknown) => () => {
+      throw err;
+    },
+  );
+}
+
+/** An expiry that has not passed, else `undefined`. */
+function liveExpiry(expiresAt: number | undefined, now: number): number | undefined {
+  return isExpired(expiresAt, now) ? undefined : expiresAt;
+}
+
+/** `result` with `expiresAt` when the document has an expiry. */
+function withExpiry<R extends object>(result: R, expiresAt: number | undefined): R & { expiresAt?: Date } {
+  return expiresAt === undefined ? result : { ...result, expiresAt: new Date(expiresAt) };
+}
+
+function notFound(id: DocId): DocumentError {
+  return new DocumentError('DOCUMENT_NOT_FOUND', `no document with id ${describeId(id)}`, { id });
+}
+
+function describeId(id: DocId): string {
+  return typeof id === 'bigint' ? `${id}n` : JSON.stringify(id);
+}
+
+/**
+ * A whole document: one range read of its metadata and data, or of its data alone when this
+ * transaction wrote it (its version is unreadable until commit).
+ */
+async function readDocument(tr: Transaction, keys: DocumentKeys, now: number): Promise<GetResult | undefined> {
+  let entries: KeyValue[];
+  if (wasWritten(tr, keys)) {
+    entries = await readUnversioned(tr, keys);
+  } else {
+    try {
+      entries = await tr.getRangeAll(keys.begin, keys.end);
+    } catch (err) {
+      if (!isKvError(err, 'accessed_unreadable')) throw err;
+      entries = await readUnversioned(tr, keys);
+    }
+  }
+  return documentOf(entries, keys.prefix.length, 0, entries.length, () => keys, now);
+}
+
+/**
+ * The document in the entries of one document's range (metadata first, then data); `undefined` when
+ * there is none or it expired at `now`.
+ */
+function documentOf(
+  entries: readonly KeyValue[],
+  prefixLength: number,
+  from = 0,
+  to = entries.length,
+  keysOf?: () => DocumentKeys,
+  now = -Infinity,
+): GetResult | undefined {
+  let cas: Cas | undefined;
+  let kind: Buffer | undefined;
+  let expiresAt: number | undefined;
+  let data = from;
+  for (; data < to; data++) {
+    const key = entries[data].key;
+    if (key[prefixLength] !== META_SECTION) break;
+    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_VERSION) cas = casOf(entries[data].value);
+    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_KIND) kind = entries[data].value;
+    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_EXPIRY) expiresAt = decodeExpiry(entries[data].value);
+  }
+  if (data === to || entries[data].key[prefixLength] !== DATA_SECTION || isExpired(expiresAt, now)) return undefined;
+  if (kind !== undefined && keysOf !== undefined) return withExpiry({ content: structureJson(kind, entries.slice(from, to), keysOf()), cas }, expiresAt);
+  return withExpiry({ content: unflatten(entries, data, to, prefixLength + 1), cas }, expiresAt);
+}
+
+/**
+ * A document's metadata and data without its version key, which a transaction that wrote the document
+ * cannot read before commit (2 range reads, issued together).
+ */
+async function readUnversioned(tr: Transaction, keys: DocumentKeys): Promise<KeyValue[]> {
+  const version = keys.version;
+  const [before, after] = await Promise.all([tr.getRangeAll(keys.begin, version), tr.getRangeAll(keyAfter(version), keys.end)]);
+  return before.concat(after);
+}
+
+/** The value at a (non-empty) path: one range read of its subtree, after resolving indices. */
+async function readPath(tr: Transaction, keys: DocumentKeys, elements: ReturnType<typeof parsePath>, id: DocId): Promise<JsonValue> {
+  const path = await resolvePath(tr, keys.root, elements);
+  if (path.length > elements.length) {
+    const key = path[elements.length];
+    const entries = await readSubtreeEntries(tr, key);
+    if (entries.length > 0) return unflatten(entries, 0, entries.length, key.length);
+  }
+  try {
+    return await failWithDiagnosis(tr, elements, path);
+  } catch (err) {
+    if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) throw notFound(id);
+    throw err;
+  }
+}
+
+interface Page {
+  items: ScanItem[];
+  /** Where the next page starts (the first key of the next document), if there may be one. */
+  next: Buffer | undefined;
+}
+
+/**
+ * Up to `want` documents from `[begin, end)`: one streamed range read, stopped at the first key of
+ * the document after the last one wanted. Version keys of documents this transaction wrote are
+ * stepped around (they cannot be read before commit).
+ */
+async function readPage(tr: Transaction, collection: Buffer, begin: Buffer, end: Buffer, want: number, now: number): Promise<Page> {
+  const items: ScanItem[] = [];
+  let docEntries: KeyValue[] = [];
+  let docPrefix: Buffer | undefined;
+  let docId: DocId | undefined;
+  const finish = () => {
+    if (docPrefix === undefined) return;
+    const prefix = docPrefix;
+    const found = documentOf(docEntries, prefix.length, 0, docEntries.length, () => new DocumentKeys(collection, decodeItem(new Reader(prefix, collection.length))), now);
+    if (found !== undefined) items.push({ id: docId as DocId, ...found });
+  };
+  for await (const pair of rangeSkipping(tr, begin, end, versionKeysWritten(tr, collection, begin, end))) {
+    const key = pair.key;
+    if (docPrefix !== undefined && belongsTo(key, docPrefix)) {
+      docEntries.push(pair);
+      continue;
+    }
+    finish();
+    if (items.length === want) return { items, next: key };
+    const reader = new Reader(key, collection.length);
+    docId = docIdOf(decodeItem(reader));
+    docPrefix = key.subarray(0, reader.pos);
+    docEntries = [pair];
+  }
+  finish();
+  return { items, next: undefined };
+}
+
+function belongsTo(key: Buffer, docPrefix: Buffer): boolean {
+  const n = docPrefix.length;
+  return key.length > n && key[n] <= DATA_SECTION && key.compare(docPrefix, 0, n, 0, n) === 0;
+}
+
+/** The version keys in `[begin, end)` of documents `tr` wrote, sorted. */
+function versionKeysWritten(tr: Transaction, collection: Buffer, begin: Buffer, end: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (const identity of writtenDocuments(tr)) {
+    const prefix = Buffer.from(identity, 'latin1');
+    if (prefix.length <= collection.length || prefix.compare(collection, 0, collection.length, 0, collection.length) !== 0) continue;
+    const key = Buffer.concat([prefix, Buffer.of(META_SECTION, META_VERSION)]);
+    if (Buffer.compare(key, begin) >= 0 && Buffer.compare(key, end) < 0) out.push(key);
+  }
+  return out.sort(Buffer.compare);
+}
+
+/** The pairs of `[begin, end)` except the keys in `skip` (sorted, inside the range). */
+async function* rangeSkipping(tr: Transaction, begin: Buffer, end: Buffer, skip: readonly Buffer[]): AsyncIterable<KeyValue> {
+  let from = begin;
+  for (const key of skip) {
+    yield* tr.getRange(from, key);
+    from = keyAfter(key);
+  }
+  yield* tr.getRange(from, end);
+}

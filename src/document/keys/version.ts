@@ -1,0 +1,105 @@
+import { isKvError } from '../../kv/contract/errors';
+import type { ReadTransaction, Transaction } from '../../kv/contract/types';
+import { DocumentError } from '../errors';
+import type { DocumentKeys } from './layout';
+import type { Cas } from '../types';
+
+/**
+ * Document versions, for CAS. Every write of a document sets its version key to the commit's 10-byte
+ * versionstamp with `setVersionstampedValue`: blind, so writes never read it and writes of different
+ * fields do not conflict through it. The CAS is the hex of that versionstamp.
+ *
+ * Until the transaction commits the value is unknown, and reading it fails (accessed_unreadable, 1036).
+ * So each transaction keeps a record of the documents it wrote, and reads of those skip the version
+ * key and report `cas: undefined`. The record is a hint, not the truth: when a caller's transaction is
+ * reset and retried, the record of the failed attempt remains (nothing tells us about the reset), so
+ * reads of the version key that the record says to skip are still tried where the answer matters.
+ */
+
+/** Placeholder for the versionstamp and the 4-byte little-endian offset (0) where it goes. */
+const VERSIONSTAMP_TEMPLATE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+
+const written = new WeakMap<Transaction, Set<string>>();
+
+/** Sets the document's version to this transaction's versionstamp, and records the write. */
+export function writeVersion(tr: Transaction, keys: DocumentKeys): void {
+  tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
+  markWritten(tr, keys);
+}
+
+export function markWritten(tr: Transaction, keys: DocumentKeys): void {
+  let docs = written.get(tr);
+  if (docs === undefined) {
+    docs = new Set();
+    written.set(tr, docs);
+  }
+  docs.add(keys.identity);
+}
+
+/** Forgets the record of `tr`: for the start of each attempt of a transaction this layer runs. */
+export function forgetWrites(tr: Transaction): void {
+  written.delete(tr);
+}
+
+/** True when `tr` (probably) wrote the document: its version key is then unreadable until commit. */
+export function wasWritten(tr: Transaction | ReadTransaction, keys: DocumentKeys): boolean {
+  return written.get(tr as Transaction)?.has(keys.identity) ?? false;
+}
+
+/** Identities (see `DocumentKeys.identity`) of the documents `tr` wrote. */
+export function writtenDocuments(tr: Transaction): ReadonlySet<string> {
+  return written.get(tr) ?? EMPTY;
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** The CAS of a version key's value. */
+export function casOf(value: Uint8Array): Cas {
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+}
+
+/**
+ * Reads the version key: its CAS, `undefined` when there is none, or `'unreadable'` when this
+ * transaction wrote it. `snapshot` reads add no conflict (for reporting the CAS of a read).
+ */
+export async function readVersion(
+  tr: Transaction,
+  keys: DocumentKeys,
+  snapshot: boolean,
+): Promise<Cas | undefined | 'unreadable'> {
+  try {
+    const value = await (snapshot ? tr.snapshot() : tr).get(keys.version);
+    return value === undefined ? undefined : casOf(value);
+  } catch (err) {
+    if (isKvError(err, 'accessed_unreadable')) return 'unreadable';
+    throw err;
+  }
+}
+
+/** The CAS to report for a read of the document: `undefined` when this transaction wrote it. */
+export async function casForRead(tr: Transaction, keys: DocumentKeys): Promise<Cas | undefined> {
+  if (wasWritten(tr, keys)) return undefined;
+  const cas = await readVersion(tr, keys, true);
+  return cas === 'unreadable' ? undefined : cas;
+}
+
+/**
+ * Checks the document's version is `cas` (one point read of the version key, which conflicts with
+ * every write of the document, as a CAS must). A document written earlier in this transaction has a
+ * version no caller can know yet: that is a mismatch.
+ *
+ * @throws DocumentError DOCUMENT_NOT_FOUND when there is no document, CAS_MISMATCH.
+ */
+export async function checkCas(tr: Transaction, keys: DocumentKeys, cas: Cas): Promise<void> {
+  if (typeof cas !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a CAS is a string, got ${typeof cas}`);
+  const current = await readVersion(tr, keys, false);
+  if (current === undefined) throw new DocumentError('DOCUMENT_NOT_FOUND', 'the document does not exist');
+  if (current !== cas) {
+    throw new DocumentError(
+      'CAS_MISMATCH',
+      current === 'unreadable'
+        ? 'the document was changed earlier in this transaction, so no CAS matches it yet'
+        : `the document's CAS is ${current}, not ${cas}`,
+    );
+  }
+}

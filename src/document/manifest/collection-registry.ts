@@ -1,0 +1,234 @@
+import type { Database } from '../../kv/contract/database';
+import type { Transaction, Watch } from '../../kv/contract/types';
+import { isDocumentError } from '../errors';
+import type { Layout } from '../keys/layout';
+import { resolveCollection, type CollectionPath, type Manifest, type ResolvedCollection } from './manifest';
+import { getManifest, manifestUidKey, planCollection, readManifestUid, wroteManifest } from './manifest-store';
+
+/**
+ * Collection paths to ids through the collections manifest (`manifest-store.ts`), with one cached
+ * copy of the manifest per document layer, so that an operation on a known collection reads nothing
+ * to find it.
+ *
+ * The copy is kept current by a watch on the manifest's uid key, set in the transaction that read the
+ * copy: any later update, by any process, fires it and the copy is dropped (the next operation reads
+ * the manifest again and sets a new watch). Every transaction that relies on the copy also puts a read
+ * conflict on the uid key (no read): an update committed after the transaction's read version makes it
+ * fail with not_committed, and its retry checks the uid (one point read) before trusting the copy
+ * again, since the watch may not have fired yet. A retry is recognised as the same transaction object
+ * at a new read version (`Database.transact` and `onError` reuse the object).
+ *
+ * What remains is an update committed before the transaction's read version whose watch has not fired
+ * yet (microseconds in the memory engine; up to its 20 ms poll for another process on lmdb; FDB's
+ * watch latency). In that window an operation may use the id of a collection just dropped:
+ * - a read finds nothing (ids are never reused, and the drop cleared the collection's keys), though
+ *   a collection re-created under the same name has a new id and its documents are not seen;
+ * - a write lands under the dropped id, unreachable (to every process but the stale one, until its
+ *   watch fires). `DocLayer.purgeDropped()` (also run by the sweeper) clears every dropped
+ *   collection's keys again, which removes such leftovers.
+ * A caller that retries with a new transaction object instead of `onError` gets no uid check: its
+ * retry is in the same window. A collection missing from the copy is never trusted to be missing: the operation reads the stored
+ * manifest in its own transaction (one range read), so collections created by other processes are
+ * found at once.
+ */
+
+/** A collection as an operation uses it. */
+export interface CollectionTarget {
+  readonly id: number;
+  /** `<prefix> 0x01 <leb128(id)>`: the prefix of every key of its documents. */
+  readonly prefix: Buffer;
+  /** Seconds; caps the expiry of documents written to it. */
+  readonly maxTTL?: number;
+}
+
+/** A collection for a write: with `create` when it does not exist yet. */
+export interface WriteTarget extends CollectionTarget {
+  /** Adds the collection to the manifest in the write's transaction; run it once the write goes ahead. */
+  readonly create?: () => void;
+}
+
+export class CollectionRegistry {
+  private cached: Manifest | undefined;
+  private watch: Watch | undefined;
+  private loading: Promise<Manifest> | undefined;
+  /** Bumped by every invalidation: a load that started before one is not kept. */
+  private generation = 0;
+  private closed = false;
+  /**
+   * The read version each transaction last resolved a collection at (a promise, so that the first
+   * operation of an attempt need not wait for it): another one is a new attempt.
+   */
+  private readonly attempts = new WeakMap<Transaction, Promise<bigint>>();
+  /** The last lookup of each path object (collections keep theirs): a known collection costs no map lookup. */
+  private readonly lookups = new WeakMap<CollectionPath, { manifest: Manifest; target: CollectionTarget | undefined }>();
+  private readonly uidKey: Buffer;
+
+  constructor(
+    private readonly kv: Database,
+    private readonly layout: Layout,
+  ) {
+    this.uidKey = manifestUidKey(layout.system);
+  }
+
+  /**
+   * The collection for a read in `tr`, `undefined` when it does not exist. Reads nothing when the
+   * cached manifest knows it (after the first load, a range read and a watch in a transaction of its
+   * own); otherwise one range read of the stored manifest in `tr`.
+   *
+   * @throws ManifestLookupError UNKNOWN_SCOPE / UNKNOWN_COLLECTION instead of `undefined` when `strict`.
+   */
+  async forRead(tr: Transaction, path: CollectionPath, strict: boolean): Promise<CollectionTarget | undefined> {
+    const { manifest, stored } = await this.manifestFor(tr);
+    const found = this.lookup(manifest, path);
+    if (found !== undefined || stored) return found ?? this.missing(manifest, path, strict);
+    const current = await this.storedManifest(tr, manifest);
+    return this.lookup(current, path) ?? this.missing(current, path, strict);
+  }
+
+  /**
+   * The collection for a write in `tr`. A missing one is planned (its id chosen from the stored
+   * manifest, read in `tr`) and `create` adds it; the cached manifest is dropped once `tr` commits.
+   *
+   * @throws ManifestLookupError UNKNOWN_SCOPE / UNKNOWN_COLLECTION when missing and `autoCreate` is
+   *   false or the name is one that is never created (a system name, a dropped `_default`);
+   *   DocumentError OUT_OF_RANGE when ids run out.
+   */
+  async forWrite(tr: Transaction, path: CollectionPath, autoCreate: boolean): Promise<WriteTarget> {
+    const { manifest, stored } = await this.manifestFor(tr);
+    const found = this.lookup(manifest, path);
+    if (found !== undefined) return found;
+    const planned = await planCollection(tr, this.layout.system, path, { autoCreate });
+    const target = this.targetOf(planned);
+    if (!planned.created) {
+      if (!stored) this.invalidate();
+      return target;
+    }
+    const create = planned.create as () => void;
+    return {
+      ...target,
+      create: () => {
+        create();
+        this.invalidateOnCommit(tr);
+      },
+    };
+  }
+
+  /** Drops the cached manifest once `tr`, which wrote a manifest update, commits. */
+  invalidateOnCommit(tr: Transaction): void {
+    tr.getVersionstamp().then(
+      () => this.invalidate(),
+      () => undefined,
+    );
+  }
+
+  /** Drops the cached manifest and its watch: the next operation loads it again. */
+  invalidate(): void {
+    this.generation++;
+    this.cached = undefined;
+    const watch = this.watch;
+    this.watch = undefined;
+    watch?.cancel();
+  }
+
+  /** Cancels the watch; later operations read the stored manifest each time. */
+  close(): void {
+    this.closed = true;
+    this.invalidate();
+  }
+
+  /**
+   * The manifest an operation in `tr` uses: `tr`'s own after it wrote one, else the cached copy
+   * (loaded first if need be), checked against the stored uid on a new attempt of a transaction seen
+   * before. Puts a read conflict on the uid key.
+   */
+  private async manifestFor(tr: Transaction): Promise<{ manifest: Manifest; stored: boolean }> {
+    if (wroteManifest(tr)) return { manifest: await getManifest(tr, this.layout.system), stored: true };
+    tr.addReadConflictKey(this.uidKey);
+    const cached = this.cached ?? (await this.load());
+    const readVersion = tr.getReadVersion();
+    // Not awaited on a first sighting; a failure shows in the operation's own reads.
+    readVersion.catch(() => undefined);
+    const previous = this.attempts.get(tr);
+    this.attempts.set(tr, readVersion);
+    if (previous === undefined) return { manifest: cached, stored: false };
+    const [was, is] = await Promise.all([previous.catch(() => undefined), readVersion]);
+    if (was === is) return { manifest: cached, stored: false };
+    // A retry, perhaps because the manifest changed after the last attempt's read version: the watch
+    // may not have said so yet.
+    const uid = (await readManifestUid(tr, this.layout.system)) ?? '0';
+    if (uid === cached.uid) return { manifest: cached, stored: false };
+    return { manifest: await this.storedManifest(tr, cached), stored: true };
+  }
+
+  /** The stored manifest as `tr` sees it; drops the cached copy when it is older. */
+  private async storedManifest(tr: Transaction, cached: Manifest): Promise<Manifest> {
+    const manifest = await getManifest(tr, this.layout.system);
+    if (manifest.uid !== cached.uid && !wroteManifest(tr) && this.cached === cached) this.invalidate();
+    return manifest;
+  }
+
+  /** Loads the manifest and watches its uid, in one transaction (shared by concurrent callers). */
+  private load(): Promise<Manifest> {
+    if (this.loading === undefined) {
+      const loading = this.fetch();
+      this.loading = loading;
+      const done = () => {
+        if (this.loading === loading) this.loading = undefined;
+      };
+      loading.then(done, done);
+    }
+    return this.loading;
+  }
+
+  private async fetch(): Promise<Manifest> {
+    const generation = this.generation;
+    const watches: Watch[] = [];
+    const manifest = await this.kv.transact(async (tr) => {
+      const read = await getManifest(tr, this.layout.system);
+      const watch = tr.watch(this.uidKey);
+      // A failed attempt rejects its watch; only the committed attempt's is kept.
+      watch.promise.catch(() => undefined);
+      watches.push(watch);
+      return read;
+    });
+    const watch = watches[watches.length - 1];
+    if (this.closed || generation !== this.generation) {
+      watch.cancel();
+      return manifest;
+    }
+    this.cached = manifest;
+    this.watch = watch;
+    const expire = () => {
+      if (this.watch === watch) this.invalidate();
+    };
+    watch.promise.then(expire, expire);
+    return manifest;
+  }
+
+  /** The collection at `path` in `manifest`, `undefined` when missing. */
+  private lookup(manifest: Manifest, path: CollectionPath): CollectionTarget | undefined {
+    const last = this.lookups.get(path);
+    if (last?.manifest === manifest) return last.target;
+    let target: CollectionTarget | undefined;
+    try {
+      target = this.targetOf(resolveCollection(manifest, path));
+    } catch (err) {
+      if (!isDocumentError(err, 'UNKNOWN_COLLECTION') && !isDocumentError(err, 'UNKNOWN_SCOPE')) throw err;
+    }
+    this.lookups.set(path, { manifest, target });
+    return target;
+  }
+
+  private targetOf(resolved: ResolvedCollection): CollectionTarget {
+    const prefix = this.layout.collectionPrefix(resolved.collectionId);
+    return resolved.maxTTL === undefined
+      ? { id: resolved.collectionId, prefix }
+      : { id: resolved.collectionId, prefix, maxTTL: resolved.maxTTL };
+  }
+
+  /** `undefined`, or with `strict` the lookup error (with the uid of the manifest judged against). */
+  private missing(manifest: Manifest, path: CollectionPath, strict: boolean): undefined {
+    if (strict) resolveCollection(manifest, path);
+    return undefined;
+  }
+}

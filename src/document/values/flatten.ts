@@ -1,0 +1,303 @@
+import type { KeyValue } from '../../kv/contract/types';
+import { Limits } from '../../kv/contract/limits';
+import { encodeItem } from '../../tuple/codec';
+import { Writer } from '../../tuple/writer';
+import { DocumentError } from '../errors';
+import {
+  ARRAY_MARKER,
+  ARRAY_VALUE,
+  CHUNK_BYTES,
+  corrupt,
+  decodeScalar,
+  encodeScalar,
+  isLongString,
+  joinChunks,
+  LONG_STRING_MARKER,
+  longStringHeader,
+  OBJECT_MARKER,
+  OBJECT_VALUE,
+  readLongStringHeader,
+} from './leaf';
+import { CHUNK_CODE, decodeStringElement, elementEnd, isIntegerElement, STRING_CODE } from '../keys/layout';
+import { formatPath } from './path';
+import type { JsonValue, PathElement } from '../types';
+
+/**
+ * JSON values to the entries of their subtree and back (docs/documents.md, "Values").
+ *
+ * Objects come back with their keys in stored order, which is the order of the keys' UTF-8 bytes, not
+ * the order they were written in (as in FoundationDB's document recipe); JavaScript itself then lists
+ * integer-like keys (`"1"`, `"20"`) first, in numeric order, whatever the order of insertion.
+ */
+
+/** The entries of a subtree, in the order written, with what writing them costs a transaction. */
+export interface Entries {
+  readonly keys: Buffer[];
+  readonly values: Buffer[];
+  /** Bytes writing them adds to a transaction: see {@link entryBytes}. */
+  bytes: number;
+}
+
+/**
+ * Most bytes a document's entries may take of one transaction (see {@link entryBytes}): FDB's limit
+ * is 10,000,000 bytes, and the clear of the old value, the version key and the read conflict ranges
+ * need some of it too.
+ */
+export const MAX_DOCUMENT_BYTES = 9_000_000;
+
+/**
+ * What writing one entry adds to a transaction's size as FDB counts it: the mutation (key and value)
+ * and its write conflict range (the key and the key after it). Keys count three times, so a document
+ * of many small leaves reaches the limit with far fewer than 9 MB of JSON.
+ */
+export function entryBytes(key: Uint8Array, value: Uint8Array): number {
+  return 3 * key.length + 1 + value.length;
+}
+
+export function emptyEntries(): Entries {
+  return { keys: [], values: [], bytes: 0 };
+}
+
+// Flattening is synchronous, so one writer holds the key being built for every call.
+const writer = new Writer(1024);
+
+/**
+ * The entries of `value` stored at the data key `base`: a marker per container, a leaf per scalar,
+ * a header and chunks per long string. Array elements get positions 0..n-1.
+ *
+ * Checks everything before the caller writes anything:
+ * @throws DocumentError KEY_TOO_LARGE when a key would exceed 10,000 bytes (the message gives the path
+ *   below `base` where it happens).
+ * @throws DocumentError DOCUMENT_TOO_LARGE when `into.bytes` would exceed `maxBytes`.
+ */
+export function flatten(value: JsonValue, base: Uint8Array, into: Entries = emptyEntries(), maxBytes = MAX_DOCUMENT_BYTES): Entries {
+  writer.reset();
+  writer.bytes(base);
+  const state = { out: into, maxBytes, path: [] as PathElement[] };
+  visit(value, state);
+  return into;
+}
+
+interface State {
+  readonly out: Entries;
+  readonly maxBytes: number;
+  /** The path below `base` of the node being visited, for messages. */
+  readonly path: PathElement[];
+}
+
+function visit(value: JsonValue, state: State): void {
+  const w = writer;
+  if (w.pos > Limits.maxKeyBytes) {
+    throw new DocumentError(
+      'KEY_TOO_LARGE',
+      `the key of ${where(state.path)} would be ${w.pos} bytes, over the limit of ${Limits.maxKeyBytes}`,
+      { path: formatPath(state.path) },
+    );
+  }
+  const key = w.result(0);
+  if (typeof value !== 'object' || value === null) {
+    if (typeof value === 'string' && isLongString(value)) {
+      pushLongString(key, value, state);
+    } else {
+      push(key, encodeScalar(value), state);
+    }
+    return;
+  }
+  const mark = w.pos;
+  if (Array.isArray(value)) {
+    push(key, ARRAY_VALUE, state);
+    for (let i = 0; i < value.length; i++) {
+      encodeItem(w, i);
+      state.path.push(i);
+      visit(value[i], state);
+      state.path.pop();
+      w.pos = mark;
+    }
+  } else {
+    push(key, OBJECT_VALUE, state);
+    const object = value as { [key: string]: JsonValue };
+    for (const name of Object.keys(object)) {
+      encodeItem(w, name);
+      state.path.push(name);
+      visit(object[name], state);
+      state.path.pop();
+      w.pos = mark;
+    }
+  }
+}
+
+function push(key: Buffer, value: Buffer, state: State): void {
+  const out = state.out;
+  out.keys.push(key);
+  out.values.push(value);
+  out.bytes += entryBytes(key, value);
+  if (out.bytes > state.maxBytes) {
+    throw new DocumentError(
+      'DOCUMENT_TOO_LARGE',
+      `writing the document takes more than ${state.maxBytes} bytes of a transaction (at ${where(state.path)}): too large for one transaction`,
+      { path: formatPath(state.path) },
+    );
+  }
+}
+
+/** A string too long for one value: a header at its key, then chunks at `key ++ tuple(null, i)`. */
+function pushLongString(key: Buffer, s: string, state: State): void {
+  const bytes = Buffer.from(s, 'utf8');
+  const count = Math.ceil(bytes.length / CHUNK_BYTES);
+  push(key, longStringHeader(bytes.length, count), state);
+  const w = writer;
+  const mark = w.pos;
+  for (let i = 0; i < count; i++) {
+    w.ensure(1);
+    w.buf[w.pos++] = CHUNK_CODE;
+    encodeItem(w, i);
+    push(w.result(0), bytes.subarray(i * CHUNK_BYTES, Math.min(bytes.length, (i + 1) * CHUNK_BYTES)), state);
+    w.pos = mark;
+  }
+}
+
+function where(path: readonly PathElement[]): string {
+  return path.length === 0 ? 'the value itself' : JSON.stringify(formatPath(path));
+}
+
+/**
+ * The value of the subtree whose entries are `entries[start..end)`, in key order, the first being the
+ * node itself (its key `baseLength` bytes long).
+ *
+ * Keys are decoded incrementally: consecutive keys share the path of their common ancestor, so each key
+ * is compared with the previous one and only its last element is decoded; array positions are never
+ * decoded at all (elements arrive in position order). Throws a plain Error for entries that no
+ * document could have written.
+ */
+export function unflatten(entries: readonly KeyValue[], start: number, end: number, baseLength: number): JsonValue {
+  const first = entries[start];
+  if (first.key.length !== baseLength) throw corrupt('a subtree without an entry for its root');
+  const rootValue = first.value;
+  const rootCode = rootValue[0];
+  if (rootCode !== OBJECT_MARKER && rootCode !== ARRAY_MARKER) {
+    if (rootCode === LONG_STRING_MARKER) {
+      const s = readLongString(entries, start, end, rootValue);
+      if (start + 1 + s.chunks !== end) throw corrupt('entries below a string');
+      return s.value;
+    }
+    if (end !== start + 1) throw corrupt('entries below a scalar');
+    return decodeScalar(rootValue);
+  }
+  const root: JsonValue = rootCode === OBJECT_MARKER ? {} : [];
+  // The open containers from the root down to the last one entered: their values, whether they are
+  // arrays, and the length of their keys.
+  const containers: (JsonValue[] | { [key: string]: JsonValue })[] = [root as JsonValue[]];
+  const isArray: boolean[] = [rootCode === ARRAY_MARKER];
+  const keyEnds: number[] = [baseLength];
+  // Per depth, the keys of the previous object there by ordinal, and the ordinal of the next child.
+  const names: CachedName[][] = [[]];
+  const ordinals: number[] = [0];
+  let depth = 0;
+  let previous = first.key;
+  for (let i = start + 1; i < end; i++) {
+    const { key, value } = entries[i];
+    // The common prefix with the previous key: every container whose key lies within it is an
+    // ancestor of this entry too, unless this key continues with 0xff: then its last element only
+    // extends the container's (a string key with a NUL, escaped as 00 ff), and it is a sibling.
+    const n = key.length < previous.length ? key.length : previous.length;
+    let common = baseLength;
+    while (common < n && key[common] === previous[common]) common++;
+    while (keyEnds[depth] > common || (depth > 0 && key[keyEnds[depth]] === 0xff)) depth--;
+    const at = keyEnds[depth];
+    const stop = elementEnd(key, at);
+    if (stop !== key.length) throw corrupt('an entry whose parent has no entry');
+    previous = key;
+    let child: JsonValue;
+    const code = value[0];
+    if (code === OBJECT_MARKER) child = {};
+    else if (code === ARRAY_MARKER) child = [];
+    else if (code === LONG_STRING_MARKER) {
+      const s = readLongString(entries, i, end, value);
+      child = s.value;
+      i += s.chunks;
+    } else child = decodeScalar(value);
+    const parent = containers[depth];
+    if (isArray[depth]) {
+      if (!isIntegerElement(key, at)) throw corrupt('an array child that is not a position');
+      (parent as JsonValue[]).push(child);
+    } else {
+      if (key[at] !== STRING_CODE) throw corrupt('an object child that is not a key');
+      const ordinal = ordinals[depth]++;
+      const known = names[depth][ordinal];
+      let name: string;
+      if (known !== undefined && sameBytes(known.key, known.at, key, at, stop)) {
+        name = known.name;
+      } else {
+        name = decodeStringElement(key, at, stop);
+        names[depth][ordinal] = { key, at, name };
+      }
+      if (name === '__proto__') {
+        Object.defineProperty(parent, name, { value: child, writable: true, enumerable: true, configurable: true });
+      } else {
+        (parent as { [key: string]: JsonValue })[name] = child;
+      }
+    }
+    if (code === OBJECT_MARKER || code === ARRAY_MARKER) {
+      depth++;
+      containers[depth] = child as JsonValue[];
+      isArray[depth] = code === ARRAY_MARKER;
+      keyEnds[depth] = key.length;
+      ordinals[depth] = 0;
+      if (names.length === depth) names.push([]);
+    }
+  }
+  return root;
+}
+
+/**
+ * An object key decoded before, at `key[at..]`. Sibling objects of one shape (the elements of an array
+ * of records) repeat their keys in the same order: reusing the string skips decoding it and lets the
+ * engine reuse the interned name.
+ */
+interface CachedName {
+  readonly key: Buffer;
+  readonly at: number;
+  readonly name: string;
+}
+
+/** Whether the string element at `a[aAt..]` is the one spanning `b[bAt..bStop)`. */
+function sameBytes(a: Buffer, aAt: number, b: Buffer, bAt: number, bStop: number): boolean {
+  const n = bStop - bAt;
+  if (aAt + n > a.length || a[aAt + n - 1] !== 0x00 || (aAt + n < a.length && a[aAt + n] === 0xff)) return false;
+  for (let i = 0; i < n; i++) if (a[aAt + i] !== b[bAt + i]) return false;
+  return true;
+}
+
+/** The long string whose header is `entries[at]`, from the chunks right after it. */
+function readLongString(
+  entries: readonly KeyValue[],
+  at: number,
+  end: number,
+  header: Buffer,
+): { value: string; chunks: number } {
+  const { byteLength, chunkCount } = readLongStringHeader(header);
+  if (at + chunkCount >= end) throw corrupt('a long string with missing chunks');
+  const headerKey = entries[at].key;
+  const chunks: Buffer[] = [];
+  for (let i = 1; i <= chunkCount; i++) {
+    const { key, value } = entries[at + i];
+    if (key.length <= headerKey.length || key[headerKey.length] !== CHUNK_CODE || !key.subarray(0, headerKey.length).equals(headerKey)) {
+      throw corrupt('a long string with missing chunks');
+    }
+    chunks.push(value);
+  }
+  return { value: joinChunks(chunks, byteLength), chunks: chunkCount };
+}
+
+/**
+ * The number of children of the container whose subtree is `entries[start..end)` (its own entry
+ * first): the entries exactly one element below it.
+ */
+export function countChildren(entries: readonly KeyValue[], start: number, end: number, baseLength: number): number {
+  let count = 0;
+  for (let i = start + 1; i < end; i++) {
+    const key = entries[i].key;
+    if (key[baseLength] !== CHUNK_CODE && elementEnd(key, baseLength) === key.length) count++;
+  }
+  return count;
+}

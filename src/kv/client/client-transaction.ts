@@ -1,0 +1,612 @@
+import { Backoff } from '../contract/backoff';
+import { compareBytes, keyAfter, toBuffer } from '../contract/bytes';
+import { KvError, kvError } from '../contract/errors';
+import {
+  boundKey,
+  checkedValue,
+  keyTooLarge,
+  legalRange,
+  outsideLegalRange,
+  rangeLimit,
+  selectorKey,
+  writableKey,
+  type EngineKeyLimit,
+} from '../contract/key-arguments';
+import { isKeySelector } from '../contract/key-selector';
+import { Limits } from '../contract/limits';
+import { ATOMIC_OPS } from './atomic-ops';
+import { Deferred } from './deferred';
+import type { KeyRange } from './range-set';
+import { MAX_USER_KEY, type ReadYourWritesView } from './read-your-writes';
+import {
+  fillMaxVersionstamp,
+  fillVersionstamp,
+  parseVersionstampTemplate,
+  versionstampOf,
+} from './versionstamp-template';
+import { KeyWatch, sameValue } from '../engine-parts/watch-registry';
+import { WriteSet } from './write-set';
+import { TransactionShorthands } from '../contract/transaction-shorthands';
+import type {
+  AtomicOp,
+  Bytes,
+  KeySelector,
+  KeyValue,
+  RangeOptions,
+  ReadTransaction,
+  Transaction,
+  Watch,
+} from '../contract/types';
+
+/**
+ * `active`: usable. `committing`/`committed`/`failed`: a commit was started, and everything but
+ * `reset`/`onError` fails with used_during_commit (2017), as in FDB. `cancelled`: everything fails with
+ * transaction_cancelled (1025) until `reset`.
+ */
+export type TransactionState = 'active' | 'committing' | 'committed' | 'failed' | 'cancelled';
+
+/** First batch of a streaming range read; batches double up to {@link MAX_BATCH}, like FDB's iterator mode. */
+const FIRST_BATCH = 64;
+const MAX_BATCH = 4096;
+
+/** A batch of a streamed range read, and how to read the next one (`undefined`: that was the last). */
+export interface RangeBatch {
+  readonly items: KeyValue[];
+  readonly next: (() => RangeBatch) | undefined;
+}
+
+/**
+ * The client half of a transaction over a snapshot-and-commit backend, as FDB's client does it:
+ * read-your-writes (reads merged with the transaction's own buffered writes through a
+ * {@link ReadYourWritesView}), read and write conflict ranges, validation of writes' arguments, watches
+ * fired by the transaction's own writes, and the lifecycle (commit states, cancel, reset, onError with
+ * backoff). Engines supply the snapshots reads go to (and when they are released), and the commit.
+ *
+ * Errors: argument errors of writes (2004, 2005, 2102, 2103, 2000 for a malformed versionstamp
+ * template) are thrown synchronously and leave the transaction unchanged; reads reject their promise;
+ * transaction_too_large (2101) is reported by `commit`, as FDB does.
+ */
+export abstract class ClientTransaction extends TransactionShorthands implements Transaction {
+  protected state: TransactionState = 'active';
+  /** Incremented by each reset, so that work started before a reset notices it. */
+  private generation = 0;
+  protected writes = new WriteSet();
+  protected readConflicts: KeyRange[] = [];
+  private readConflictBytes = 0;
+  /** Watches created by this transaction, activated by its commit. */
+  protected pendingWatches: KeyWatch[] = [];
+  private versionstamp: Deferred<Buffer> | undefined;
+  private committedVersion = -1n;
+  /** Grows across `onError` retries; only `reset` (a fresh transaction) starts it over. */
+  private readonly backoff = new Backoff();
+  private snapshotReads: ReadTransaction | undefined;
+  /** The largest key that can exist: an engine's own limit, or FoundationDB's. */
+  private readonly maxKeyBytes: number;
+
+  /** @param keyLimit the engine's limit on stored keys, when below FoundationDB's */
+  constructor(private readonly keyLimit?: EngineKeyLimit) {
+    super();
+    this.maxKeyBytes = keyLimit?.maxKeyBytes ?? Limits.maxKeyBytes;
+  }
+
+  // ---- what engines supply
+
+  abstract getReadVersion(): Promise<bigint>;
+  abstract commit(): Promise<void>;
+
+  /** The read version if this attempt has taken one. */
+  protected abstract knownReadVersion(): bigint | undefined;
+
+  /** The merged view for point reads and watches. @throws KvError transaction_too_old (1007) */
+  protected abstract readView(): ReadYourWritesView;
+
+  /** The merged view to resolve a selector with offset `offset` over. @throws KvError 1007 */
+  protected abstract selectorView(offset: number): ReadYourWritesView;
+
+  /** Appends up to `limit` merged pairs of `[begin, end)` to `items`; returns the view read. */
+  protected abstract collectRange(
+    begin: Buffer,
+    end: Buffer,
+    limit: number,
+    reverse: boolean,
+    items: KeyValue[],
+  ): ReadYourWritesView;
+
+  /** The view this transaction's own watches are compared against after a write, if it can be read. */
+  protected abstract watchView(): ReadYourWritesView | undefined;
+
+  /** The value a point read returns, given the merged view's. */
+  protected abstract pointValue(value: Buffer): Buffer;
+
+  /** The reads of this attempt are over (the read version is kept). */
+  protected releaseReads(): void {}
+
+  /** Forgets this attempt's read version and snapshot. */
+  protected abstract discardReads(): void;
+
+  // ---- reads
+
+  snapshot(): ReadTransaction {
+    this.snapshotReads ??= {
+      get: (key) => this.readValue(key, true),
+      getKey: (selector) => this.readKey(selector, true),
+      getRange: (begin, end, options) => this.rangeIterable(begin, end, options, true),
+      getRangeAll: (begin, end, options) => this.readRangeAll(begin, end, options, true),
+      getReadVersion: () => this.getReadVersion(),
+    };
+    return this.snapshotReads;
+  }
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return this.readValue(key, false);
+  }
+
+  getKey(selector: KeySelector): Promise<Buffer> {
+    return this.readKey(selector, false);
+  }
+
+  getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue> {
+    return this.rangeIterable(begin, end, options, false);
+  }
+
+  getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.readRangeAll(begin, end, options, false);
+  }
+
+  // ---- writes
+
+  set(key: Bytes, value: Bytes): void {
+    this.assertUsable();
+    const k = writableKey(key, this.keyLimit);
+    const v = checkedValue(value);
+    this.writes.set(k, v);
+    this.triggerOwnWatches(k);
+  }
+
+  /** Clears `key`. A key over the size limit cannot exist, so clearing one does nothing (as in FDB). */
+  clear(key: Bytes): void {
+    this.assertUsable();
+    const k = toBuffer(key);
+    if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
+    if (k.length > this.maxKeyBytes) return;
+    const own = Buffer.from(k);
+    this.writes.clear(own);
+    this.triggerOwnWatches(own);
+  }
+
+  clearRange(begin: Bytes, end: Bytes): void {
+    this.assertUsable();
+    const range = legalRange(begin, end);
+    if (!range) return;
+    this.writes.clearRange(range.begin, range.end);
+    this.triggerOwnWatches(range.begin, range.end);
+  }
+
+  atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
+    this.assertUsable();
+    if (!ATOMIC_OPS.has(op)) throw kvError('client_invalid_operation', `unknown atomic operation '${String(op)}'`);
+    const k = writableKey(key, this.keyLimit);
+    const operand = checkedValue(param);
+    this.writes.atomic(op, k, operand);
+    this.triggerOwnWatches(k);
+  }
+
+  /**
+   * Until commit the final key is unknown: reads of the keys it may become (from the read version's
+   * stamp, or from zero before any read, up to the all-0xff stamp) fail with accessed_unreadable (1036),
+   * as in FDB. Limits apply to the arguments as given, offset suffix included, as FDB checks them.
+   */
+  setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
+    this.assertUsable();
+    const raw = writableKey(keyWithOffset, this.keyLimit);
+    const v = checkedValue(value);
+    const template = parseVersionstampTemplate(raw);
+    const readVersion = this.knownReadVersion();
+    const lowestVersion = readVersion !== undefined ? readVersion + 1n : 0n;
+    const lowest = fillVersionstamp(template, versionstampOf(lowestVersion));
+    const afterHighest = keyAfter(fillMaxVersionstamp(template));
+    const end = compareBytes(afterHighest, MAX_USER_KEY) > 0 ? MAX_USER_KEY : afterHighest;
+    this.writes.setVersionstampedKey(template, v, compareBytes(lowest, end) < 0 ? { begin: lowest, end } : undefined);
+  }
+
+  /** Until commit the value is unknown: reading the key fails with accessed_unreadable (1036), as in FDB. */
+  setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
+    this.assertUsable();
+    const k = writableKey(key, this.keyLimit);
+    const template = parseVersionstampTemplate(checkedValue(valueWithOffset));
+    this.writes.setVersionstampedValue(k, template);
+    this.triggerOwnWatches(k, undefined, true);
+  }
+
+  getVersionstamp(): Promise<Buffer> {
+    try {
+      this.assertUsable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.versionstamp ??= new Deferred<Buffer>();
+    return this.versionstamp.promise;
+  }
+
+  /**
+   * The watch compares against the key's value as this transaction sees it now (its read version plus
+   * its own writes). A later write of this transaction that changes the value fires it at once; other
+   * transactions' changes count from this transaction's commit. Errors (2004, 2102, 1025, 2017, 1007)
+   * reject the watch's promise instead of being thrown, as FDB reports them through the watch's future;
+   * too_many_watches (1032) is reported the same way when the commit activates the watch.
+   */
+  watch(key: Bytes): Watch {
+    const k = Buffer.from(toBuffer(key));
+    try {
+      this.assertUsable();
+      if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
+      if (k.length > this.maxKeyBytes) throw keyTooLarge(k, this.keyLimit);
+      const watch = new KeyWatch(k, this.readView().valueForWatch(k));
+      this.pendingWatches.push(watch);
+      return watch;
+    } catch (err) {
+      const failed = new KeyWatch(k, undefined);
+      failed.fail(err);
+      return failed;
+    }
+  }
+
+  // ---- conflict ranges
+
+  addReadConflictRange(begin: Bytes, end: Bytes): void {
+    this.assertUsable();
+    const range = legalRange(begin, end);
+    if (range) this.addReadConflict(range.begin, range.end);
+  }
+
+  addWriteConflictRange(begin: Bytes, end: Bytes): void {
+    this.assertUsable();
+    const range = legalRange(begin, end);
+    if (range) this.writes.addConflictRange(range.begin, range.end);
+  }
+
+  /** Bytes of mutations plus read and write conflict ranges (FDB's estimate, without its struct overheads). */
+  async getApproximateSize(): Promise<number> {
+    return this.approximateSize();
+  }
+
+  // ---- lifecycle
+
+  getCommittedVersion(): bigint {
+    return this.committedVersion;
+  }
+
+  /**
+   * Retryable KvError: waits this transaction's backoff, then resets it (keeping the backoff). Anything
+   * else, or a cancelled transaction: rejects (with `err`, or transaction_cancelled).
+   */
+  async onError(err: unknown): Promise<void> {
+    this.assertNotCancelled();
+    if (!(err instanceof KvError) || !err.retryable) {
+      this.discard(err);
+      throw err;
+    }
+    this.releaseReads();
+    await this.backoff.wait();
+    // The transaction may have been cancelled while waiting.
+    this.assertNotCancelled();
+    this.discard(err);
+  }
+
+  reset(): void {
+    this.discard(kvError('transaction_cancelled', 'the transaction was reset'));
+    this.backoff.reset();
+  }
+
+  cancel(): void {
+    if (this.state === 'cancelled') return;
+    this.failPending(kvError('transaction_cancelled'));
+    this.releaseReads();
+    this.state = 'cancelled';
+  }
+
+  // ---- for the engines' commits
+
+  /** Starts a commit: the transaction is committing from now on. Returns the attempt's generation. */
+  protected startCommit(): number {
+    this.assertUsable();
+    this.state = 'committing';
+    return this.generation;
+  }
+
+  /** Whether the commit of attempt `generation` is still running (not reset or cancelled meanwhile). */
+  protected stillCommitting(generation: number): boolean {
+    return this.generation === generation && this.state === 'committing';
+  }
+
+  /** @throws KvError transaction_cancelled (1025) unless the commit of attempt `generation` is still running */
+  protected assertStillCommitting(generation: number, message: string): void {
+    if (!this.stillCommitting(generation)) throw kvError('transaction_cancelled', message);
+  }
+
+  /** The transaction's size, to commit. @throws KvError transaction_too_large (2101) */
+  protected committableSize(): number {
+    const size = this.approximateSize();
+    if (size > Limits.maxTransactionBytes) {
+      throw kvError('transaction_too_large', `${size} bytes, the limit is ${Limits.maxTransactionBytes}`);
+    }
+    return size;
+  }
+
+  /** Records a successful commit; returns the watches it activates. */
+  protected committed(version: bigint, versionstamp: Buffer | undefined): KeyWatch[] {
+    this.state = 'committed';
+    this.committedVersion = version;
+    if (versionstamp) this.versionstamp?.resolve(versionstamp);
+    else this.versionstamp?.reject(kvError('no_commit_version', 'the transaction committed without writes'));
+    const watches = this.pendingWatches;
+    this.pendingWatches = [];
+    return watches;
+  }
+
+  /** Records a failed commit. */
+  protected commitFailed(err: unknown): void {
+    this.state = 'failed';
+    this.failPending(err);
+  }
+
+  // ---- internals
+
+  protected assertNotCancelled(): void {
+    if (this.state === 'cancelled') throw kvError('transaction_cancelled');
+  }
+
+  protected assertUsable(): void {
+    if (this.state === 'active') return;
+    if (this.state === 'cancelled') throw kvError('transaction_cancelled');
+    throw kvError('used_during_commit', 'the transaction was committed; reset it to use it again');
+  }
+
+  private async readValue(key: Bytes, snapshot: boolean): Promise<Buffer | undefined> {
+    this.assertUsable();
+    const k = toBuffer(key);
+    if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
+    // No key over the limit can exist.
+    if (k.length > this.maxKeyBytes) return undefined;
+    const view = this.readView();
+    const value = view.get(k);
+    if (!snapshot && view.dependsOnStore(k)) {
+      // One copy of the key serves both ends: `[k, k + '\x00')`.
+      const end = keyAfter(k);
+      this.readConflicts.push({ begin: end.subarray(0, k.length), end });
+      this.readConflictBytes += 2 * k.length + 1;
+    }
+    return value === undefined ? undefined : this.pointValue(value);
+  }
+
+  private async readKey(selector: KeySelector, snapshot: boolean): Promise<Buffer> {
+    this.assertUsable();
+    const key = selectorKey(selector);
+    return Buffer.from(this.resolveSelector(key, selector, snapshot));
+  }
+
+  /** Resolves a selector over the merged view, recording the keys it examined as a read conflict. */
+  private resolveSelector(key: Buffer, selector: KeySelector, snapshot: boolean): Buffer {
+    if (!Number.isInteger(selector.offset)) {
+      throw kvError('client_invalid_operation', `key selector offset ${selector.offset} is not an integer`);
+    }
+    const view = this.selectorView(selector.offset);
+    const resolved = view.resolveSelector(key, selector.orEqual, selector.offset);
+    view.assertReadable(resolved.examined);
+    if (!snapshot) this.addReadConflict(resolved.examined.begin, resolved.examined.end);
+    return resolved.key;
+  }
+
+  /** Both ends of a range read as keys, or `undefined` when the range is empty. */
+  private resolveRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, snapshot: boolean): KeyRange | undefined {
+    const beginKey = boundKey(begin);
+    const endKey = boundKey(end);
+    const b = this.resolveBound(beginKey, begin, snapshot);
+    const e = this.resolveBound(endKey, end, snapshot);
+    return compareBytes(b, e) < 0 ? { begin: b, end: e } : undefined;
+  }
+
+  private resolveBound(key: Buffer, bound: Bytes | KeySelector, snapshot: boolean): Buffer {
+    if (!isKeySelector(bound)) return key;
+    // firstGreaterOrEqual and firstGreaterThan bound a range exactly as a key does: no lookup needed.
+    if (bound.offset === 1) {
+      if (!bound.orEqual) return key;
+      const after = keyAfter(key);
+      return compareBytes(after, MAX_USER_KEY) > 0 ? MAX_USER_KEY : after;
+    }
+    return this.resolveSelector(key, bound, snapshot);
+  }
+
+  protected rangeIterable(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions | undefined,
+    snapshot: boolean,
+  ): AsyncIterable<KeyValue> {
+    return {
+      [Symbol.asyncIterator]: () =>
+        new RangeStream(() => this.startRange(begin, end, options ?? {}, snapshot)),
+    };
+  }
+
+  /**
+   * The first batch of a streamed range read, and the function reading each following one. Each batch
+   * is read synchronously and records its own read conflict, so a consumer that stops early conflicts
+   * only on what was fetched; writes made between batches are seen by the following ones.
+   */
+  protected startRange(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions,
+    snapshot: boolean,
+  ): RangeBatch {
+    this.assertUsable();
+    const generation = this.generation;
+    const limit = rangeLimit(options.limit);
+    const reverse = options.reverse === true;
+    const fixedBatch = options.batchSize !== undefined && options.batchSize > 0 ? options.batchSize : undefined;
+    let size = fixedBatch ?? FIRST_BATCH;
+    const range = this.resolveRange(begin, end, snapshot);
+    if (!range) return { items: [], next: undefined };
+    let { begin: from, end: to } = range;
+    let remaining = limit;
+    const read = (): RangeBatch => {
+      const batch = this.readRangeBatch(from, to, Math.min(remaining, size), reverse, snapshot);
+      remaining -= batch.items.length;
+      if (!batch.lastKey || !batch.limited || remaining <= 0) return { items: batch.items, next: undefined };
+      if (reverse) to = batch.lastKey;
+      else from = keyAfter(batch.lastKey);
+      if (!fixedBatch) size = Math.min(size * 2, MAX_BATCH);
+      return { items: batch.items, next: following };
+    };
+    const following = (): RangeBatch => {
+      if (this.generation !== generation) {
+        throw kvError('transaction_cancelled', 'the transaction was reset during a range read');
+      }
+      this.assertUsable();
+      return read();
+    };
+    return read();
+  }
+
+  private async readRangeAll(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions | undefined,
+    snapshot: boolean,
+  ): Promise<KeyValue[]> {
+    this.assertUsable();
+    const limit = rangeLimit(options?.limit);
+    const range = this.resolveRange(begin, end, snapshot);
+    if (!range) return [];
+    return this.readRangeBatch(range.begin, range.end, limit, options?.reverse === true, snapshot).items;
+  }
+
+  /**
+   * Up to `limit` merged pairs of `[begin, end)`. The read conflict covers what the result proves: the
+   * whole range, or with the limit reached, the range up to and including the last key returned.
+   */
+  private readRangeBatch(
+    begin: Buffer,
+    end: Buffer,
+    limit: number,
+    reverse: boolean,
+    snapshot: boolean,
+  ): { items: KeyValue[]; limited: boolean; lastKey: Buffer | undefined } {
+    const items: KeyValue[] = [];
+    const view = this.collectRange(begin, end, limit, reverse, items);
+    const lastKey = items.length > 0 ? items[items.length - 1].key : undefined;
+    const limited = items.length >= limit;
+    let covered: KeyRange = { begin, end };
+    if (limited && lastKey) covered = reverse ? { begin: lastKey, end } : { begin, end: keyAfter(lastKey) };
+    view.assertReadable(covered);
+    if (!snapshot) this.addReadConflict(covered.begin, covered.end);
+    return { items, limited, lastKey };
+  }
+
+  /** Records a read conflict, minus the parts this transaction cleared (they do not depend on the store). */
+  private addReadConflict(begin: Buffer, end: Buffer): void {
+    if (compareBytes(begin, end) >= 0) return;
+    const parts = this.writes.cleared.isEmpty ? [{ begin, end }] : this.writes.cleared.subtractFrom(begin, end);
+    for (const part of parts) {
+      this.readConflicts.push(part);
+      this.readConflictBytes += part.begin.length + part.end.length;
+    }
+  }
+
+  /**
+   * Fires this transaction's own watches on `begin` (or in `[begin, end)`) whose value its writes just
+   * changed; all of them there if the value cannot be read (FDB's watches may fire spuriously too).
+   */
+  private triggerOwnWatches(begin: Buffer, end?: Buffer, valueUnknown = false): void {
+    if (this.pendingWatches.length === 0) return;
+    const view = this.watchView();
+    for (const watch of this.pendingWatches) {
+      if (watch.isSettled) continue;
+      const inside = end
+        ? compareBytes(watch.key, begin) >= 0 && compareBytes(watch.key, end) < 0
+        : watch.key.equals(begin);
+      if (!inside) continue;
+      if (valueUnknown || !view || !sameValue(watch.value, view.valueForWatch(watch.key))) watch.trigger();
+    }
+  }
+
+  private approximateSize(): number {
+    return this.writes.bytes + this.readConflictBytes;
+  }
+
+  /** Rejects what waits on this attempt's commit: its watches and its versionstamp. */
+  private failPending(reason: unknown): void {
+    for (const watch of this.pendingWatches) watch.fail(reason);
+    this.pendingWatches = [];
+    this.versionstamp?.reject(reason);
+  }
+
+  /** Forgets everything of the current attempt, failing what waits on it with `reason`. */
+  private discard(reason: unknown): void {
+    this.failPending(reason);
+    this.discardReads();
+    this.generation++;
+    this.state = 'active';
+    this.writes = new WriteSet();
+    this.readConflicts = [];
+    this.readConflictBytes = 0;
+    this.versionstamp = undefined;
+    this.committedVersion = -1n;
+  }
+}
+
+/** A fresh copy of `bytes`, which the caller may modify. */
+export function copyOf(bytes: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  bytes.copy(out);
+  return out;
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * The async iterator of `getRange`: hands out the pairs of each batch without a generator step each,
+ * and reads a batch only when the previous one is used up. Like an async generator, it starts on the
+ * first `next()` (errors reject that call), and ends for good once it has failed or been returned.
+ */
+class RangeStream implements AsyncIterableIterator<KeyValue> {
+  private items: KeyValue[] = [];
+  private index = 0;
+  /** Reads the next batch; `undefined` once there is none. */
+  private following: (() => RangeBatch) | undefined;
+
+  constructor(start: () => RangeBatch) {
+    this.following = start;
+  }
+
+  next(): Promise<IteratorResult<KeyValue, undefined>> {
+    if (this.index < this.items.length) return Promise.resolve({ done: false, value: this.items[this.index++] });
+    const following = this.following;
+    if (!following) return Promise.resolve(DONE);
+    this.following = undefined;
+    this.items = [];
+    this.index = 0;
+    let batch: RangeBatch;
+    try {
+      batch = following();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.items = batch.items;
+    this.following = batch.next;
+    // A batch is empty only when it is the last.
+    return this.next();
+  }
+
+  return(): Promise<IteratorResult<KeyValue, undefined>> {
+    this.following = undefined;
+    this.items = [];
+    this.index = 0;
+    return Promise.resolve(DONE);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}

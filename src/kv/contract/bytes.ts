@@ -1,0 +1,44 @@
+import { strinc } from '../../tuple/strinc';
+import type { Bytes } from './types';
+
+export { strinc };
+
+const EMPTY = Buffer.alloc(0);
+
+/** The contract's byte arguments as a Buffer, without copying when already one. */
+export function toBuffer(bytes: Bytes): Buffer {
+  if (typeof bytes === 'string') return bytes.length === 0 ? EMPTY : Buffer.from(bytes, 'utf8');
+  if (Buffer.isBuffer(bytes)) return bytes;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Unsigned lexicographic comparison, the order of every key in the store. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
+}
+
+/** The smallest key greater than `key`: `key + '\x00'`. `[key, keyAfter(key))` holds exactly `key`. */
+export function keyAfter(key: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(key.length + 1);
+  out.set(key, 0);
+  out[key.length] = 0;
+  return out;
+}
+
+/** Encodes an integer as FDB's 8-byte little-endian two's complement, the parameter of `add`. */
+export function int64LE(n: number | bigint): Buffer {
+  const out = Buffer.allocUnsafe(8);
+  out.writeBigInt64LE(BigInt.asIntN(64, BigInt(n)), 0);
+  return out;
+}
+
+/**
+ * Decodes the value of an `add` counter: 8-byte little-endian two's complement. Shorter values are
+ * zero-extended, as FDB's `add` extends them; a missing value is 0.
+ */
+export function readInt64LE(bytes: Uint8Array | undefined): bigint {
+  if (!bytes || bytes.length === 0) return 0n;
+  const padded = Buffer.alloc(8);
+  padded.set(bytes.subarray(0, 8), 0);
+  return padded.readBigInt64LE(0);
+}

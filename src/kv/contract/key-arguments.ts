@@ -1,0 +1,92 @@
+import { compareBytes, toBuffer } from './bytes';
+import { KvError, kvError } from './errors';
+import { isKeySelector } from './key-selector';
+import { Limits } from './limits';
+import type { KeyRange } from '../client/range-set';
+import { MAX_USER_KEY } from '../client/read-your-writes';
+import type { Bytes, KeySelector } from './types';
+
+/**
+ * The contract's argument checks, shared by the engines. Every function returns copies, so that a
+ * caller modifying its buffers afterwards changes nothing. Only keys that are stored can have an
+ * engine's own, tighter limit ({@link EngineKeyLimit}); bounds of ranges are never stored, so they
+ * follow FoundationDB's rules exactly, 10,000-byte limit included.
+ */
+
+/** An engine's limit on stored keys, below FoundationDB's {@link Limits.maxKeyBytes}, named in its errors. */
+export interface EngineKeyLimit {
+  readonly engine: string;
+  readonly maxKeyBytes: number;
+  /** Why the limit is what it is, shown in parentheses in key_too_large's message. */
+  readonly reason: string;
+}
+
+/** A copy of a key that may be written. @throws KvError key_outside_legal_range (2004), key_too_large (2102) */
+export function writableKey(key: Bytes, limit?: EngineKeyLimit): Buffer {
+  const k = toBuffer(key);
+  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
+  if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) throw keyTooLarge(k, limit);
+  return Buffer.from(k);
+}
+
+/** A copy of a value that may be written. @throws KvError value_too_large (2103) */
+export function checkedValue(value: Bytes): Buffer {
+  const v = toBuffer(value);
+  if (v.length > Limits.maxValueBytes) {
+    throw kvError('value_too_large', `${v.length} bytes, the limit is ${Limits.maxValueBytes}`);
+  }
+  return Buffer.from(v);
+}
+
+/**
+ * A copy of `[begin, end)` for clears and conflict ranges, or `undefined` when empty. Ends longer than
+ * FDB's key limit are shortened to one byte over it: no key can tell the difference (FDB does the same).
+ *
+ * @throws KvError inverted_range (2005), key_outside_legal_range (2004)
+ */
+export function legalRange(begin: Bytes, end: Bytes): KeyRange | undefined {
+  let b = toBuffer(begin);
+  let e = toBuffer(end);
+  if (compareBytes(b, e) > 0) throw kvError('inverted_range', `begin ${b.toString('hex')} > end ${e.toString('hex')}`);
+  if (compareBytes(b, MAX_USER_KEY) > 0) throw outsideLegalRange(b);
+  if (compareBytes(e, MAX_USER_KEY) > 0) throw outsideLegalRange(e);
+  if (b.length > Limits.maxKeyBytes) b = b.subarray(0, Limits.maxKeyBytes + 1);
+  if (e.length > Limits.maxKeyBytes) e = e.subarray(0, Limits.maxKeyBytes + 1);
+  if (compareBytes(b, e) >= 0) return undefined;
+  return { begin: Buffer.from(b), end: Buffer.from(e) };
+}
+
+/** The key of a range bound, copied. @throws KvError key_outside_legal_range (2004) past `'\xff'` */
+export function boundKey(bound: Bytes | KeySelector): Buffer {
+  return isKeySelector(bound) ? selectorKey(bound) : legalReadBound(toBuffer(bound));
+}
+
+export function selectorKey(selector: KeySelector): Buffer {
+  return legalReadBound(toBuffer(selector.key));
+}
+
+/** @throws KvError key_outside_legal_range (2004) past `'\xff'` */
+export function legalReadBound(key: Buffer): Buffer {
+  if (compareBytes(key, MAX_USER_KEY) > 0) throw outsideLegalRange(key);
+  return Buffer.from(key);
+}
+
+/** `Infinity` for no limit. @throws KvError client_invalid_operation for a negative or fractional limit */
+export function rangeLimit(limit: number | undefined): number {
+  if (limit === undefined || limit === 0) return Infinity;
+  if (!Number.isInteger(limit) || limit < 0) throw kvError('client_invalid_operation', `invalid range limit ${limit}`);
+  return limit;
+}
+
+export function outsideLegalRange(key: Buffer): KvError {
+  return kvError('key_outside_legal_range', `key ${key.subarray(0, 32).toString('hex')} is in the system keyspace`);
+}
+
+/** key_too_large (2102), naming FoundationDB's limit or, when given, the engine's own. */
+export function keyTooLarge(key: Buffer, limit?: EngineKeyLimit): KvError {
+  if (!limit) return kvError('key_too_large', `${key.length} bytes, the limit is ${Limits.maxKeyBytes}`);
+  return kvError(
+    'key_too_large',
+    `${key.length} bytes; the ${limit.engine} engine's limit is ${limit.maxKeyBytes} bytes (${limit.reason})`,
+  );
+}

@@ -1,0 +1,129 @@
+import BTree from 'sorted-btree';
+import { compareBytes } from '../contract/bytes';
+import { kvError } from '../contract/errors';
+import type { Watch } from '../contract/types';
+import { Deferred } from '../client/deferred';
+import type { KeyRange } from '../client/range-set';
+
+/** True when two optional values are byte-for-byte equal (both absent counts as equal). */
+export function sameValue(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.equals(b);
+}
+
+/**
+ * A watch on one key, compared against `value`: created by a transaction, registered with a
+ * {@link WatchRegistry} when that transaction commits.
+ */
+export class KeyWatch implements Watch {
+  private readonly outcome = new Deferred<boolean>();
+  /** Called once when the watch stops for any reason, to unregister it. */
+  onSettle: (() => void) | undefined;
+
+  constructor(
+    readonly key: Buffer,
+    readonly value: Buffer | undefined,
+  ) {}
+
+  get promise(): Promise<boolean> {
+    return this.outcome.promise;
+  }
+
+  get isSettled(): boolean {
+    return this.outcome.isSettled;
+  }
+
+  cancel(): void {
+    this.settle(() => this.outcome.resolve(false));
+  }
+
+  /** Reports a change: the promise resolves `true`. */
+  trigger(): void {
+    this.settle(() => this.outcome.resolve(true));
+  }
+
+  fail(err: unknown): void {
+    this.settle(() => this.outcome.reject(err));
+  }
+
+  private settle(action: () => void): void {
+    if (this.outcome.isSettled) return;
+    action();
+    const onSettle = this.onSettle;
+    this.onSettle = undefined;
+    onSettle?.();
+  }
+}
+
+/**
+ * The watches of committed transactions, by key. After each commit the keys it wrote are compared with
+ * each watch's value, and the watches whose key now holds a different value fire.
+ */
+export class WatchRegistry {
+  private readonly byKey = new BTree<Buffer, Set<KeyWatch>>(undefined, compareBytes);
+  private count = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /**
+   * Activates `watch`, whose key currently holds `current`. It fires at once if `current` already
+   * differs from the watched value, and fails with too_many_watches (1032) when the limit is reached.
+   */
+  add(watch: KeyWatch, current: Buffer | undefined): void {
+    if (watch.isSettled) return;
+    if (!sameValue(watch.value, current)) {
+      watch.trigger();
+      return;
+    }
+    if (this.count >= this.limit) {
+      watch.fail(kvError('too_many_watches', `at most ${this.limit} watches may be outstanding`));
+      return;
+    }
+    let watches = this.byKey.get(watch.key);
+    if (!watches) {
+      watches = new Set();
+      this.byKey.set(watch.key, watches);
+    }
+    watches.add(watch);
+    this.count++;
+    watch.onSettle = () => this.remove(watch);
+  }
+
+  /** Fires the watches on `keys` and in `ranges` whose value differs from what `read` returns now. */
+  notify(keys: readonly Buffer[], ranges: readonly KeyRange[], read: (key: Buffer) => Buffer | undefined): void {
+    if (this.count === 0) return;
+    for (const key of keys) this.check(key, read);
+    for (const range of ranges) {
+      const watched: Buffer[] = [];
+      this.byKey.forRange(range.begin, range.end, false, (key) => {
+        watched.push(key);
+      });
+      for (const key of watched) this.check(key, read);
+    }
+  }
+
+  /** Cancels every watch: their promises resolve `false`. */
+  cancelAll(): void {
+    const all: KeyWatch[] = [];
+    this.byKey.forEach((watches) => {
+      all.push(...watches);
+    });
+    for (const watch of all) watch.cancel();
+  }
+
+  private check(key: Buffer, read: (key: Buffer) => Buffer | undefined): void {
+    const watches = this.byKey.get(key);
+    if (!watches) return;
+    const value = read(key);
+    for (const watch of [...watches]) {
+      if (!sameValue(watch.value, value)) watch.trigger();
+    }
+  }
+
+  private remove(watch: KeyWatch): void {
+    const watches = this.byKey.get(watch.key);
+    if (!watches?.delete(watch)) return;
+    this.count--;
+    if (watches.size === 0) this.byKey.delete(watch.key);
+  }
+}

@@ -1,0 +1,204 @@
+import { DocumentError } from '../../document/errors';
+import type { Transaction, Watch } from '../../kv/contract/types';
+import { sleep, waitForChange } from './wait';
+
+/**
+ * Transactional consumers (docs/queue.md, "Consumers"): each worker loops on one transaction at a
+ * time that pops up to `batchSize` items and runs the handler on each in that same transaction, so the
+ * handler's writes and the pops commit together or not at all.
+ */
+
+/** Runs on each item inside the transaction that pops it; its writes commit with the pop. */
+export type QueueHandler<T> = (item: T, tr: Transaction) => Promise<void> | void;
+
+export interface ConsumeOptions<T> {
+  /** Workers, each running its own transactions (default 1). */
+  concurrency?: number;
+  /** Items popped and handled per transaction (default 1). */
+  batchSize?: number;
+  /**
+   * Each transaction takes a random one of the first `spread` batches at the head instead of the first
+   * (see `PopOptions.spread`). Default: 1 for one worker (strict FIFO), else `4 * concurrency`, so that
+   * workers seldom take the same batch. With 1 and several workers they all want the head batch: all
+   * but one conflict each time, and a worker can lose many times in a row.
+   */
+  spread?: number;
+  /** Stops the consumer, as {@link Consumer.stop} does. */
+  signal?: AbortSignal;
+  /**
+   * Handler failures after which an item goes to the dead-letter queue instead of being handled again
+   * (default: the queue's `maxAttempts`). Counted by this consumer, in memory.
+   */
+  maxAttempts?: number;
+  /** Called with each handler error (and the item) or other failure of a batch (item `undefined`). */
+  onError?: (error: unknown, item: T | undefined) => void;
+}
+
+export interface ConsumerStats {
+  /** Items handled in transactions known to have committed. */
+  consumed: number;
+  /** Transactions known to have committed with at least one item. */
+  batches: number;
+  /** Transaction attempts retried (conflicts, injected faults, commit_unknown_result). */
+  retries: number;
+  /** Batches that failed: the handler threw, or the commit failed for good. */
+  failures: number;
+  /** Items moved to the dead-letter queue by this consumer (exhausted leases, or failing items). */
+  deadLettered: number;
+}
+
+/** A running consumer. */
+export interface Consumer {
+  /** Live counters. */
+  readonly stats: Readonly<ConsumerStats>;
+  /**
+   * Resolves when every worker has stopped; rejects if a worker met an error it could not blame on an
+   * item (the database closed, say), after stopping the others.
+   */
+  readonly done: Promise<ConsumerStats>;
+  /** Lets each worker finish the batch it is in (its transaction commits or fails), then stops. */
+  stop(): Promise<ConsumerStats>;
+}
+
+/** One item of a batch: an id of its position (the key, in hex) and its value. */
+export interface BatchItem<T> {
+  readonly id: string;
+  readonly value: T;
+}
+
+export interface Batch<T> {
+  readonly items: BatchItem<T>[];
+  readonly deadLettered: number;
+  /** Ids of the items moved to the dead-letter queue because `poisoned` said so. */
+  readonly poisoned?: string[];
+  /** When nothing was there: a watch on the queue's pushed key, and when the next delayed item shows. */
+  readonly idle?: { readonly watch: Watch; readonly wakeInMs: number };
+}
+
+/** @internal What a consumer needs of its queue. */
+export interface ConsumerSource<T> {
+  readonly maxAttempts: number;
+  /** Runs `fn` in a transaction of its own, retried on retryable errors. */
+  runOwn<R>(fn: (tr: Transaction) => Promise<R>): Promise<R>;
+  /** Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead. */
+  takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>>;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new DocumentError('INVALID_ARGUMENT', `${what} is a positive integer, got ${String(value)}`);
+  return value;
+}
+
+/** Starts a consumer. @throws DocumentError INVALID_ARGUMENT */
+export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandler<T>, options: ConsumeOptions<T> = {}): Consumer {
+  if (typeof handler !== 'function') throw new DocumentError('INVALID_ARGUMENT', 'consume takes a handler function');
+  const concurrency = positiveInteger(options.concurrency, 1, 'concurrency');
+  const batchSize = positiveInteger(options.batchSize, 1, 'batchSize');
+  const spread = positiveInteger(options.spread, concurrency === 1 ? 1 : 4 * concurrency, 'spread');
+  const maxAttempts = positiveInteger(options.maxAttempts, source.maxAttempts, 'maxAttempts');
+  const stats: ConsumerStats = { consumed: 0, batches: 0, retries: 0, failures: 0, deadLettered: 0 };
+  const stopping = new AbortController();
+  // Handler failures per item position, while the item stays there.
+  const failures = new Map<string, number>();
+  const poisoned = (id: string) => (failures.get(id) ?? 0) >= maxAttempts;
+  const report = (error: unknown, item: T | undefined) => {
+    try {
+      options.onError?.(error, item);
+    } catch {
+      // A failing error callback must not stop the worker.
+    }
+  };
+
+  const worker = async (): Promise<void> => {
+    const pause = new FailurePause();
+    while (!stopping.signal.aborted) {
+      let attempts = 0;
+      let failing: BatchItem<T> | undefined;
+      let taken: BatchItem<T>[] = [];
+      let batch: Batch<T>;
+      try {
+        batch = await source.runOwn(async (tr) => {
+          attempts++;
+          failing = undefined;
+          taken = [];
+          const b = await source.takeBatch(tr, batchSize, spread, poisoned);
+          taken = b.items;
+          for (const item of b.items) {
+            failing = item;
+            await handler(item.value, tr);
+          }
+          failing = undefined;
+          return b;
+        });
+      } catch (err) {
+        stats.retries += Math.max(0, attempts - 1);
+        const blamed = failing !== undefined ? [failing] : taken;
+        if (blamed.length === 0) throw err;
+        stats.failures++;
+        for (const item of blamed) failures.set(item.id, (failures.get(item.id) ?? 0) + 1);
+        report(err, failing?.value);
+        await sleep(pause.next(), stopping.signal);
+        continue;
+      }
+      stats.retries += attempts - 1;
+      pause.reset();
+      stats.deadLettered += batch.deadLettered;
+      for (const id of batch.poisoned ?? []) failures.delete(id);
+      if (batch.items.length > 0) {
+        stats.consumed += batch.items.length;
+        stats.batches++;
+        for (const item of batch.items) failures.delete(item.id);
+      } else if (batch.idle !== undefined) {
+        await waitForChange(batch.idle.watch, batch.idle.wakeInMs, stopping.signal);
+      }
+    }
+  };
+
+  const onAbort = () => stopping.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) stopping.abort();
+  const done = Promise.all(
+    Array.from({ length: concurrency }, () =>
+      worker().catch((err: unknown) => {
+        stopping.abort();
+        throw err;
+      }),
+    ),
+  ).then(
+    () => {
+      options.signal?.removeEventListener('abort', onAbort);
+      return { ...stats };
+    },
+    (err: unknown) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      throw err;
+    },
+  );
+  return {
+    stats,
+    done,
+    stop: () => {
+      stopping.abort();
+      return done;
+    },
+  };
+}
+
+/**
+ * The pause after a failed batch: 10 ms doubling to 1 s, jittered in [0.5, 1] of the step as FDB's
+ * retry backoff is, so that a failing item is retried without spinning.
+ */
+class FailurePause {
+  private stepMs = 10;
+
+  next(): number {
+    const ms = this.stepMs * (0.5 + Math.random() * 0.5);
+    this.stepMs = Math.min(this.stepMs * 2, 1000);
+    return ms;
+  }
+
+  reset(): void {
+    this.stepMs = 10;
+  }
+}

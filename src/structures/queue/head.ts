@@ -1,0 +1,183 @@
+import { keyAfter } from '../../kv/contract/bytes';
+import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
+import { decodeRecord, type ItemRecord } from './item';
+import type { QueueKeys } from './keys';
+import type { OwnWrites } from './own-writes';
+
+/**
+ * Finding the items a pop, lease or peek takes: the head of the queue in pop order, which is
+ *
+ * 1. scheduled items already visible (`at <= now`: expired leases, nacked and delayed items), earliest
+ *    first, then
+ * 2. ready items, in the commit order of their pushes.
+ *
+ * Reads are snapshot reads; the read conflicts are added afterwards for exactly what the result
+ * depends on, so that a strict take conflicts like plain reads of the head would and a spreading take
+ * conflicts only on the items it takes (docs/queue.md, "Pop").
+ */
+
+/** An item at the head, as read. */
+export interface Candidate {
+  readonly key: Buffer;
+  readonly record: ItemRecord;
+}
+
+export interface TakeRequest {
+  readonly tr: Transaction;
+  readonly keys: QueueKeys;
+  /** The queue's `DocumentKeys.identity`, to find this transaction's own delayed pushes. */
+  readonly identity: string;
+  readonly own: OwnWrites;
+  readonly now: number;
+  /** Items wanted. */
+  readonly count: number;
+  /** 1: strict, the first `count` items. k > 1: `count` items among the first `count * k`. */
+  readonly spread: number;
+  /** Items leased this many times are exhausted: taken for the dead-letter queue, not delivered. */
+  readonly maxAttempts: number;
+  readonly random: () => number;
+}
+
+export interface Taken {
+  /** Items to deliver, in pop order. */
+  readonly items: Candidate[];
+  /** Exhausted items met on the way, to move to the dead-letter queue. */
+  readonly exhausted: Candidate[];
+}
+
+interface Area {
+  readonly begin: Buffer;
+  readonly end: Buffer;
+  /** Where the next page starts. */
+  from: Buffer;
+  /** Every item of the area has been returned. */
+  done: boolean;
+  /** The last key returned, if any. */
+  last: Buffer | undefined;
+  prefetched: Promise<KeyValue[]> | undefined;
+}
+
+/** The head of the queue in pop order, a page at a time, over snapshot reads. */
+class HeadCursor {
+  private readonly areas: Area[];
+  private page: KeyValue[] = [];
+  private index = 0;
+  /** The page being returned is the area's last (it came back short). */
+  private lastPage = false;
+  private current = 0;
+
+  constructor(
+    private readonly snapshot: ReadTransaction,
+    request: TakeRequest,
+    private readonly pageSize: number,
+  ) {
+    const { keys, now, own, identity } = request;
+    const earliestOwn = own.earliestDelayed.get(identity);
+    const visibleUpTo = earliestOwn === undefined ? now : Math.min(now, earliestOwn - 1);
+    this.areas = [area(keys.scheduled, keys.scheduledAfter(visibleUpTo)), area(keys.ready, keys.readyBound(own.readVersion))];
+    // Most heads have no visible scheduled item: fetch the first page of both areas at once.
+    for (const a of this.areas) if (!a.done) a.prefetched = this.fetch(a);
+  }
+
+  async next(): Promise<KeyValue | undefined> {
+    for (;;) {
+      const a = this.areas[this.current];
+      if (a === undefined) return undefined;
+      if (this.index < this.page.length) {
+        const pair = this.page[this.index++];
+        a.last = pair.key;
+        if (this.index === this.page.length && this.lastPage) a.done = true;
+        return pair;
+      }
+      if (a.done || this.lastPage) {
+        a.done = true;
+        this.nextArea();
+        continue;
+      }
+      const page = await (a.prefetched ?? this.fetch(a));
+      a.prefetched = undefined;
+      this.page = page;
+      this.index = 0;
+      this.lastPage = page.length < this.pageSize;
+      if (page.length > 0) a.from = keyAfter(page[page.length - 1].key);
+    }
+  }
+
+  private nextArea(): void {
+    this.current++;
+    this.page = [];
+    this.index = 0;
+    this.lastPage = false;
+  }
+
+  /** Adds the read conflicts of a strict take: everything from the start of each area to what it used. */
+  addStrictConflicts(tr: Transaction): void {
+    for (let i = 0; i < this.areas.length && i <= this.current; i++) {
+      const a = this.areas[i];
+      if (Buffer.compare(a.begin, a.end) >= 0) continue;
+      if (a.done) tr.addReadConflictRange(a.begin, a.end);
+      else if (a.last !== undefined) tr.addReadConflictRange(a.begin, keyAfter(a.last));
+      else if (i === this.current) tr.addReadConflictRange(a.begin, a.end);
+    }
+  }
+
+  /** Settles the prefetches it did not use, so that none rejects unobserved. */
+  close(): void {
+    for (const a of this.areas) a.prefetched?.catch(() => undefined);
+  }
+
+  private fetch(a: Area): Promise<KeyValue[]> {
+    return this.snapshot.getRangeAll(a.from, a.end, { limit: this.pageSize });
+  }
+}
+
+function area(begin: Buffer, end: Buffer): Area {
+  return { begin, end, from: begin, done: Buffer.compare(begin, end) >= 0, last: undefined, prefetched: undefined };
+}
+
+/**
+ * Chooses the items to take and adds the read conflicts that make taking them safe. Writes nothing:
+ * the caller clears (or moves) what it takes.
+ *
+ * Strict (`spread` 1): the first `count` deliverable items; the read conflicts cover the head up to the
+ * last item taken (the whole visible area when it ran out), so two strict takes of one queue conflict,
+ * and a take that found the queue empty conflicts with a nack that made an item visible meanwhile.
+ * Spreading: reads `count * spread` candidates, takes a random aligned window of `count` of them and
+ * adds a read conflict on each key taken only, so two takes conflict only when they pick the same window.
+ */
+export async function takeHead(request: TakeRequest): Promise<Taken> {
+  const { tr, count, spread, maxAttempts } = request;
+  const strict = spread <= 1;
+  const wanted = strict ? count : count * spread;
+  const cursor = new HeadCursor(tr.snapshot(), request, wanted);
+  const items: Candidate[] = [];
+  const exhausted: Candidate[] = [];
+  try {
+    while (items.length < wanted) {
+      const pair = await cursor.next();
+      if (pair === undefined) break;
+      const record = decodeRecord(pair.value);
+      (record.attempts >= maxAttempts ? exhausted : items).push({ key: pair.key, record });
+    }
+  } finally {
+    cursor.close();
+  }
+  if (strict) {
+    cursor.addStrictConflicts(tr);
+    return { items, exhausted };
+  }
+  const windows = Math.ceil(items.length / count);
+  const start = Math.min(windows - 1, Math.floor(request.random() * windows)) * count;
+  const chosen = windows === 0 ? [] : items.slice(start, start + count);
+  for (const c of chosen) tr.addReadConflictKey(c.key);
+  for (const c of exhausted) tr.addReadConflictKey(c.key);
+  return { items: chosen, exhausted };
+}
+
+/** When the next scheduled item becomes visible (after `now`), if there is one. Reads 1 key, snapshot. */
+export async function nextVisibleAt(tr: Transaction, keys: QueueKeys, now: number): Promise<number | undefined> {
+  const [first] = await tr.snapshot().getRangeAll(keys.scheduledAfter(now), keys.scheduledEnd, { limit: 1 });
+  if (first === undefined) return undefined;
+  const position = keys.position(first.key);
+  return position.area === 'scheduled' ? position.at : undefined;
+}

@@ -1,0 +1,105 @@
+import { DocumentError } from '../../document/errors';
+import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../document/values/json-value';
+import { fromTuple } from '../../document/values/leaf';
+import { decodeLeb128, encodeLeb128 } from '../../document/keys/leb128';
+import type { JsonValue } from '../../document/types';
+import { pack, unpack, type TupleItem } from '../../tuple';
+
+/**
+ * What is stored at an item's key (see docs/queue.md, "Values"): one value per item,
+ *
+ * ```
+ * flags (1 byte: bit 0 leased) | attempts (unsigned LEB128) | payload
+ * ```
+ *
+ * where the payload is the item as one tuple: scalars as tuple scalars (numbers and bigints as the
+ * document layer stores them, so an item reads back exactly as a document leaf would), an array as a
+ * nested tuple of its elements, an object as a nested tuple of an empty byte string (which no JSON
+ * value packs to) followed by its keys and values in order. One value per item keeps a pop to one
+ * limit-1 range read and one clear, and a move (lease, nack, dead-letter) to one rewritten key.
+ */
+
+/** Largest payload of one item: FDB's value limit (100,000 bytes) less the header and a receipt's byte. */
+export const MAX_ITEM_BYTES = 99_900;
+
+const LEASED = 0x01;
+const OBJECT_TAG = Buffer.alloc(0);
+
+/** An item as stored. `payload` may be a view of a read-only Buffer from the engine. */
+export interface ItemRecord {
+  readonly leased: boolean;
+  /** How many times the item was leased: deliveries that may be retried. */
+  readonly attempts: number;
+  readonly payload: Buffer;
+}
+
+/**
+ * The payload of a value, checked as a document value one level down (it is an element of the queue's
+ * array).
+ *
+ * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE (over {@link MAX_ITEM_BYTES}).
+ */
+export function encodePayload(value: JsonValue): Buffer {
+  assertJsonValue(value, 'the item');
+  if (valueDepth(value) > MAX_DEPTH - 1) {
+    throw new DocumentError('VALUE_TOO_DEEP', `a queue item is at most ${MAX_DEPTH - 1} levels deep`);
+  }
+  const payload = pack([toTuple(value)]);
+  if (payload.length > MAX_ITEM_BYTES) {
+    throw new DocumentError('DOCUMENT_TOO_LARGE', `the item takes ${payload.length} bytes; a queue item is at most ${MAX_ITEM_BYTES}`);
+  }
+  return payload;
+}
+
+export function decodePayload(payload: Uint8Array): JsonValue {
+  const items = unpack(payload);
+  if (items.length !== 1) throw corrupt('an item payload');
+  return fromTupleItem(items[0]);
+}
+
+export function encodeRecord(leased: boolean, attempts: number, payload: Uint8Array): Buffer {
+  const count = encodeLeb128(attempts);
+  const out = Buffer.allocUnsafe(1 + count.length + payload.length);
+  out[0] = leased ? LEASED : 0;
+  count.copy(out, 1);
+  out.set(payload, 1 + count.length);
+  return out;
+}
+
+export function decodeRecord(value: Buffer): ItemRecord {
+  if (value.length < 2 || (value[0] & ~LEASED) !== 0) throw corrupt('an item record');
+  const { value: attempts, length } = decodeLeb128(value, 1);
+  return { leased: (value[0] & LEASED) !== 0, attempts, payload: value.subarray(1 + length) };
+}
+
+/** The record of a fresh item: not leased, no attempts. */
+export function freshRecord(payload: Uint8Array): Buffer {
+  return encodeRecord(false, 0, payload);
+}
+
+function toTuple(value: JsonValue): TupleItem {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(toTuple);
+  const out: TupleItem[] = [OBJECT_TAG];
+  for (const key of Object.keys(value)) out.push(key, toTuple(value[key]));
+  return out;
+}
+
+function fromTupleItem(item: TupleItem): JsonValue {
+  if (!Array.isArray(item)) return fromTuple(item);
+  if (item.length > 0 && item[0] instanceof Uint8Array) {
+    const object: { [key: string]: JsonValue } = {};
+    for (let i = 1; i < item.length; i += 2) {
+      const key = item[i];
+      if (typeof key !== 'string' || i + 1 >= item.length) throw corrupt('an object in an item');
+      // defineProperty: `__proto__` is an ordinary key, as in documents.
+      Object.defineProperty(object, key, { value: fromTupleItem(item[i + 1]), enumerable: true, writable: true, configurable: true });
+    }
+    return object;
+  }
+  return item.map(fromTupleItem);
+}
+
+function corrupt(what: string): Error {
+  return new Error(`doclayer: corrupt queue data: ${what}`);
+}

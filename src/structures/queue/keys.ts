@@ -1,0 +1,122 @@
+import { concat, type DocumentKeys } from '../../document/keys/layout';
+import { Uuid, Versionstamp, type TupleItem } from '../../tuple';
+import { packPrefixed, packPrefixedWithVersionstamp, unpackFrom } from '../../tuple/pack';
+import { bodyKey, META_SIZE } from '../structure-keys';
+
+/**
+ * Every key of one queue's document (see docs/queue.md):
+ *
+ * ```
+ * <docPrefix> 0x00 'k'                          kind 'queue' (kind.ts)
+ * <docPrefix> 0x00 's'                          size: items not yet consumed, int64 LE by atomic add
+ * <docPrefix> 0x00 'p'                          pushed: a versionstamped value every push sets (watched)
+ * <docPrefix> 0x00 't' <tuple(bucket, token)>   idempotency tokens and receipts, by minute bucket
+ * <docPrefix> 0x01                              root entry: the structure marker
+ * <docPrefix> 0x01 0x00 <tuple(0, vs)>          ready items, in commit order (vs: the push's versionstamp)
+ * <docPrefix> 0x01 0x00 <tuple(1, at, uniq)>    scheduled items: visible from `at` (ms); delayed pushes
+ *                                               (uniq: a versionstamp), leased items (at: the deadline,
+ *                                               uniq: the lease id) and nacked items (uniq: the lease id)
+ * ```
+ */
+
+/** Metadata: a versionstamped value set by every push, so that blocked pops can watch one key. */
+export const META_PUSHED = 0x70; // 'p'
+/** Metadata: the prefix of idempotency tokens and receipts. */
+export const META_TOKENS = 0x74; // 't'
+
+const READY_AREA = 0;
+const SCHEDULED_AREA = 1;
+const VERSIONSTAMP_CODE = 0x33;
+
+/** A key parsed back into its area and position. */
+export type ItemPosition =
+  | { readonly area: 'ready' }
+  | { readonly area: 'scheduled'; readonly at: number; readonly uniq: Uuid | Versionstamp };
+
+export class QueueKeys {
+  /** `<body> tuple(0)`: the prefix of ready items. */
+  readonly ready: Buffer;
+  readonly readyEnd: Buffer;
+  /** `<body> tuple(1)`: the prefix of scheduled items. */
+  readonly scheduled: Buffer;
+  readonly scheduledEnd: Buffer;
+  readonly size: Buffer;
+  readonly pushed: Buffer;
+  /** The prefix of tokens; a token key is `tokens ++ tuple(bucket, token)`. */
+  readonly tokens: Buffer;
+  private readonly bodyLength: number;
+
+  constructor(readonly doc: DocumentKeys) {
+    const body = bodyKey(doc);
+    this.bodyLength = body.length;
+    this.ready = packPrefixed(body, [READY_AREA]);
+    this.readyEnd = concat(this.ready, 0xff);
+    this.scheduled = packPrefixed(body, [SCHEDULED_AREA]);
+    this.scheduledEnd = concat(this.scheduled, 0xff);
+    this.size = doc.meta(META_SIZE);
+    this.pushed = doc.meta(META_PUSHED);
+    this.tokens = doc.meta(META_TOKENS);
+  }
+
+  /** A ready item's key with an incomplete versionstamp, for `setVersionstampedKey`. */
+  readyTemplate(userVersion: number): Buffer {
+    return packPrefixedWithVersionstamp(this.ready, [Versionstamp.incomplete(userVersion)]);
+  }
+
+  /**
+   * The first ready key a commit after read version `readVersion` can write: every ready item committed
+   * at or before that version sorts below it. Reads of the ready area stop there, so they never reach
+   * the keys this transaction's own pushes will take (unreadable until commit) and never conflict with
+   * pushes that commit later.
+   */
+  readyBound(readVersion: bigint): Buffer {
+    // A versionstamp is the commit version (8 bytes big-endian) and the batch order (2 bytes); then
+    // the 2-byte user version.
+    const out = Buffer.alloc(this.ready.length + 13);
+    this.ready.copy(out, 0);
+    out[this.ready.length] = VERSIONSTAMP_CODE;
+    out.writeBigUInt64BE(readVersion + 1n, this.ready.length + 1);
+    return out;
+  }
+
+  scheduledKey(at: number, uniq: Uuid | Versionstamp): Buffer {
+    return packPrefixed(this.scheduled, [at, uniq]);
+  }
+
+  /** A scheduled key with an incomplete versionstamp, for a delayed push. */
+  scheduledTemplate(at: number, userVersion: number): Buffer {
+    return packPrefixedWithVersionstamp(this.scheduled, [at, Versionstamp.incomplete(userVersion)]);
+  }
+
+  /** The first scheduled key not visible at `at`: `[scheduled, scheduledAfter(at))` holds the items visible at `at`. */
+  scheduledAfter(at: number): Buffer {
+    return packPrefixed(this.scheduled, [at + 1]);
+  }
+
+  /** The area and position of an item key. */
+  position(key: Buffer): ItemPosition {
+    const [area, at, uniq] = unpackFrom(key, this.bodyLength);
+    if (area === READY_AREA) return { area: 'ready' };
+    if (area === SCHEDULED_AREA && typeof at === 'number' && (uniq instanceof Uuid || uniq instanceof Versionstamp)) {
+      return { area: 'scheduled', at, uniq };
+    }
+    throw new Error(`doclayer: corrupt queue data: an item key ${key.toString('hex')}`);
+  }
+
+  isReady(key: Buffer): boolean {
+    return key.length > this.ready.length && key.compare(this.ready, 0, this.ready.length, 0, this.ready.length) === 0;
+  }
+
+  isScheduled(key: Buffer): boolean {
+    return key.length > this.scheduled.length && key.compare(this.scheduled, 0, this.scheduled.length, 0, this.scheduled.length) === 0;
+  }
+
+  token(bucket: number, token: TupleItem): Buffer {
+    return packPrefixed(this.tokens, [bucket, token]);
+  }
+
+  /** `[tokens, tokensBefore(bucket))` holds the tokens of buckets before `bucket`. */
+  tokensBefore(bucket: number): Buffer {
+    return packPrefixed(this.tokens, [bucket]);
+  }
+}

@@ -1,0 +1,57 @@
+import { DocumentError } from '../../document/errors';
+import type { Transaction } from '../../kv/contract/types';
+
+/**
+ * What one attempt of a transaction pushed, for the pushes and reads that follow in it:
+ *
+ * - user versions: every item a transaction pushes gets the commit's versionstamp, so items pushed in
+ *   one transaction are told apart (and kept in push order) by the 2-byte user version after it;
+ * - the earliest visibility time of its delayed pushes per queue: until commit the keys a
+ *   versionstamped write may take are unreadable (FDB's accessed_unreadable), so reads of the
+ *   scheduled area stop before them (ready-area reads stop at the read version's bound anyway).
+ *
+ * The record is keyed by the transaction and starts afresh when its read version changes (a reset or
+ * retried transaction gets a new one), so a record never outlives the attempt that made it.
+ */
+
+/** Items one transaction can push: the user version has 2 bytes. */
+export const MAX_PUSHES_PER_TRANSACTION = 65_536;
+
+export interface OwnWrites {
+  readonly readVersion: bigint;
+  nextUserVersion: number;
+  /** Per queue (`DocumentKeys.identity`): the earliest `at` of a delayed push in this attempt. */
+  readonly earliestDelayed: Map<string, number>;
+}
+
+const records = new WeakMap<Transaction, OwnWrites>();
+
+/** The record of `tr`'s current attempt (and its read version, fetched if it is not yet). */
+export async function ownWrites(tr: Transaction): Promise<OwnWrites> {
+  const readVersion = await tr.getReadVersion();
+  let record = records.get(tr);
+  if (record === undefined || record.readVersion !== readVersion) {
+    record = { readVersion, nextUserVersion: 0, earliestDelayed: new Map() };
+    records.set(tr, record);
+  }
+  return record;
+}
+
+/**
+ * The first of `count` consecutive user versions for pushes in this attempt.
+ *
+ * @throws DocumentError INVALID_ARGUMENT beyond {@link MAX_PUSHES_PER_TRANSACTION} pushes.
+ */
+export function takeUserVersions(record: OwnWrites, count: number): number {
+  const first = record.nextUserVersion;
+  if (first + count > MAX_PUSHES_PER_TRANSACTION) {
+    throw new DocumentError('INVALID_ARGUMENT', `a transaction can push at most ${MAX_PUSHES_PER_TRANSACTION} items`);
+  }
+  record.nextUserVersion = first + count;
+  return first;
+}
+
+export function noteDelayedPush(record: OwnWrites, queue: string, at: number): void {
+  const earliest = record.earliestDelayed.get(queue);
+  if (earliest === undefined || at < earliest) record.earliestDelayed.set(queue, at);
+}

@@ -1,0 +1,657 @@
+import { randomUUID } from 'node:crypto';
+import type { Collection } from '../../document/collection/collection';
+import { DocumentError } from '../../document/errors';
+import { docIdElement } from '../../document/keys/ids';
+import type { DocumentKeys } from '../../document/keys/layout';
+import type { DocId, JsonValue, TransactionOption } from '../../document/types';
+import { keyAfter } from '../../kv/contract/bytes';
+import type { Transaction, Watch } from '../../kv/contract/types';
+import { pack, unpack, Uuid } from '../../tuple';
+import { decodeInt64 } from '../int64';
+import { Structure, type StructureScope } from '../structure';
+import { nextVisibleAt, takeHead, type Candidate } from './head';
+import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
+import './json-form';
+import { QueueKeys } from './keys';
+import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
+import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
+import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
+import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
+import { waitForChange } from './wait';
+
+export type { Lease } from './lease';
+export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
+
+/** Options of a queue handle. Every handle of one queue should be given the same. */
+export interface QueueOptions {
+  /**
+   * Leases an item may have: an item whose lease expires (or is nacked) after its `maxAttempts`-th
+   * lease goes to the dead-letter queue instead of being delivered again. Default 5.
+   */
+  maxAttempts?: number;
+  /** The id of the dead-letter queue, in the same collection. Default `` `${id}.dead` ``. */
+  deadLetter?: DocId;
+  /** The clock for visibility times and lease deadlines, in ms since the epoch. Default `Date.now`. */
+  now?: () => number;
+  /** Randomness for spreading pops, in [0, 1). Default `Math.random`. */
+  random?: () => number;
+}
+
+export interface PushOptions extends TransactionOption {
+  /** Makes the item visible only this many milliseconds from now (default 0: at once). */
+  delayMs?: number;
+  /**
+   * Pushes at most once per id within one to two minutes: a push that finds a push with the same id
+   * does nothing. Makes a push inside your own transaction safe to run again after
+   * commit_unknown_result (without `tr`, pushes are idempotent anyway).
+   */
+  dedupeId?: string;
+}
+
+export interface PopOptions extends TransactionOption {
+  /**
+   * Waits up to this many milliseconds for an item when the queue is empty (by a watch: no polling).
+   * Not with `tr`: a transaction cannot wait.
+   */
+  wait?: number;
+  /** Ends a wait early (the pop then returns `undefined`). */
+  signal?: AbortSignal;
+  /**
+   * Contention spreading: takes a random one of the first `spread` items instead of the first, so that
+   * concurrent pops rarely conflict. Default 1 (strict FIFO).
+   */
+  spread?: number;
+}
+
+export interface LeaseOptions extends TransactionOption {
+  /** How long the lease lasts, in ms (default 30,000). */
+  visibilityMs?: number;
+  /** As {@link PopOptions.spread}: a random one of the first `spread` batches of `count` items. */
+  spread?: number;
+}
+
+export interface NackOptions extends TransactionOption {
+  /** Makes the item visible again only after this many milliseconds (default 0). */
+  delayMs?: number;
+}
+
+export interface IterateOptions extends TransactionOption {
+  /** Items per range read (default 100); each page is a transaction of its own unless `tr` is given. */
+  pageSize?: number;
+}
+
+const DEFAULT_MAX_ATTEMPTS = 5;
+const DEFAULT_VISIBILITY_MS = 30_000;
+const MAX_BATCH = 1_000;
+const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * A persistent FIFO queue of JSON values (`T` describes them; they are checked as document values when
+ * pushed). It is a document whose JSON form (`collection.get(id)`) is an array of the items not yet
+ * consumed, the next to pop last, as Couchbase's CouchbaseQueue. See docs/queue.md for the layout,
+ * the costs and what conflicts with what. Make one with `collection.queue(id, options)`.
+ *
+ * Every method takes an optional transaction (`{ tr }`): it then runs inside it, neither committing
+ * nor retrying. Without one it runs in a transaction of its own, retried on conflicts, and `push`,
+ * `pop`, `lease`, `ack`, `nack` and `extend` are then exactly-once under commit_unknown_result: an
+ * attempt that was applied is recognised by its token (see docs/queue.md, "Retries").
+ *
+ * Every operation reads the kind key (1 point read, conflicting only with the queue's creation and
+ * removal) except `ack`, `nack` and `extend`, which read the leased item's key instead. Every change
+ * sets the document's version key (a blind versionstamped write).
+ */
+export class Queue<T = JsonValue> extends Structure {
+  readonly kind = 'queue' as const;
+  private readonly maxAttempts: number;
+  private readonly deadLetterId: DocId;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly sweeper = new TokenSweeper();
+  private cachedKeys: QueueKeys | undefined;
+  private deadLetterQueue: Queue<T> | undefined;
+
+  /**
+   * Use `collection.queue(id)`. Touches nothing.
+   *
+   * @throws DocumentError INVALID_ARGUMENT for an invalid id or option.
+   */
+  constructor(collection: Collection, id: DocId, private readonly options: QueueOptions = {}) {
+    super(collection, id);
+    this.maxAttempts = positiveInteger(options.maxAttempts, DEFAULT_MAX_ATTEMPTS, 'maxAttempts');
+    this.deadLetterId = options.deadLetter ?? `${String(id)}.dead`;
+    docIdElement(this.deadLetterId);
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** The dead-letter queue: where items go after `maxAttempts` leases or consumer failures. */
+  get deadLetters(): Queue<T> {
+    this.deadLetterQueue ??= new Queue<T>(this.collection, this.deadLetterId, {
+      ...this.options,
+      deadLetter: `${String(this.deadLetterId)}.dead`,
+    });
+    return this.deadLetterQueue;
+  }
+
+  /**
+   * Appends an item. Never conflicts with other pushes or with pops: the item's key is the commit's
+   * versionstamp (`setVersionstampedKey`), and the size and pushed keys change by atomic add.
+   *
+   * Reads: the kind key; with `dedupeId`, 2 token keys (conflicting only with a push of the same id);
+   * in its own transaction, on a retry, its token. Writes: the item, size (add), pushed (add), the
+   * version key, and in its own transaction or with `dedupeId` a token. With `delayMs` the item goes to
+   * the scheduled area, at its visibility time.
+   *
+   * What can repeat: nothing without `tr`. With `tr` and no `dedupeId`, running the caller's
+   * transaction again after commit_unknown_result pushes again.
+   *
+   * @throws DocumentError WRONG_KIND, INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE (an item over
+   *   99,900 bytes encoded), INVALID_ARGUMENT.
+   */
+  async push(value: T, opts: PushOptions = {}): Promise<void> {
+    await this.pushAll([value], opts);
+  }
+
+  /**
+   * Appends items in order, in one transaction (at most 65,536 per transaction). As {@link push}, with
+   * one item key per value and one token for all.
+   */
+  async pushMany(values: readonly T[], opts: PushOptions = {}): Promise<void> {
+    if (!Array.isArray(values)) throw new DocumentError('INVALID_ARGUMENT', 'pushMany takes an array of values');
+    if (values.length === 0) return;
+    await this.pushAll(values, opts);
+  }
+
+  /**
+   * Removes and returns the oldest visible item, or `undefined` when there is none.
+   *
+   * Strict (default): reads the head (2 limit-1 range reads issued together: visible scheduled items,
+   * ready items), clears the item. Conflicts with every other strict pop, lease or peek-then-write that
+   * takes the same head item, and (when it found nothing) with a concurrent nack that makes an item
+   * visible at once; never with pushes, whose keys lie beyond the read version's bound.
+   * With `spread: k`: reads the first k items (snapshot), takes a random one and adds a read conflict on
+   * it alone, so two pops conflict only when they pick the same item (about 1/k); FIFO is relaxed to
+   * "one of the k oldest".
+   * Writes: the item's clear, size (add), the version key; in its own transaction a receipt (the item)
+   * under a token, read back by a retry after commit_unknown_result, so the item is returned even then.
+   * Exhausted items met at the head (leased `maxAttempts` times) are moved to the dead-letter queue.
+   *
+   * With `wait`, an empty queue is waited on by a watch of its pushed key (and a timer for the next
+   * delayed item or expiring lease) and the pop retried when it fires; `undefined` when the time runs
+   * out or `signal` aborts.
+   *
+   * What can repeat: nothing without `tr`. With `tr`, a caller's retry pops another item (the first
+   * one was taken by the attempt that committed, with the caller's other writes).
+   *
+   * @throws DocumentError WRONG_KIND, INVALID_ARGUMENT.
+   */
+  async pop(opts: PopOptions = {}): Promise<T | undefined> {
+    const spread = positiveInteger(opts.spread, 1, 'spread');
+    if (opts.wait === undefined) return (await this.popOnce(opts.tr, spread, false)).value;
+    if (opts.tr !== undefined) throw new DocumentError('INVALID_ARGUMENT', 'pop cannot wait inside a transaction');
+    if (!(opts.wait >= 0) || !Number.isFinite(opts.wait)) {
+      throw new DocumentError('INVALID_ARGUMENT', `wait is a number of milliseconds, got ${String(opts.wait)}`);
+    }
+    const until = Date.now() + opts.wait;
+    for (;;) {
+      const outcome = await this.popOnce(undefined, spread, true);
+      if (outcome.found) return outcome.value;
+      const left = until - Date.now();
+      if (left <= 0 || opts.signal?.aborted) {
+        outcome.watch?.cancel();
+        return undefined;
+      }
+      await waitForChange(outcome.watch, Math.min(left, outcome.wakeInMs ?? Infinity), opts.signal);
+    }
+  }
+
+  /**
+   * The item a strict pop would return now, without removing it.
+   *
+   * Reads: the kind key, the head as a strict pop does (with the same read conflicts).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async peek(opts: TransactionOption = {}): Promise<T | undefined> {
+    return this.read(opts, async (tr, doc) => {
+      if (doc === undefined) return undefined;
+      const keys = this.queueKeys(doc);
+      const { items } = await takeHead({
+        tr,
+        keys,
+        identity: doc.identity,
+        own: await ownWrites(tr),
+        now: this.now(),
+        count: 1,
+        spread: 1,
+        maxAttempts: this.maxAttempts,
+        random: this.random,
+      });
+      return items.length === 0 ? undefined : (decodePayload(items[0].record.payload) as T);
+    });
+  }
+
+  /**
+   * Items not yet consumed: ready, delayed and leased (until acked) ones.
+   *
+   * Reads: the kind key, the size key (1 point read, which conflicts with every push, pop and ack: in a
+   * transaction that also writes, read it only if you need it).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async size(opts: TransactionOption = {}): Promise<number> {
+    return this.read(opts, async (tr, doc) => {
+      if (doc === undefined) return 0;
+      return Number(decodeInt64(await tr.get(this.queueKeys(doc).size)));
+    });
+  }
+
+  /**
+   * The items in pop order as of the call (visible scheduled items, ready items, then delayed and
+   * leased items by visibility time), read in pages of `pageSize` by range reads, each page in its own
+   * transaction unless `tr` is given (then pages are plain reads in it, conflicting with any change of
+   * what they cover). Items pushed by `tr` itself are not seen.
+   *
+   * @throws DocumentError WRONG_KIND, INVALID_ARGUMENT.
+   */
+  async *iterate(opts: IterateOptions = {}): AsyncGenerator<T, void, undefined> {
+    const pageSize = positiveInteger(opts.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
+    const now = this.now();
+    let area = 0;
+    let from: Buffer | undefined;
+    while (area < 3) {
+      const page = await this.read(opts, async (tr, doc) => {
+        if (doc === undefined) return undefined;
+        const keys = this.queueKeys(doc);
+        const own = await ownWrites(tr);
+        const earliestOwn = own.earliestDelayed.get(doc.identity) ?? Infinity;
+        const ranges: [Buffer, Buffer][] = [
+          [keys.scheduled, keys.scheduledAfter(Math.min(now, earliestOwn - 1))],
+          [keys.ready, keys.readyBound(own.readVersion)],
+          [keys.scheduledAfter(now), earliestOwn === Infinity ? keys.scheduledEnd : keys.scheduledAfter(earliestOwn - 1)],
+        ];
+        const [begin, end] = ranges[area];
+        const start = from ?? begin;
+        if (Buffer.compare(start, end) >= 0) return [];
+        return tr.getRangeAll(start, end, { limit: pageSize });
+      });
+      if (page === undefined) return;
+      for (const { value } of page) yield decodePayload(decodeRecord(value).payload) as T;
+      if (page.length < pageSize) {
+        area++;
+        from = undefined;
+      } else {
+        from = keyAfter(page[page.length - 1].key);
+      }
+    }
+  }
+
+  /** `for await (const item of queue)`: {@link iterate} with its defaults. */
+  [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    return this.iterate();
+  }
+
+  /**
+   * Leases up to `count` (at most 1,000) visible items for work outside the database: each moves to
+   * the scheduled area at its deadline, marked leased, with a fresh lease id. Ack it before the
+   * deadline, or it becomes visible again by itself (no write needed) and the next pop or lease takes
+   * it; after `maxAttempts` leases an expired item goes to the dead-letter queue instead.
+   *
+   * Reads and conflicts: as a pop of `count` items (strict, or spread). Writes per item: a clear and a
+   * set (the move), plus the version key; in its own transaction a receipt (the lease ids) read back by
+   * a retry after commit_unknown_result, so the leases are returned even then.
+   *
+   * @throws DocumentError WRONG_KIND, INVALID_ARGUMENT.
+   */
+  async lease(count: number, opts: LeaseOptions = {}): Promise<Lease<T>[]> {
+    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_BATCH) {
+      throw new DocumentError('INVALID_ARGUMENT', `count is an integer from 1 to ${MAX_BATCH}, got ${String(count)}`);
+    }
+    const visibilityMs = positiveInteger(opts.visibilityMs, DEFAULT_VISIBILITY_MS, 'visibilityMs');
+    const spread = positiveInteger(opts.spread, 1, 'spread');
+    const receipt = this.receiptFor(opts.tr);
+    let attempt = 0;
+    return this.write(opts, async (scope) => {
+      attempt++;
+      if (!scope.existed) return [];
+      const { tr } = scope;
+      const keys = this.queueKeys(scope.keys);
+      if (receipt !== undefined && attempt > 1) {
+        const earlier = await tr.get(keys.token(receipt.bucket, receipt.token));
+        if (earlier !== undefined) return this.leasesOfReceipt(tr, keys, earlier);
+      }
+      const now = this.now();
+      const taken = await this.take(scope, count, spread, now);
+      const deadline = now + visibilityMs;
+      const leases: Lease<T>[] = [];
+      for (const item of taken.items) {
+        const id = randomUUID();
+        const attempts = item.record.attempts + 1;
+        tr.clear(item.key);
+        tr.set(keys.scheduledKey(deadline, new Uuid(id)), encodeRecord(true, attempts, item.record.payload));
+        leases.push({ id, value: decodePayload(item.record.payload) as T, deadline, attempts });
+      }
+      await this.finishTake(scope, keys, taken.exhausted, 0);
+      if (leases.length > 0) this.changed(tr, scope.keys);
+      if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
+        const body = pack([deadline, ...leases.map((l) => new Uuid(l.id))]);
+        tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.leased, body));
+        this.sweeper.sweep(tr, keys, now);
+      }
+      return leases;
+    });
+  }
+
+  /**
+   * Acknowledges a lease: the item is done and leaves the queue. Repeating an ack that succeeded is a
+   * no-op (within a minute or two of the lease's deadline).
+   *
+   * Reads: the item at `(deadline, lease id)` (following extends), which conflicts with a concurrent
+   * take of the item after its deadline; no kind read. Writes: the item's clear, size (add), a token for
+   * the lease, the version key. Acks of different leases never conflict.
+   *
+   * What can repeat: nothing; a retry after commit_unknown_result finds its token.
+   *
+   * @throws DocumentError LEASE_EXPIRED when the lease is no longer held: its deadline passed (by this
+   *   handle's clock), it was nacked, or its item was taken again; INVALID_ARGUMENT.
+   */
+  async ack(lease: Lease<T>, opts: TransactionOption = {}): Promise<void> {
+    const { uuid, deadline } = leaseKey(lease);
+    await this.onLease(opts.tr, lease.id, async (tr, keys, doc, now) => {
+      const state = await findLease(tr, keys, uuid, deadline);
+      if (state.kind === 'acked') return;
+      const held = heldAt(state, now, lease.id);
+      tr.clear(held.key);
+      tr.add(keys.size, -1);
+      tr.set(keys.token(bucketOf(held.deadline), uuid), tokenValue(TokenKind.acked));
+      this.sweeper.sweep(tr, keys, now);
+      this.changed(tr, doc);
+    });
+  }
+
+  /**
+   * Gives a leased item back: visible again after `delayMs` (default at once), ahead of ready items
+   * once visible; or, when it has had `maxAttempts` leases, moved to the dead-letter queue. Repeating a
+   * nack that succeeded returns the same outcome.
+   *
+   * Reads: as {@link ack}; for a dead-letter move, the dead-letter queue's kind. Writes: the item moved
+   * (clear and set, or a push to the dead-letter queue), pushed (add), a token, the version key.
+   *
+   * @throws DocumentError LEASE_EXPIRED, INVALID_ARGUMENT.
+   */
+  async nack(lease: Lease<T>, opts: NackOptions = {}): Promise<'requeued' | 'dead-lettered'> {
+    const { uuid, deadline } = leaseKey(lease);
+    const delayMs = nonNegative(opts.delayMs, 'delayMs');
+    return this.onLease(opts.tr, lease.id, async (tr, keys, doc, now) => {
+      const state = await findLease(tr, keys, uuid, deadline);
+      if (state.kind === 'nacked') return state.deadLettered ? 'dead-lettered' : 'requeued';
+      const held = heldAt(state, now, lease.id);
+      const token = keys.token(bucketOf(held.deadline), uuid);
+      tr.clear(held.key);
+      let outcome: 'requeued' | 'dead-lettered';
+      if (held.record.attempts >= this.maxAttempts) {
+        tr.add(keys.size, -1);
+        await this.deadLetters.appendIn(tr, [held.record.payload]);
+        tr.set(token, tokenValue(TokenKind.deadLettered));
+        outcome = 'dead-lettered';
+      } else {
+        tr.set(keys.scheduledKey(now + delayMs, uuid), encodeRecord(false, held.record.attempts, held.record.payload));
+        tr.add(keys.pushed, 1);
+        tr.set(token, tokenValue(TokenKind.nacked));
+        outcome = 'requeued';
+      }
+      this.sweeper.sweep(tr, keys, now);
+      this.changed(tr, doc);
+      return outcome;
+    });
+  }
+
+  /**
+   * Moves a lease's deadline to `ms` from now (shorter or longer) and returns the lease with it. The
+   * lease given keeps working too: ack, nack and extend follow the move.
+   *
+   * Reads and conflicts: as {@link ack}. Writes: the item moved (clear and set), a token under the old
+   * deadline pointing to the new one, the version key.
+   *
+   * What can repeat: nothing; a retry after commit_unknown_result finds the item at the new deadline.
+   *
+   * @throws DocumentError LEASE_EXPIRED, INVALID_ARGUMENT.
+   */
+  async extend(lease: Lease<T>, ms: number, opts: TransactionOption = {}): Promise<Lease<T>> {
+    const { uuid, deadline } = leaseKey(lease);
+    const to = this.now() + positiveInteger(ms, 1, 'ms');
+    return this.onLease(opts.tr, lease.id, async (tr, keys, doc, now) => {
+      const state = await findLease(tr, keys, uuid, deadline);
+      if (state.kind === 'held' && state.deadline === to) return { ...lease, deadline: to };
+      const held = heldAt(state, now, lease.id);
+      tr.clear(held.key);
+      tr.set(keys.scheduledKey(to, uuid), encodeRecord(true, held.record.attempts, held.record.payload));
+      tr.set(keys.token(bucketOf(held.deadline), uuid), extendedTo(to));
+      this.sweeper.sweep(tr, keys, now);
+      this.changed(tr, doc);
+      return { ...lease, deadline: to, attempts: held.record.attempts };
+    });
+  }
+
+  /**
+   * Starts a transactional consumer: workers that each loop on a transaction which pops up to
+   * `batchSize` items and runs `handler(item, tr)` on each, so the handler's writes and the pops commit
+   * together: in the database each item is handled exactly once. A handler that throws aborts its
+   * transaction (the items stay in the queue), the worker pauses (10 ms doubling to 1 s) and tries
+   * again; an item whose handler failed `maxAttempts` times goes to the dead-letter queue. An idle
+   * worker waits on a watch, not by polling. Stop it with `stop()` or `signal`: each worker finishes
+   * its batch first.
+   *
+   * What can repeat: the handler's effects outside the database (it runs again on each retry of its
+   * transaction); `stats` counts only commits it saw succeed.
+   *
+   * @throws DocumentError INVALID_ARGUMENT.
+   */
+  consume(handler: QueueHandler<T>, opts: ConsumeOptions<T> = {}): Consumer {
+    const source: ConsumerSource<T> = {
+      maxAttempts: this.maxAttempts,
+      runOwn: (fn) => this.access.run(undefined, true, fn),
+      takeBatch: (tr, count, spread, poisoned) => this.takeBatch(tr, count, spread, poisoned),
+    };
+    return startConsumer(source, handler, opts);
+  }
+
+  // ---- internals
+
+  /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
+  async appendIn(tr: Transaction, payloads: readonly Buffer[]): Promise<void> {
+    await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined));
+  }
+
+  private queueKeys(doc: DocumentKeys): QueueKeys {
+    const cached = this.cachedKeys;
+    if (cached !== undefined && cached.doc.prefix.equals(doc.prefix)) return cached;
+    this.cachedKeys = new QueueKeys(doc);
+    return this.cachedKeys;
+  }
+
+  private receiptFor(tr: Transaction | undefined): { bucket: number; token: Buffer } | undefined {
+    return tr === undefined ? { bucket: bucketOf(this.now()), token: newToken() } : undefined;
+  }
+
+  private async pushAll(values: readonly T[], opts: PushOptions): Promise<void> {
+    const payloads = values.map((v) => encodePayload(v as JsonValue));
+    const delayMs = nonNegative(opts.delayMs, 'delayMs');
+    if (opts.dedupeId !== undefined && (typeof opts.dedupeId !== 'string' || opts.dedupeId === '')) {
+      throw new DocumentError('INVALID_ARGUMENT', 'dedupeId is a non-empty string');
+    }
+    const now = this.now();
+    const at = delayMs > 0 ? now + delayMs : undefined;
+    const bucket = bucketOf(now);
+    const token = opts.dedupeId ?? (opts.tr === undefined ? newToken() : undefined);
+    let attempt = 0;
+    await this.write(opts, async (scope) => {
+      attempt++;
+      const keys = this.queueKeys(scope.keys);
+      const { tr } = scope;
+      if (opts.dedupeId !== undefined) {
+        const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
+        if (here !== undefined || before !== undefined) return;
+      } else if (token !== undefined && attempt > 1) {
+        if ((await tr.get(keys.token(bucket, token))) !== undefined) return;
+      }
+      await this.writeItems(scope, payloads, at);
+      if (token !== undefined) {
+        tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
+        this.sweeper.sweep(tr, keys, now);
+      }
+    });
+  }
+
+  private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined): Promise<void> {
+    const { tr } = scope;
+    const keys = this.queueKeys(scope.keys);
+    const own = await ownWrites(tr);
+    const first = takeUserVersions(own, payloads.length);
+    scope.create();
+    for (let i = 0; i < payloads.length; i++) {
+      const key = at === undefined ? keys.readyTemplate(first + i) : keys.scheduledTemplate(at, first + i);
+      tr.setVersionstampedKey(key, freshRecord(payloads[i]));
+    }
+    if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
+    tr.add(keys.size, payloads.length);
+    tr.add(keys.pushed, 1);
+    this.changed(tr, scope.keys);
+  }
+
+  /** The head items to take, with their read conflicts (see `takeHead`). */
+  private async take(scope: StructureScope, count: number, spread: number, now: number) {
+    return takeHead({
+      tr: scope.tr,
+      keys: this.queueKeys(scope.keys),
+      identity: scope.keys.identity,
+      own: await ownWrites(scope.tr),
+      now,
+      count,
+      spread,
+      maxAttempts: this.maxAttempts,
+      random: this.random,
+    });
+  }
+
+  /**
+   * Completes a take: exhausted items (and `removed` more, already cleared by the caller) leave the
+   * queue; exhausted ones go to the dead-letter queue.
+   */
+  private async finishTake(scope: StructureScope, keys: QueueKeys, exhausted: readonly Candidate[], removed: number): Promise<void> {
+    const { tr } = scope;
+    for (const item of exhausted) tr.clear(item.key);
+    const gone = exhausted.length + removed;
+    if (gone > 0) tr.add(keys.size, -gone);
+    if (exhausted.length > 0) await this.deadLetters.appendIn(tr, exhausted.map((c) => c.record.payload));
+    if (gone > 0) this.changed(tr, scope.keys);
+  }
+
+  private async popOnce(
+    tr: Transaction | undefined,
+    spread: number,
+    waiting: boolean,
+  ): Promise<{ found: boolean; value?: T; watch?: Watch; wakeInMs?: number }> {
+    const receipt = this.receiptFor(tr);
+    let attempt = 0;
+    return this.write({ tr }, async (scope) => {
+      attempt++;
+      const keys = this.queueKeys(scope.keys);
+      const now = this.now();
+      if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
+      if (receipt !== undefined && attempt > 1) {
+        const earlier = await scope.tr.get(keys.token(receipt.bucket, receipt.token));
+        if (earlier !== undefined) return earlier.length > 1 ? { found: true, value: decodePayload(earlier.subarray(1)) as T } : { found: false };
+      }
+      const taken = await this.take(scope, 1, spread, now);
+      for (const item of taken.items) scope.tr.clear(item.key);
+      await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
+      const item = taken.items[0];
+      if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
+        scope.tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
+        this.sweeper.sweep(scope.tr, keys, now);
+      }
+      if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
+      if (!waiting || taken.exhausted.length > 0) return { found: false };
+      const next = await nextVisibleAt(scope.tr, keys, now);
+      return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
+    });
+  }
+
+  private async takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>> {
+    return this.write({ tr }, async (scope) => {
+      const keys = this.queueKeys(scope.keys);
+      if (!scope.existed) return { items: [], deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: Infinity } };
+      const now = this.now();
+      const taken = await this.take(scope, count, spread, now);
+      const items: { id: string; value: T }[] = [];
+      const dead: Candidate[] = [...taken.exhausted];
+      const poisonedIds: string[] = [];
+      for (const item of taken.items) {
+        const id = item.key.toString('hex');
+        if (poisoned(id)) {
+          dead.push(item);
+          poisonedIds.push(id);
+          continue;
+        }
+        tr.clear(item.key);
+        items.push({ id, value: decodePayload(item.record.payload) as T });
+      }
+      await this.finishTake(scope, keys, dead, items.length);
+      if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
+      const next = await nextVisibleAt(tr, keys, now);
+      return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
+    });
+  }
+
+  /** Runs a lease operation: in `tr` or its own retry loop, with the queue's keys. */
+  private onLease<R>(
+    tr: Transaction | undefined,
+    id: string,
+    fn: (tr: Transaction, keys: QueueKeys, doc: DocumentKeys, now: number) => Promise<R>,
+  ): Promise<R> {
+    const access = this.access;
+    return access.run(tr, true, async (t) => {
+      const doc = await access.keysToRead(t, this.element);
+      if (doc === undefined) throw new DocumentError('LEASE_EXPIRED', `lease ${id}: the queue does not exist`);
+      return fn(t, this.queueKeys(doc), doc, this.now());
+    });
+  }
+
+  /** The leases a committed earlier attempt recorded in its receipt. */
+  private async leasesOfReceipt(tr: Transaction, keys: QueueKeys, receipt: Buffer): Promise<Lease<T>[]> {
+    const [deadline, ...ids] = unpack(receipt.subarray(1));
+    const leases: Lease<T>[] = [];
+    for (const id of ids) {
+      if (typeof deadline !== 'number' || !(id instanceof Uuid)) continue;
+      const value = await tr.get(keys.scheduledKey(deadline, id));
+      if (value === undefined) continue;
+      const record = decodeRecord(value);
+      leases.push({ id: id.toString(), value: decodePayload(record.payload) as T, deadline, attempts: record.attempts });
+    }
+    return leases;
+  }
+}
+
+/** A watch on the queue's pushed key whose failure (if its transaction fails) is observed. */
+function watchOf(tr: Transaction, keys: QueueKeys): Watch {
+  const watch = tr.watch(keys.pushed);
+  watch.promise.catch(() => undefined);
+  return watch;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new DocumentError('INVALID_ARGUMENT', `${what} is a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonNegative(value: number | undefined, what: string): number {
+  if (value === undefined) return 0;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new DocumentError('INVALID_ARGUMENT', `${what} is a non-negative integer, got ${String(value)}`);
+  }
+  return value;
+}
