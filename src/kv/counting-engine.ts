@@ -74,6 +74,10 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
     super();
   }
 
+  get attempt(): number {
+    return this.inner.attempt;
+  }
+
   private counted(target: ReadTransaction): ReadTransaction {
     const counts = this.counts;
     return {

@@ -169,7 +169,7 @@ export class CountingEngine implements Engine {
 }
 
 class CountingTransaction extends TransactionShorthands implements Transaction {
-  private attempt: AttemptLog;
+  private log: AttemptLog;
   private directView: ReadTransaction | undefined;
   private snapshotView: ReadTransaction | undefined;
 
@@ -178,18 +178,22 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
     private readonly engine: CountingEngine,
   ) {
     super();
-    this.attempt = engine.startAttempt();
+    this.log = engine.startAttempt();
+  }
+
+  get attempt(): number {
+    return this.inner.attempt;
   }
 
   private reads(target: ReadTransaction, snapshot: boolean): ReadTransaction {
     return {
       get: async (key) => {
         const value = await target.get(key);
-        this.attempt.gets.push({ key: buf(key), found: value !== undefined, snapshot });
+        this.log.gets.push({ key: buf(key), found: value !== undefined, snapshot });
         return value;
       },
       getKey: (selector) => {
-        this.attempt.getKeys++;
+        this.log.getKeys++;
         return target.getKey(selector);
       },
       getRange: (begin, end, options) => this.countedRange(target, begin, end, options, snapshot),
@@ -212,7 +216,7 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
       snapshot,
       keys: 0,
     };
-    this.attempt.ranges.push(read);
+    this.log.ranges.push(read);
     return read;
   }
 
@@ -262,20 +266,20 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
 
   set(key: Bytes, value: Bytes): void {
     this.inner.set(key, value);
-    this.attempt.sets.push({ key: buf(key), valueBytes: buf(value).length });
+    this.log.sets.push({ key: buf(key), valueBytes: buf(value).length });
   }
   clear(key: Bytes): void {
     this.inner.clear(key);
-    this.attempt.clears.push(buf(key));
+    this.log.clears.push(buf(key));
   }
   clearRange(begin: Bytes, end: Bytes): void {
     this.inner.clearRange(begin, end);
-    this.attempt.clearRanges.push({ begin: buf(begin), end: buf(end) });
+    this.log.clearRanges.push({ begin: buf(begin), end: buf(end) });
   }
 
   private atomic(op: AtomicOp, key: Bytes, apply: () => void): void {
     apply();
-    this.attempt.atomicOps.push({ op, key: buf(key) });
+    this.log.atomicOps.push({ op, key: buf(key) });
   }
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
     this.atomic(op, key, () => this.inner.atomicOp(op, key, param));
@@ -283,11 +287,11 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
 
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
     this.inner.setVersionstampedKey(keyWithOffset, value);
-    this.attempt.versionstamped.push(buf(keyWithOffset));
+    this.log.versionstamped.push(buf(keyWithOffset));
   }
   setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
     this.inner.setVersionstampedValue(key, valueWithOffset);
-    this.attempt.versionstamped.push(buf(key));
+    this.log.versionstamped.push(buf(key));
   }
   getVersionstamp(): Promise<Buffer> {
     return this.inner.getVersionstamp();
@@ -309,9 +313,9 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
   async commit(): Promise<void> {
     try {
       await this.inner.commit();
-      this.attempt.commit = 'committed';
+      this.log.commit = 'committed';
     } catch (err) {
-      this.attempt.commit = isKvError(err) ? err.code : -1;
+      this.log.commit = isKvError(err) ? err.code : -1;
       throw err;
     }
   }
@@ -321,11 +325,11 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
   async onError(err: unknown): Promise<void> {
     await this.inner.onError(err);
     this.engine.countRetry();
-    this.attempt = this.engine.startAttempt();
+    this.log = this.engine.startAttempt();
   }
   reset(): void {
     this.inner.reset();
-    this.attempt = this.engine.startAttempt();
+    this.log = this.engine.startAttempt();
   }
   cancel(): void {
     this.inner.cancel();

@@ -61,6 +61,7 @@ export class ScriptedTransaction implements Transaction {
   private writes = new Map<string, Buffer | undefined>();
   private committedVersion = -1n;
   cancelled = false;
+  attempt = 0;
 
   constructor(private readonly engine: ScriptedEngine) {}
 
@@ -101,6 +102,7 @@ export class ScriptedTransaction implements Transaction {
 
   reset(): void {
     this.engine.log.push('reset');
+    this.attempt++;
     this.writes = new Map();
     this.committedVersion = -1n;
   }

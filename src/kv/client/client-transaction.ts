@@ -82,6 +82,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private snapshotReads: ReadTransaction | undefined;
   /** The largest key that can exist: an engine's own limit, or FoundationDB's. */
   private readonly maxKeyBytes: number;
+  /** See {@link Transaction.attempt}: bumped by every {@link discard} that makes the transaction runnable again. */
+  attempt = 0;
 
   /** @param keyLimit the engine's limit on stored keys, when below FoundationDB's */
   constructor(private readonly keyLimit?: EngineKeyLimit) {
@@ -291,9 +293,11 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     // The transaction may have been cancelled while waiting.
     this.assertNotCancelled();
     this.discard(err);
+    this.attempt++;
   }
 
   reset(): void {
+    this.attempt++;
     this.discard(kvError('transaction_cancelled', 'the transaction was reset'));
     this.backoff.reset();
   }

@@ -83,6 +83,11 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   private cancelled = false;
   private snapshotReads: ReadTransaction | undefined;
 
+  /** The parent's: a staged transaction is part of the parent's attempt. */
+  get attempt(): number {
+    return this.parent.attempt;
+  }
+
   constructor(readonly parent: Transaction) {
     super();
   }

@@ -149,6 +149,13 @@ export interface Transaction extends ReadTransaction {
   onError(err: unknown): Promise<void>;
   /** Discards all reads, writes and the read version, as if the transaction were new. */
   reset(): void;
+  /**
+   * Which attempt of this transaction object is running: 0 at first, one more after each `reset()`
+   * and each `onError()` that lets it run again. The retry loop reuses the object across attempts, so
+   * a layer above keeps per-attempt state under (transaction, attempt): nothing of a failed attempt
+   * reaches the next.
+   */
+  readonly attempt: number;
   /** Cancels: later operations fail with `transaction_cancelled` (1025). */
   cancel(): void;
 }

@@ -153,6 +153,8 @@ class FdbWatchHandle implements Watch {
 export class FdbTransaction extends TransactionShorthands implements Transaction {
   private readonly reads: FdbReads;
   private snapshotReads: FdbReads | undefined;
+  /** See {@link Transaction.attempt}. */
+  attempt = 0;
 
   constructor(private readonly tn: FdbTransactionLike) {
     super();
@@ -262,10 +264,12 @@ export class FdbTransaction extends TransactionShorthands implements Transaction
     } catch (final) {
       throw isFdbError(final) && final.code === original.code ? original : toKvError(final);
     }
+    this.attempt++;
   }
 
   reset(): void {
     mapped(() => this.tn.rawReset());
+    this.attempt++;
   }
 
   cancel(): void {
