@@ -6,7 +6,7 @@
  *
  *   node -r ts-node/register/transpile-only bench/doc-size-scaling.ts
  */
-import { open, type JsonValue } from '../src/document';
+import { open, type JsonValue } from '../src';
 import { openMemoryDatabase } from '../src/kv/memory/memory-engine';
 import { NaiveDocumentStore } from './naive-document-store';
 

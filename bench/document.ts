@@ -9,7 +9,7 @@
  * least 50x the naive rate; on the 1,000-leaf document, whole-document get at least 1/3 of it.
  * `runDocumentBench()` returns the rows so that a combined runner can print every benchmark in one table.
  */
-import { MutateInSpec, open, type Collection, type JsonValue } from '../src/document';
+import { MutateInSpec, open, type Collection, type JsonValue } from '../src';
 import type { Database } from '../src/kv/contract/database';
 import { openMemoryDatabase } from '../src/kv/memory/memory-engine';
 import { NaiveDocumentStore } from './naive-document-store';

@@ -17,7 +17,7 @@
  * Rates are items per second; a row's time covers pushing or draining a fixed number of items.
  * `runQueueBench()` returns the rows for the combined structures benchmark.
  */
-import { LookupInSpec, MutateInSpec, open, type Collection } from '../src/document';
+import { LookupInSpec, MutateInSpec, open, type Collection } from '../src';
 import { isDocumentError } from '../src/document/errors';
 import { Database } from '../src/kv/contract/database';
 import { MemoryEngine } from '../src/kv/memory/memory-engine';
@@ -150,7 +150,7 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
   const c = docs.collection('bench');
   let fresh = 0;
   const ours = (spread = 1): Side => {
-    const q = new Queue<Job>(c, `q${fresh++}`);
+    const q = c.queue<Job>(`q${fresh++}`);
     return { push: (v) => q.push(v), pop: () => q.pop({ spread }) };
   };
   const naive = (): Side => new ArrayQueue(c, `a${fresh++}`);
@@ -182,7 +182,7 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
       row(`pop, 8 consumers, spread ${spread}`, await itemsPerSecond(items, () => drainWith(a, 8, items)));
     }
     for (const concurrency of [1, 8]) {
-      const q = new Queue<Job>(c, `q${fresh++}`);
+      const q = c.queue<Job>(`q${fresh++}`);
       await fill({ push: (v) => q.push(v), pop: () => q.pop() }, items);
       const rate = await itemsPerSecond(items, async () => {
         let handled = 0;

@@ -25,7 +25,7 @@
  * `runStructuresBench()` returns the rows (with the queue's, from bench/structures-queue.ts) for a
  * combined runner.
  */
-import { MutateInSpec, open, type Collection, type DocLayer } from '../src/document';
+import { MutateInSpec, open, type Collection, type DocLayer } from '../src';
 import { isDocumentError } from '../src/document/errors';
 import { Database } from '../src/kv/contract/database';
 import { MemoryEngine } from '../src/kv/memory/memory-engine';

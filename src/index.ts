@@ -6,6 +6,8 @@
 export * from './kv';
 export * from './document';
 export * from './structures';
+export { open, DocLayer } from './open';
+export { Collection } from './collection';
 export * as tuple from './tuple';
 export {
   Subspace,

@@ -1,4 +1,4 @@
-import type { Collection } from '../document/collection/collection';
+import type { Collection } from '../collection';
 import { isDocumentError } from '../document/errors';
 import type { DocId, JsonValue } from '../document/types';
 import type { Database } from '../kv/contract/database';

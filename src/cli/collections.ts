@@ -1,4 +1,4 @@
-import type { Collection } from '../document/collection/collection';
+import type { Collection } from '../collection';
 import type { Manifest } from '../document/manifest/manifest';
 import type { CommandContext } from './commands/command';
 import { CliError } from './error-report';

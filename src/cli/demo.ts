@@ -1,4 +1,4 @@
-import type { Collection } from '../document/collection/collection';
+import type { Collection } from '../collection';
 import { isDocumentError } from '../document/errors';
 import { MutateInSpec } from '../document/subdoc/specs';
 import type { JsonValue } from '../document/types';

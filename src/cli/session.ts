@@ -1,7 +1,7 @@
 import { existsSync } from 'fs';
 import { isAbsolute, relative, resolve } from 'path';
-import type { Collection } from '../document/collection/collection';
-import { open, type DocLayer } from '../document/doc-layer';
+import type { Collection } from '../collection';
+import { open, type DocLayer } from '../open';
 import { Layout } from '../document/keys/layout';
 import { Database } from '../kv/contract/database';
 import { openFoundationDB } from '../kv/fdb/open';

@@ -5,7 +5,8 @@ import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
 import { openMemoryDatabase, type MemoryEngineOptions } from '../kv/memory/memory-engine';
 import type { TransactOptions, Transaction } from '../kv/contract/types';
 import type { Tuple } from '../tuple';
-import { Collection } from './collection/collection';
+import type { CollectionContext, DocumentCollection } from './collection/collection';
+import type { JsonForms } from './keys/kind';
 import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
 import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
@@ -56,7 +57,7 @@ export interface OpenOptions {
   autoCreate?: boolean;
   /** The clock documents expire by, in ms since the epoch (default `Date.now`). */
   now?: () => number;
-  /** Starts the expiry sweeper ({@link DocLayer.startExpirySweeper}) with this interval in ms. */
+  /** Starts the expiry sweeper ({@link DocumentLayer.startExpirySweeper}) with this interval in ms. */
   expirySweepIntervalMs?: number;
 }
 
@@ -66,7 +67,7 @@ export interface CollectionOptions {
   autoCreate?: boolean;
 }
 
-/** Options of {@link DocLayer.startExpirySweeper}. */
+/** Options of {@link DocumentLayer.startExpirySweeper}. */
 export interface ExpirySweeperOptions {
   /** Called with the error of a failed run (the next run goes ahead). Default: `process.emitWarning`. */
   onError?: (err: unknown) => void;
@@ -77,18 +78,36 @@ const DEFAULT = '_default';
 /** Dropped collections whose keys one transaction of `purgeDropped` clears. */
 const DROPPED_BATCH = 1000;
 
+/** What a document layer is made of, besides its options: how its collection handles are made. */
+export interface DocumentLayerParts<C extends DocumentCollection> {
+  /** How structures' documents read as JSON. */
+  readonly forms: JsonForms;
+  /** Makes the handle of a collection. */
+  collection(context: CollectionContext, scope: string, name: string): C;
+}
+
+/** The settings {@link openDocumentLayer} hands the layer it makes. */
+export interface LayerSettings {
+  readonly autoCreate: boolean;
+  readonly now: () => number;
+}
+
 /**
- * Opens the document layer over a KV database: collections of JSON documents stored one key per
- * leaf under `prefix` (see docs/documents.md). The database is, by the first option given:
- * `database` (yours to close), `path` (the lmdb engine on that folder), `fdb` (a FoundationDB
- * cluster), or `memory` / nothing (a new in-memory database); {@link DocLayer.close} closes what
- * `open` created. Opening reads and writes nothing.
+ * Opens a document layer over a KV database: collections of JSON documents stored one key per leaf
+ * under `prefix` (see docs/documents.md). The database is, by the first option given: `database`
+ * (yours to close), `path` (the lmdb engine on that folder), `fdb` (a FoundationDB cluster), or
+ * `memory` / nothing (a new in-memory database); the layer's `close` closes what this created.
+ * `make` builds the layer (the composition root's `open` makes one with the data structures).
+ * Opening reads and writes nothing.
  *
  * @throws DocumentError INVALID_ARGUMENT for a prefix that is neither a tuple nor bytes or starts
  *   with 0xff (FDB's system keyspace), several engine options, `durability` without `path`, or a bad
  *   sweep interval; the engine's errors (KvError, FdbUnavailableError) when it cannot be opened.
  */
-export async function open(options: OpenOptions = {}): Promise<DocLayer> {
+export async function openDocumentLayer<L extends DocumentLayer<DocumentCollection>>(
+  options: OpenOptions,
+  make: (kv: Database, layout: Layout, ownsDatabase: boolean, settings: LayerSettings) => L,
+): Promise<L> {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (!(prefix instanceof Uint8Array) && !Array.isArray(prefix)) {
     throw new DocumentError('INVALID_ARGUMENT', 'prefix is a tuple (an array) or bytes (a Uint8Array)');
@@ -114,7 +133,7 @@ export async function open(options: OpenOptions = {}): Promise<DocLayer> {
   else if (options.path !== undefined) database = openLmdbDatabase({ path: options.path, durability: options.durability });
   else if (options.fdb !== undefined) database = await openFoundationDB(options.fdb);
   else database = openMemoryDatabase(options.memory);
-  const layer = new DocLayer(database, layout, options.database === undefined, { autoCreate: options.autoCreate !== false, now });
+  const layer = make(database, layout, options.database === undefined, { autoCreate: options.autoCreate !== false, now });
   if (options.expirySweepIntervalMs !== undefined) {
     try {
       layer.startExpirySweeper(options.expirySweepIntervalMs);
@@ -128,12 +147,13 @@ export async function open(options: OpenOptions = {}): Promise<DocLayer> {
 
 /**
  * The document layer: scopes and collections of documents over one KV database, named by the
- * collections manifest (Couchbase's: see docs/documents.md).
+ * collections manifest (Couchbase's: see docs/documents.md). `C` is the type of its collection
+ * handles (the public `DocLayer` has collections with data structures).
  */
-export class DocLayer {
+export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   private readonly registry: CollectionRegistry;
   private readonly expiry: ExpiryIndex;
-  private readonly handles = new Map<string, Collection>();
+  private readonly handles = new Map<string, C>();
   private sweeper: Sweeper | undefined;
 
   /** @internal Use {@link open}. */
@@ -141,7 +161,8 @@ export class DocLayer {
     readonly kv: Database,
     private readonly layout: Layout,
     private readonly ownsDatabase: boolean,
-    private readonly settings: { readonly autoCreate: boolean; readonly now: () => number },
+    private readonly settings: LayerSettings,
+    private readonly parts: DocumentLayerParts<C>,
   ) {
     this.registry = new CollectionRegistry(kv, layout);
     this.expiry = new ExpiryIndex(layout);
@@ -161,7 +182,7 @@ export class DocLayer {
    * @throws DocumentError INVALID_ARGUMENT for an invalid path: several dots, or a name that is not
    *   1-251 bytes of `A-Z a-z 0-9 _ - %` (and `$` after a leading `_`), or starts with `%` or `$`.
    */
-  collection(path?: string, options: CollectionOptions = {}): Collection {
+  collection(path?: string, options: CollectionOptions = {}): C {
     return this.handle(collectionPath(path), options);
   }
 
@@ -170,8 +191,8 @@ export class DocLayer {
    *
    * @throws DocumentError INVALID_ARGUMENT for an invalid name (a path with a dot included).
    */
-  scope(name?: string): Scope {
-    return new Scope(this, name === undefined ? DEFAULT : checkedName(name, 'scope'));
+  scope(name?: string): Scope<C> {
+    return new Scope<C>(this, name === undefined ? DEFAULT : checkedName(name, 'scope'));
   }
 
   /**
@@ -335,13 +356,13 @@ export class DocLayer {
   }
 
   /** @internal The handle of a collection (one per path and option). */
-  handle(path: CollectionPath, options: CollectionOptions): Collection {
+  handle(path: CollectionPath, options: CollectionOptions): C {
     const autoCreate = options.autoCreate ?? this.settings.autoCreate;
     const key = `${path.scope}.${path.collection}:${autoCreate}`;
     let handle = this.handles.get(key);
     if (handle === undefined) {
-      handle = new Collection(
-        { kv: this.kv, registry: this.registry, autoCreate, now: this.settings.now, expiry: this.expiry },
+      handle = this.parts.collection(
+        { kv: this.kv, registry: this.registry, autoCreate, now: this.settings.now, expiry: this.expiry, forms: this.parts.forms },
         path.scope,
         path.collection,
       );
@@ -361,25 +382,25 @@ export class DocLayer {
 }
 
 /** A scope: a group of collections. */
-export class Scope {
+export class Scope<C extends DocumentCollection = DocumentCollection> {
   /** @internal Use `DocLayer.scope()`. */
   constructor(
-    private readonly layer: DocLayer,
+    private readonly layer: DocumentLayer<C>,
     readonly name: string,
   ) {}
 
   /**
-   * A collection of this scope, by name (absent: `_default`), as {@link DocLayer.collection}.
+   * A collection of this scope, by name (absent: `_default`), as {@link DocumentLayer.collection}.
    *
    * @throws DocumentError INVALID_ARGUMENT for an invalid name.
    */
-  collection(name?: string, options: CollectionOptions = {}): Collection {
+  collection(name?: string, options: CollectionOptions = {}): C {
     const collection = name === undefined ? DEFAULT : checkedName(name, 'collection');
     return this.layer.handle({ scope: this.name, collection }, options);
   }
 }
 
-/** A path as {@link DocLayer.collection} takes it. */
+/** A path as {@link DocumentLayer.collection} takes it. */
 function collectionPath(path: string | undefined): CollectionPath {
   if (path === undefined) return { scope: DEFAULT, collection: DEFAULT };
   if (typeof path !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a collection path is a string, got ${typeof path}`);

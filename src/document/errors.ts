@@ -24,7 +24,8 @@ export type DocumentErrorCode =
   | 'UNKNOWN_SCOPE'
   | 'NO_COLLECTIONS_MANIFEST'
   | 'OUT_OF_RANGE'
-  | 'INVALID_LEB128';
+  | 'INVALID_LEB128'
+  | 'CORRUPT_DATA';
 
 /** Where an error happened, as far as the thrower knows it. */
 export interface DocumentErrorDetails {

@@ -2,7 +2,17 @@
  * The document layer: JSON documents in collections, one key per leaf on an ordered transactional KV
  * store (see docs/documents.md).
  */
-export { open, DocLayer, Scope, type OpenOptions, type CollectionOptions, type ExpirySweeperOptions } from './doc-layer';
+export {
+  openDocumentLayer,
+  DocumentLayer,
+  Scope,
+  type OpenOptions,
+  type CollectionOptions,
+  type ExpirySweeperOptions,
+  type DocumentLayerParts,
+  type LayerSettings,
+} from './doc-layer';
+export { DocTransaction, ContextSlot, type DocumentChange } from './doc-transaction';
 export {
   ManifestLookupError,
   type Manifest,
@@ -12,7 +22,8 @@ export {
   type ResolvedScope,
 } from './manifest/manifest';
 export type { PurgeExpiredOptions } from './collection/expiry';
-export { Collection } from './collection/collection';
+export { DocumentCollection, type CollectionContext } from './collection/collection';
+export type { StructureAccess } from './structure-port';
 export { LookupInSpec, MutateInSpec, type CreatePathOption } from './subdoc/specs';
 export { DocumentError, isDocumentError, type DocumentErrorCode, type DocumentErrorDetails } from './errors';
 export { readRecipeDocument } from './recipe';

@@ -1,4 +1,5 @@
-import type { Collection, DocLayer } from '../document';
+import type { Collection } from '../collection';
+import type { DocLayer } from '../open';
 import { Subspace } from '../tuple';
 import { KeyIndex } from './key-index';
 

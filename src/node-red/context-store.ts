@@ -1,4 +1,5 @@
-import { open as openDocuments, type JsonValue } from '../document';
+import type { JsonValue } from '../document';
+import { open as openDocuments } from '../open';
 import type { Database } from '../kv/contract/database';
 import type { Transaction } from '../kv/contract/types';
 import { concatTo, increment, pushTo, takeFrom, type ArrayEnd } from './atomic-operations';

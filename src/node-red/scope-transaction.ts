@@ -1,4 +1,5 @@
-import { isDocumentError, MutateInSpec, type Collection, type JsonValue, type PathElement } from '../document';
+import type { Collection } from '../collection';
+import { isDocumentError, MutateInSpec, type JsonValue, type PathElement } from '../document';
 import type { Transaction } from '../kv/contract/types';
 import type { Versionstamp } from '../tuple';
 import type { ContextLayout } from './context-layout';

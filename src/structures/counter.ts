@@ -3,7 +3,6 @@ import { DocumentError } from '../document/errors';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, toInt64 } from './int64';
-import { registerJsonForm } from './kind';
 import { Structure } from './structure';
 import { bodyKey } from './structure-keys';
 
@@ -120,10 +119,9 @@ function safe(n: bigint): number {
 }
 
 /** The JSON form: the value. */
-function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+export function counterJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   const body = bodyKey(keys);
   const entry = entries.find(({ key }) => key.equals(body));
   return int64Json(decodeInt64(entry?.value));
 }
 
-registerJsonForm('counter', jsonForm);

@@ -4,7 +4,7 @@
  * `.text(id)`.
  */
 export { Structure, type IterateOptions } from './structure';
-export type { StructureKind } from './kind';
+export type { StructureKind } from '../document/keys/kind';
 export { DocList } from './list';
 export { DocMap } from './map';
 export { DocSet, type SetMember } from './set';

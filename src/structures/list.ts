@@ -19,7 +19,6 @@ import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, streamChildren } from './children';
 import { checkElementValue } from './element-value';
 import { jsonEqual } from './json-equal';
-import { registerJsonForm } from './kind';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
 
@@ -356,11 +355,10 @@ function outOfRange(index: number, length?: number): DocumentError {
 }
 
 /** The JSON form: the array below the body. */
-function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+export function listJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   const body = bodyKey(keys);
   const start = entries.findIndex(({ key }) => key.equals(body));
   if (start < 0) return [];
   return unflatten(entries, start, entries.length, body.length);
 }
 
-registerJsonForm('list', jsonForm);

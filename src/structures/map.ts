@@ -9,7 +9,6 @@ import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, type Child } from './children';
 import { checkElementValue } from './element-value';
 import { decodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
-import { registerJsonForm } from './kind';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey, META_SIZE } from './structure-keys';
 
@@ -211,11 +210,10 @@ function entryOf<V>(child: Child, bodyLength: number): [string, V] {
 }
 
 /** The JSON form: the object below the body. */
-function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+export function mapJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   const body = bodyKey(keys);
   const start = entries.findIndex(({ key }) => key.equals(body));
   if (start < 0) return {};
   return unflatten(entries, start, entries.length, body.length);
 }
 
-registerJsonForm('map', jsonForm);

@@ -10,7 +10,6 @@ import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren } from './children';
 import { decodeInt64 } from './int64';
-import { registerJsonForm } from './kind';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey, META_SIZE } from './structure-keys';
 
@@ -187,7 +186,7 @@ function decodeMember(key: Buffer, at: number): SetMember {
 }
 
 /** The JSON form: the members in key order. */
-function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+export function setJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   const body = bodyKey(keys);
   const out: JsonValue[] = [];
   for (const { key } of entries) {
@@ -196,4 +195,3 @@ function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   return out;
 }
 
-registerJsonForm('set', jsonForm);

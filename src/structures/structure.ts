@@ -1,32 +1,13 @@
-import type { Database } from '../kv/contract/database';
 import type { Transaction } from '../kv/contract/types';
 import type { TupleItem } from '../tuple';
-import type { Collection } from '../document/collection/collection';
+import { DocTransaction } from '../document/doc-transaction';
 import { DocumentError } from '../document/errors';
+import type { StructureAccess } from '../document/structure-port';
 import { docIdElement } from '../document/keys/ids';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { DocId, TransactionOption } from '../document/types';
 import { writeVersion } from '../document/keys/version';
-import { inspectKind, writeKind, wrongKind, type KindCheck, type StructureKind } from './kind';
-
-/**
- * What a structure handle needs from its collection (`Collection.structureAccess()`): the database, and
- * the keys of a document as a transaction sees the collection (whose id may have to be read, or
- * planned by a write that creates the collection).
- *
- * @internal
- */
-export interface StructureAccess {
-  readonly kv: Database;
-  /** The clock documents expire by (ms since the epoch): an expired plain document is missing. */
-  now(): number;
-  /** Runs `fn` in `tr`, or in a transaction of its own with retries (a write's attempts each start clean). */
-  run<T>(tr: Transaction | undefined, write: boolean, fn: (tr: Transaction) => Promise<T>): Promise<T>;
-  /** The document's keys, or `undefined` when the collection does not exist (so neither does the document). */
-  keysToRead(tr: Transaction, element: TupleItem): Promise<DocumentKeys | undefined>;
-  /** The document's keys for a write, with `create` to run (creating the collection) if it writes. */
-  keysToWrite(tr: Transaction, element: TupleItem): Promise<{ keys: DocumentKeys; create?: () => void }>;
-}
+import { inspectKind, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
 
 /** Options of iteration: a transaction to read in (every page in it), and the page size. */
 export interface IterateOptions extends TransactionOption {
@@ -82,7 +63,8 @@ export abstract class Structure {
    * @throws DocumentError INVALID_ARGUMENT for an invalid id.
    */
   constructor(
-    readonly collection: Collection,
+    /** @internal How this handle reaches its collection. */
+    protected readonly access: StructureAccess,
     readonly id: DocId,
   ) {
     this.element = docIdElement(id);
@@ -99,13 +81,10 @@ export abstract class Structure {
    */
   async clear(opts: TransactionOption = {}): Promise<void> {
     await this.write(opts, async ({ tr, keys, existed }) => {
-      if (existed) tr.clearRange(keys.begin, keys.end);
+      if (!existed) return;
+      tr.clearRange(keys.begin, keys.end);
+      DocTransaction.of(tr).documentRemoved(keys);
     });
-  }
-
-  /** @internal */
-  protected get access(): StructureAccess {
-    return this.collection.structureAccess();
   }
 
   /**
@@ -130,7 +109,7 @@ export abstract class Structure {
     fn: (tr: Transaction, keys: DocumentKeys | undefined, prefetched: P | undefined) => Promise<T>,
   ): Promise<T> {
     const access = this.access;
-    return access.run(opts?.tr, false, async (tr) => {
+    return access.run(opts?.tr, async (tr) => {
       const keys = await access.keysToRead(tr, this.element);
       if (keys === undefined) return fn(tr, undefined, undefined);
       const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
@@ -159,7 +138,7 @@ export abstract class Structure {
     fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T>,
   ): Promise<T> {
     const access = this.access;
-    return access.run(opts?.tr, true, async (tr) => {
+    return access.run(opts?.tr, async (tr) => {
       const { keys, create: createCollection } = await access.keysToWrite(tr, this.element);
       const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
       const existed = found.kind !== undefined;

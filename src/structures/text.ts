@@ -4,7 +4,6 @@ import { childKey, decodePosition, descendantsBegin, subtreeEnd, type DocumentKe
 import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
-import { registerJsonForm } from './kind';
 import { Structure } from './structure';
 import { bodyKey, META_BYTES, META_LENGTH } from './structure-keys';
 
@@ -187,7 +186,7 @@ function decodeChunks(values: readonly Buffer[]): string {
 }
 
 /** The JSON form: the string. */
-function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+export function textJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   const body = bodyKey(keys);
   const values: Buffer[] = [];
   for (const { key, value } of entries) {
@@ -196,4 +195,3 @@ function jsonForm(entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
   return decodeChunks(values);
 }
 
-registerJsonForm('text', jsonForm);

@@ -2,7 +2,7 @@
  * The Collection API's CRUD semantics, as a specification: ids, reads, writes, CAS, scans, invalid
  * values, limits, collections and composition with a caller's transaction.
  */
-import { LookupInSpec, MutateInSpec, open, type Collection, type JsonValue } from '../../src/document';
+import { LookupInSpec, MutateInSpec, open, type Collection, type JsonValue } from '../../src';
 import { pack } from '../../src/tuple';
 import { dumpKeyspace, expectDocumentError } from '../support/document-assertions';
 import { Random, testSeed } from '../support/random';

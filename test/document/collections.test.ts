@@ -5,7 +5,7 @@
  *
  * A "process" is a DocLayer of its own over the same database: its own cached manifest and watch.
  */
-import { MutateInSpec, open, type DocLayer, type ManifestLookupError } from '../../src/document';
+import { MutateInSpec, open, type DocLayer, type ManifestLookupError } from '../../src';
 import { Layout } from '../../src/document/keys/layout';
 import { strinc } from '../../src/kv/contract/bytes';
 import { Database } from '../../src/kv/contract/database';

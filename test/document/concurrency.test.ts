@@ -10,7 +10,7 @@
  * always applies the commit before reporting 1021 (the harmful case), so the tests below can state the
  * exact outcome: the counter ends at N plus the number of 1021s.
  */
-import { MutateInSpec, type Collection, type DocLayer } from '../../src/document';
+import { MutateInSpec, type Collection, type DocLayer } from '../../src';
 import type { Transaction } from '../../src/kv/contract/types';
 import { DocumentError } from '../../src/document/errors';
 import { Barrier } from '../support/barrier';

@@ -7,7 +7,7 @@
  * - appends and prepends, and reads of `[0]`/`[-1]`, cost O(1) whatever the array's length;
  * - inserting or removing inside an array moves only the shorter side.
  */
-import { LookupInSpec, MutateInSpec, type Collection, type JsonValue } from '../../src/document';
+import { LookupInSpec, MutateInSpec, type Collection, type JsonValue } from '../../src';
 import type { AttemptLog, CountingEngine, Counts } from '../support/counting-engine';
 import { documentSuite, type DocumentTestContext } from './document-suite';
 

@@ -1,4 +1,4 @@
-import { open, type DocLayer } from '../../src/document';
+import { open, type DocLayer } from '../../src';
 import { Database } from '../../src/kv/contract/database';
 import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
 import { CountingEngine } from '../support/counting-engine';

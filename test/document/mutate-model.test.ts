@@ -7,7 +7,7 @@
  *
  * Replay a failure with `DOCLAYER_SEED=<seed> npx jest test/document/mutate-model.test.ts`.
  */
-import { MutateInSpec, type Collection, type JsonValue, type LookupInSpec, type MutateInOptions, type PathElement } from '../../src/document';
+import { MutateInSpec, type Collection, type JsonValue, type LookupInSpec, type MutateInOptions, type PathElement } from '../../src';
 import { DocumentError } from '../../src/document/errors';
 import { roundTripped } from '../support/json-arbitrary';
 import { Random, testSeed } from '../support/random';

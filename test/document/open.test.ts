@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { open, type DocLayer } from '../../src/document';
+import { open, type DocLayer } from '../../src';
 import { isKvError } from '../../src/kv/contract/errors';
 import { FdbUnavailableError } from '../../src/kv/fdb';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';

@@ -4,7 +4,7 @@
  * (fast-check also prints the seed and the shrunk counterexample).
  */
 import fc from 'fast-check';
-import type { JsonValue, PathElement } from '../../src/document';
+import type { JsonValue, PathElement } from '../../src';
 import { dumpKeyspace } from '../support/document-assertions';
 import { jsonDocument, jsonValue, roundTripped } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';

@@ -3,7 +3,7 @@
  * section 1: subjson, kv_engine and the SDK RFCs), and the path syntax with the positions of its errors.
  * Each test states one rule; a failing mutateIn must also leave the document (and its cas) unchanged.
  */
-import { LookupInSpec, MutateInSpec, type JsonValue, type MutateInSpec as Spec, type MutateInOptions } from '../../src/document';
+import { LookupInSpec, MutateInSpec, type JsonValue, type MutateInSpec as Spec, type MutateInOptions } from '../../src';
 import { DocumentError } from '../../src/document/errors';
 import { dumpKeyspace, expectDocumentError } from '../support/document-assertions';
 import { documentSuite, type DocumentTestContext } from './document-suite';

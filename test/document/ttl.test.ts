@@ -5,7 +5,7 @@
  *
  * Every layer here runs on a clock the test moves (`open({ now })`), in ms since the epoch.
  */
-import { LookupInSpec, MutateInSpec, open, type DocLayer } from '../../src/document';
+import { LookupInSpec, MutateInSpec, open, type DocLayer } from '../../src';
 import { Layout } from '../../src/document/keys/layout';
 import { strinc } from '../../src/kv/contract/bytes';
 import type { Database } from '../../src/kv/contract/database';

@@ -7,7 +7,7 @@
 import { Database } from '../../src/kv/contract/database';
 import { MemoryEngine } from '../../src/kv/memory/memory-engine';
 import type { Engine, Transaction } from '../../src/kv/contract/types';
-import { Collection } from '../../src/document';
+import { Collection } from '../../src';
 import type { DoclayerContextStore } from '../../src/node-red/context-store';
 import { Barrier } from '../support/barrier';
 import { CountingEngine } from '../support/counting-engine';

@@ -8,7 +8,7 @@
  * applied 1021 counts once more (as for the document layer's increment), so the exact-total tests run
  * without 1021, and one test states the total with it.
  */
-import type { DocLayer } from '../../src/document';
+import type { DocLayer } from '../../src';
 import type { Counts } from '../support/counting-engine';
 import { Random, testSeed } from '../support/random';
 import { documentSuite } from '../document/document-suite';

@@ -3,7 +3,7 @@
  * (and getMany, scan) return each structure's JSON form, and using a document of one kind as another
  * is WRONG_KIND, from either side, with nothing written.
  */
-import { LookupInSpec, MutateInSpec, open, type Collection } from '../../src/document';
+import { LookupInSpec, MutateInSpec, open, type Collection } from '../../src';
 import { documentSuite } from '../document/document-suite';
 import { errorOf, writesOf } from './support';
 

@@ -2,7 +2,7 @@
  * DocList: an array document below the structure's body, positions with a movable base. Behaviour,
  * the reference model, and the conflicts its TSDoc claims.
  */
-import type { JsonValue } from '../../src/document';
+import type { JsonValue } from '../../src';
 import { Random, testSeed } from '../support/random';
 import { documentSuite } from '../document/document-suite';
 import { errorOf, retriesOf, writesOf } from './support';

@@ -2,7 +2,7 @@
  * DocMap: an object document below the structure's body, size by atomic add. Behaviour, the reference
  * model, and the conflicts its TSDoc claims.
  */
-import type { JsonValue } from '../../src/document';
+import type { JsonValue } from '../../src';
 import { Random, testSeed } from '../support/random';
 import { documentSuite } from '../document/document-suite';
 import { errorOf, retriesOf } from './support';

@@ -3,7 +3,7 @@
  * commit_unknown_result (the commit applied, then reported unknown) and transaction_too_old. Every item
  * pushed is consumed exactly once, and in FIFO order per producer where the consumers pop strictly.
  */
-import { open, type Collection, type DocLayer } from '../../src/document';
+import { open, type Collection, type DocLayer } from '../../src';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { Transaction } from '../../src/kv/contract/types';
 import { Queue } from '../../src/structures/queue/queue';
@@ -14,16 +14,16 @@ const PRODUCERS = 4;
 const PER_PRODUCER = 40;
 const TOTAL = PRODUCERS * PER_PRODUCER;
 
-interface Job {
+type Job = {
   p: number;
   i: number;
-}
+};
 
 async function setUp(salt: number): Promise<{ docs: DocLayer; c: Collection; q: Queue<Job> }> {
   const seed = testSeed(salt);
   const docs = await open({ database: openMemoryDatabase({ faults: { seed, notCommitted: 0.1, unknownResult: 0.1, tooOld: 0.02 } }) });
   const c = docs.collection();
-  const q = new Queue<Job>(c, 'jobs');
+  const q = c.queue<Job>('jobs');
   return { docs, c, q };
 }
 

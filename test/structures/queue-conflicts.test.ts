@@ -3,7 +3,7 @@
  * wait at a barrier after their operation, so that every first attempt has read before any commits;
  * a conflict then shows as a retry.
  */
-import { open, type Collection, type DocLayer } from '../../src/document';
+import { open, type Collection, type DocLayer } from '../../src';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { Transaction } from '../../src/kv/contract/types';
 import { Queue } from '../../src/structures/queue/queue';
@@ -46,7 +46,7 @@ async function race<R>(docs: DocLayer, fns: ((tr: Transaction) => Promise<R>)[],
 async function setUp(): Promise<{ docs: DocLayer; c: Collection; q: Queue<number> }> {
   const docs = await open({ database: openMemoryDatabase() });
   const c = docs.collection();
-  const q = new Queue<number>(c, 'q');
+  const q = c.queue<number>('q');
   return { docs, c, q };
 }
 
@@ -113,7 +113,7 @@ describe('Queue.pop', () => {
     const { docs, c, q } = await setUp();
     await q.pushMany([1, 2, 3, 4]);
     // Handle i always picks the i-th of the first 4 items.
-    const handles = [0, 1, 2, 3].map((i) => new Queue<number>(c, 'q', { random: () => (i + 0.5) / 4 }));
+    const handles = [0, 1, 2, 3].map((i) => c.queue<number>('q', { random: () => (i + 0.5) / 4 }));
     const raced = await race(docs, handles.map((h) => (tr: Transaction) => h.pop({ tr, spread: 4 })));
     expect(raced.total).toBe(0);
     expect(raced.results).toEqual([1, 2, 3, 4]);
@@ -122,7 +122,7 @@ describe('Queue.pop', () => {
   it('spreading pops that pick the same item conflict, and the retry picks another', async () => {
     const { docs, c, q } = await setUp();
     await q.pushMany([1, 2, 3, 4]);
-    const same = () => new Queue<number>(c, 'q', { random: () => 0.3 });
+    const same = () => c.queue<number>('q', { random: () => 0.3 });
     const raced = await race(docs, [same(), same()].map((h) => (tr: Transaction) => h.pop({ tr, spread: 4 })));
     expect(raced.total).toBe(1);
     // The loser's retry sees [1, 3, 4] and picks the first of them.
@@ -146,7 +146,7 @@ describe('Queue.pop', () => {
 
   it('a strict pop that found nothing conflicts with a nack that makes an item visible, and its retry takes it', async () => {
     const { docs, c } = await setUp();
-    const q = new Queue<number>(c, 'q', { now: () => 5_000 });
+    const q = c.queue<number>('q', { now: () => 5_000 });
     await q.push(1);
     const [lease] = await q.lease(1, { visibilityMs: 1_000 });
     const raced = await race<unknown>(
@@ -224,11 +224,11 @@ describe('Queue leases', () => {
   it('an ack conflicts with a take of the same item after its deadline, and exactly one wins', async () => {
     const clock = { now: 1_000 };
     const { docs, c } = await setUp();
-    const q = new Queue<number>(c, 'q', { now: () => clock.now });
+    const q = c.queue<number>('q', { now: () => clock.now });
     await q.push(1);
     const [lease] = await q.lease(1, { visibilityMs: 100 });
     // The holder's clock says the lease holds; the other consumer's says it expired.
-    const late = new Queue<number>(c, 'q', { now: () => clock.now + 100 });
+    const late = c.queue<number>('q', { now: () => clock.now + 100 });
     const raced = await race<string>(docs, [
       async (tr) => {
         try {

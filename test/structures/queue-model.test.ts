@@ -6,7 +6,7 @@
  * (not_committed, and commit_unknown_result after applying the commit): every operation without a
  * caller's transaction is exactly-once, so the outcome must not change.
  */
-import { open, type Collection } from '../../src/document';
+import { open, type Collection } from '../../src';
 import { isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
@@ -34,7 +34,7 @@ async function setUp(faults: boolean, seed: number): Promise<Run> {
   const clock = { now: 1_000 };
   const picks = new Random(seed ^ 0x51ead);
   let last = 0;
-  const queue = new Queue(collection, 'q', {
+  const queue = collection.queue('q', {
     maxAttempts: MAX_ATTEMPTS,
     now: () => clock.now,
     random: () => (last = picks.next()),

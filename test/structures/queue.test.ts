@@ -3,7 +3,7 @@
  * leases with their fencing, dead letters, idempotency tokens, transactional consumers, and what each
  * operation reads and writes.
  */
-import { open, type Collection } from '../../src/document';
+import { open, type Collection } from '../../src';
 import { DocumentError, isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
 import { Database } from '../../src/kv/contract/database';
@@ -21,7 +21,7 @@ async function setUp(options: { now?: () => number; maxAttempts?: number } = {})
   const engine = new CountingEngine((await current.open()).engine);
   const docs = await open({ database: new Database(engine) });
   const c = docs.collection();
-  const q = new Queue<JsonValue>(c, 'q', options);
+  const q = c.queue<JsonValue>('q', options);
   return { docs, c, q, engine };
 }
 
@@ -98,7 +98,7 @@ describe(`Queue [${engine.name}]`, () => {
     it('is WRONG_KIND on a plain document', async () => {
       const { c } = await setUp();
       await c.upsert('doc', { a: 1 });
-      const q = new Queue(c, 'doc');
+      const q = c.queue('doc');
       expect(await code(q.push(1))).toBe('WRONG_KIND');
       expect(await code(q.pop())).toBe('WRONG_KIND');
     });
@@ -118,7 +118,7 @@ describe(`Queue [${engine.name}]`, () => {
 
     it('a spreading pop takes one of the first `spread` items', async () => {
       const { c } = await setUp();
-      const q = new Queue<number>(c, 'q', { random: () => 0.99 });
+      const q = c.queue<number>('q', { random: () => 0.99 });
       await q.pushMany([1, 2, 3, 4, 5]);
       expect(await q.pop({ spread: 3 })).toBe(3);
       expect(await q.pop()).toBe(1);

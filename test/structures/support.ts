@@ -1,4 +1,4 @@
-import type { DocLayer } from '../../src/document';
+import type { DocLayer } from '../../src';
 import type { Transaction } from '../../src/kv/contract/types';
 import { Barrier } from '../support/barrier';
 import type { Counts } from '../support/counting-engine';

@@ -1,21 +1,19 @@
-import { keyAfter, strinc } from '../../kv/contract/bytes';
+import { strinc } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
-import { isKvError } from '../../kv/contract/errors';
-import type { KeyValue, Transaction } from '../../kv/contract/types';
+import type { Transaction } from '../../kv/contract/types';
 import type { TupleItem } from '../../tuple';
-import { decodeItem, Reader } from '../../tuple/codec';
 import { packPrefixed } from '../../tuple/pack';
-import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
+import { DocTransaction } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
-import { decodeExpiry, effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex } from './expiry';
-import { flatten, unflatten, type Entries } from '../values/flatten';
-import { docIdElement, docIdOf, generateId } from '../keys/ids';
-import { assertJsonValue } from '../values/json-value';
-import { DATA_SECTION, DocumentKeys, META_EXPIRY, META_KIND, META_SECTION, META_VERSION } from '../keys/layout';
+import { docIdElement, generateId } from '../keys/ids';
+import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
+import { DocumentKeys } from '../keys/layout';
+import { casForRead, checkCas, writeVersion } from '../keys/version';
+import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
-import { parsePath } from '../values/path';
-import { lookupIn, mutateIn } from '../subdoc/subdoc';
-import { failWithDiagnosis, readSubtreeEntries, resolvePath, writeEntries } from '../values/tree';
+import type { StructureAccess } from '../structure-port';
+import { lookupIn } from '../subdoc/lookup-in';
+import { mutateIn } from '../subdoc/mutate-in';
 import type {
   Cas,
   CasOptions,
@@ -37,15 +35,14 @@ import type {
   TransactionOption,
   UpsertOptions,
 } from '../types';
-import { casForRead, casOf, checkCas, forgetWrites, wasWritten, writeVersion, writtenDocuments } from '../keys/version';
-import { errorForStructure, rejectRootUpsertOfStructure, structureJson } from '../../structures/kind';
-import type { StructureAccess } from '../../structures/structure';
-import { DocCounter } from '../../structures/counter';
-import { DocList } from '../../structures/list';
-import { DocMap } from '../../structures/map';
-import { Queue, type QueueOptions } from '../../structures/queue/queue';
-import { DocSet, type SetMember } from '../../structures/set';
-import { DocText } from '../../structures/text';
+import { flatten, type Entries } from '../values/flatten';
+import { assertJsonValue } from '../values/json-value';
+import { parsePath } from '../values/path';
+import { writeEntries } from '../values/tree';
+import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
+import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex } from './expiry';
+import { runWrite } from './run-write';
+import { readPage } from './scan-page';
 
 /** What a collection needs from the layer that made it. */
 export interface CollectionContext {
@@ -57,6 +54,8 @@ export interface CollectionContext {
   /** The clock documents expire by: ms since the epoch. */
   now(): number;
   readonly expiry: ExpiryIndex;
+  /** How structures' documents read as JSON (provided by the structures layer). */
+  readonly forms: JsonForms;
 }
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -78,7 +77,7 @@ const DEFAULT_PAGE_SIZE = 100;
  * it reads as missing, which costs whole-document reads nothing (the expiry is in their range) and
  * the other reads one point read of the expiry key, issued with their other reads.
  */
-export class Collection {
+export class DocumentCollection {
   private access: StructureAccess | undefined;
   private readonly path: CollectionPath;
 
@@ -110,7 +109,7 @@ export class Collection {
     const flattened = flattenOnce(doc);
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
-    const { cas } = await this.write(opts.tr, async (tr) => {
+    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
       const keys = new DocumentKeys(target.prefix, element);
       const entries = flattened(keys.root);
@@ -149,7 +148,7 @@ export class Collection {
     const flattened = flattenOnce(doc);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
-    return this.write(opts.tr, async (tr) => {
+    return runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
       const keys = new DocumentKeys(target.prefix, element);
       const entries = flattened(keys.root);
@@ -180,7 +179,7 @@ export class Collection {
     const flattened = flattenOnce(doc);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
-    return this.write(opts.tr, async (tr) => {
+    return runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.target(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
@@ -208,12 +207,13 @@ export class Collection {
   async remove(id: DocId, opts: CasOptions = {}): Promise<MutationResult> {
     const element = docIdElement(id);
     const now = this.context.now();
-    return this.write(opts.tr, async (tr) => {
+    return runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.target(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       tr.clearRange(keys.begin, keys.end);
+      DocTransaction.of(tr).documentRemoved(keys);
       if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
       return 'removed' as const;
     });
@@ -246,12 +246,12 @@ export class Collection {
     const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
     const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
     const element = docIdElement(id);
-    return this.read(opts.tr, async (tr) => {
+    return this.transact(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
       if (elements.length === 0) {
-        const found = await readDocument(tr, keys, now);
+        const found = await readDocument(tr, keys, now, this.context.forms);
         if (found === undefined) throw notFound(id);
         return found as GetResult<T>;
       }
@@ -275,7 +275,7 @@ export class Collection {
    */
   async exists(id: DocId, opts: TransactionOption = {}): Promise<boolean> {
     const element = docIdElement(id);
-    return this.read(opts.tr, async (tr) => {
+    return this.transact(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) return false;
       const presence = await readPresence(tr, keys);
@@ -294,11 +294,11 @@ export class Collection {
   async getMany(ids: readonly DocId[], opts: TransactionOption = {}): Promise<(GetResult | undefined)[]> {
     if (!Array.isArray(ids)) throw new DocumentError('INVALID_ARGUMENT', 'getMany takes an array of ids');
     const elements = ids.map(docIdElement);
-    return this.read(opts.tr, async (tr) => {
+    return this.transact(opts.tr, async (tr) => {
       const prefix = await this.prefixToRead(tr);
       if (prefix === undefined) return elements.map(() => undefined);
       const now = this.context.now();
-      return Promise.all(elements.map((element) => readDocument(tr, new DocumentKeys(prefix, element), now)));
+      return Promise.all(elements.map((element) => readDocument(tr, new DocumentKeys(prefix, element), now, this.context.forms)));
     });
   }
 
@@ -323,7 +323,7 @@ export class Collection {
     }
     const startElement = opts.start === undefined ? undefined : docIdElement(opts.start);
     const endElement = opts.end === undefined ? undefined : docIdElement(opts.end);
-    const collection = await this.read(opts.tr, (tr) => this.prefixToRead(tr));
+    const collection = await this.transact(opts.tr, (tr) => this.prefixToRead(tr));
     if (collection === undefined) return;
     const now = this.context.now();
     let begin = startElement === undefined ? collection : packPrefixed(collection, [startElement]);
@@ -332,7 +332,7 @@ export class Collection {
     while (remaining > 0 && Buffer.compare(begin, end) < 0) {
       const want = Math.min(pageSize, remaining);
       const from = begin;
-      const page = await this.read(opts.tr, (tr) => readPage(tr, collection, from, end, want, now));
+      const page = await this.transact(opts.tr, (tr) => readPage(tr, this.context.forms, collection, from, end, want, now));
       for (const item of page.items) yield item;
       remaining -= page.items.length;
       if (page.next === undefined) return;
@@ -354,7 +354,7 @@ export class Collection {
    */
   async lookupIn(id: DocId, specs: readonly LookupInSpec[], opts: TransactionOption = {}): Promise<LookupInResult> {
     const element = docIdElement(id);
-    return this.read(opts.tr, async (tr) => {
+    return this.transact(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
@@ -366,7 +366,7 @@ export class Collection {
       if (isExpired(expiresAt, now)) throw notFound(id);
       const entries = looked();
       // On a structure every spec fails; its error is WRONG_KIND (see errorForStructure).
-      const failed = entries.find((entry) => isDocumentError(entry.error, 'PATH_MISMATCH'));
+      const failed = entries.find((entry) => isStructureRootError(entry.error));
       if (failed !== undefined) {
         const err = await errorForStructure(tr, keys, failed.error);
         if (err !== failed.error) throw err;
@@ -412,7 +412,7 @@ export class Collection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     let values: (JsonValue | undefined)[] = [];
-    const { cas } = await this.write(opts.tr, async (tr) => {
+    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
       const keys = new DocumentKeys(target.prefix, element);
@@ -436,52 +436,14 @@ export class Collection {
     return { cas, values };
   }
 
-  // ---- data structures (src/structures, docs/structures.md)
-
-  /**
-   * The list at `id`: a handle, touching nothing. Created by its first write; a missing list reads as
-   * empty. Its document reads (`get`) as an array.
-   *
-   * @throws DocumentError INVALID_ARGUMENT (id).
-   */
-  list<T = JsonValue>(id: DocId): DocList<T> {
-    return new DocList<T>(this, id);
-  }
-
-  /** The map at `id` (an object document), as {@link list}. */
-  map<V = JsonValue>(id: DocId): DocMap<V> {
-    return new DocMap<V>(this, id);
-  }
-
-  /** The set of primitives at `id` (reads as an array), as {@link list}. */
-  set<M extends SetMember = SetMember>(id: DocId): DocSet<M> {
-    return new DocSet<M>(this, id);
-  }
-
-  /** The queue at `id` (reads as an array with the next item to pop last, as Couchbase's CouchbaseQueue), as {@link list}. */
-  queue<T extends JsonValue = JsonValue>(id: DocId, options?: QueueOptions): Queue<T> {
-    return new Queue<T>(this, id, options);
-  }
-
-  /** The counter at `id` (reads as a number), as {@link list}. */
-  counter(id: DocId): DocCounter {
-    return new DocCounter(this, id);
-  }
-
-  /** The text at `id` (reads as a string), as {@link list}. */
-  text(id: DocId): DocText {
-    return new DocText(this, id);
-  }
-
   // ---- internals
 
-  /** @internal What data structure handles (`src/structures`) need: the database and document keys. */
+  /** @internal The port through which data structure handles (`src/structures`) use this collection. */
   structureAccess(): StructureAccess {
     return (this.access ??= {
       kv: this.context.kv,
       now: () => this.context.now(),
-      run: (tr, write, fn) =>
-        tr ? fn(tr) : this.context.kv.transact(write ? (own) => (forgetWrites(own), fn(own)) : fn),
+      run: (tr, fn) => this.context.kv.transact(fn, { tr }),
       keysToRead: (tr, element) => this.keysToRead(tr, element),
       keysToWrite: async (tr, element) => {
         const { prefix, create } = await this.prefixToWrite(tr);
@@ -522,32 +484,8 @@ export class Collection {
     if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
   }
 
-  private read<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
-    return tr ? fn(tr) : this.context.kv.transact(fn);
-  }
-
-  /**
-   * Runs a write in the caller's transaction (cas `undefined`) or its own, whose versionstamp is then
-   * the cas, unless `fn` says the document is gone (a removed document has no version). Each attempt
-   * of its own starts with an empty record of written documents.
-   */
-  private async write(
-    tr: Transaction | undefined,
-    fn: (tr: Transaction) => Promise<void | 'removed'>,
-  ): Promise<MutationResult> {
-    if (tr) {
-      await fn(tr);
-      return { cas: undefined };
-    }
-    let versionstamp: Promise<Buffer> | undefined;
-    const outcome = await this.context.kv.transact(async (own) => {
-      forgetWrites(own);
-      versionstamp = own.getVersionstamp();
-      // Attempts that fail reject theirs; only the committed attempt's is awaited.
-      versionstamp.catch(() => undefined);
-      return fn(own);
-    });
-    return { cas: outcome === 'removed' ? undefined : casOf(await (versionstamp as Promise<Buffer>)) };
+  private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
+    return this.context.kv.transact(fn, { tr });
   }
 
   /**
@@ -595,154 +533,6 @@ function liveExpiry(expiresAt: number | undefined, now: number): number | undefi
   return isExpired(expiresAt, now) ? undefined : expiresAt;
 }
 
-/** `result` with `expiresAt` when the document has an expiry. */
-function withExpiry<R extends object>(result: R, expiresAt: number | undefined): R & { expiresAt?: Date } {
-  return expiresAt === undefined ? result : { ...result, expiresAt: new Date(expiresAt) };
-}
 
-function notFound(id: DocId): DocumentError {
-  return new DocumentError('DOCUMENT_NOT_FOUND', `no document with id ${describeId(id)}`, { id });
-}
 
-function describeId(id: DocId): string {
-  return typeof id === 'bigint' ? `${id}n` : JSON.stringify(id);
-}
 
-/**
- * A whole document: one range read of its metadata and data, or of its data alone when this
- * transaction wrote it (its version is unreadable until commit).
- */
-async function readDocument(tr: Transaction, keys: DocumentKeys, now: number): Promise<GetResult | undefined> {
-  let entries: KeyValue[];
-  if (wasWritten(tr, keys)) {
-    entries = await readUnversioned(tr, keys);
-  } else {
-    try {
-      entries = await tr.getRangeAll(keys.begin, keys.end);
-    } catch (err) {
-      if (!isKvError(err, 'accessed_unreadable')) throw err;
-      entries = await readUnversioned(tr, keys);
-    }
-  }
-  return documentOf(entries, keys.prefix.length, 0, entries.length, () => keys, now);
-}
-
-/**
- * The document in the entries of one document's range (metadata first, then data); `undefined` when
- * there is none or it expired at `now`.
- */
-function documentOf(
-  entries: readonly KeyValue[],
-  prefixLength: number,
-  from = 0,
-  to = entries.length,
-  keysOf?: () => DocumentKeys,
-  now = -Infinity,
-): GetResult | undefined {
-  let cas: Cas | undefined;
-  let kind: Buffer | undefined;
-  let expiresAt: number | undefined;
-  let data = from;
-  for (; data < to; data++) {
-    const key = entries[data].key;
-    if (key[prefixLength] !== META_SECTION) break;
-    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_VERSION) cas = casOf(entries[data].value);
-    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_KIND) kind = entries[data].value;
-    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_EXPIRY) expiresAt = decodeExpiry(entries[data].value);
-  }
-  if (data === to || entries[data].key[prefixLength] !== DATA_SECTION || isExpired(expiresAt, now)) return undefined;
-  if (kind !== undefined && keysOf !== undefined) return withExpiry({ content: structureJson(kind, entries.slice(from, to), keysOf()), cas }, expiresAt);
-  return withExpiry({ content: unflatten(entries, data, to, prefixLength + 1), cas }, expiresAt);
-}
-
-/**
- * A document's metadata and data without its version key, which a transaction that wrote the document
- * cannot read before commit (2 range reads, issued together).
- */
-async function readUnversioned(tr: Transaction, keys: DocumentKeys): Promise<KeyValue[]> {
-  const version = keys.version;
-  const [before, after] = await Promise.all([tr.getRangeAll(keys.begin, version), tr.getRangeAll(keyAfter(version), keys.end)]);
-  return before.concat(after);
-}
-
-/** The value at a (non-empty) path: one range read of its subtree, after resolving indices. */
-async function readPath(tr: Transaction, keys: DocumentKeys, elements: ReturnType<typeof parsePath>, id: DocId): Promise<JsonValue> {
-  const path = await resolvePath(tr, keys.root, elements);
-  if (path.length > elements.length) {
-    const key = path[elements.length];
-    const entries = await readSubtreeEntries(tr, key);
-    if (entries.length > 0) return unflatten(entries, 0, entries.length, key.length);
-  }
-  try {
-    return await failWithDiagnosis(tr, elements, path);
-  } catch (err) {
-    if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) throw notFound(id);
-    throw err;
-  }
-}
-
-interface Page {
-  items: ScanItem[];
-  /** Where the next page starts (the first key of the next document), if there may be one. */
-  next: Buffer | undefined;
-}
-
-/**
- * Up to `want` documents from `[begin, end)`: one streamed range read, stopped at the first key of
- * the document after the last one wanted. Version keys of documents this transaction wrote are
- * stepped around (they cannot be read before commit).
- */
-async function readPage(tr: Transaction, collection: Buffer, begin: Buffer, end: Buffer, want: number, now: number): Promise<Page> {
-  const items: ScanItem[] = [];
-  let docEntries: KeyValue[] = [];
-  let docPrefix: Buffer | undefined;
-  let docId: DocId | undefined;
-  const finish = () => {
-    if (docPrefix === undefined) return;
-    const prefix = docPrefix;
-    const found = documentOf(docEntries, prefix.length, 0, docEntries.length, () => new DocumentKeys(collection, decodeItem(new Reader(prefix, collection.length))), now);
-    if (found !== undefined) items.push({ id: docId as DocId, ...found });
-  };
-  for await (const pair of rangeSkipping(tr, begin, end, versionKeysWritten(tr, collection, begin, end))) {
-    const key = pair.key;
-    if (docPrefix !== undefined && belongsTo(key, docPrefix)) {
-      docEntries.push(pair);
-      continue;
-    }
-    finish();
-    if (items.length === want) return { items, next: key };
-    const reader = new Reader(key, collection.length);
-    docId = docIdOf(decodeItem(reader));
-    docPrefix = key.subarray(0, reader.pos);
-    docEntries = [pair];
-  }
-  finish();
-  return { items, next: undefined };
-}
-
-function belongsTo(key: Buffer, docPrefix: Buffer): boolean {
-  const n = docPrefix.length;
-  return key.length > n && key[n] <= DATA_SECTION && key.compare(docPrefix, 0, n, 0, n) === 0;
-}
-
-/** The version keys in `[begin, end)` of documents `tr` wrote, sorted. */
-function versionKeysWritten(tr: Transaction, collection: Buffer, begin: Buffer, end: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  for (const identity of writtenDocuments(tr)) {
-    const prefix = Buffer.from(identity, 'latin1');
-    if (prefix.length <= collection.length || prefix.compare(collection, 0, collection.length, 0, collection.length) !== 0) continue;
-    const key = Buffer.concat([prefix, Buffer.of(META_SECTION, META_VERSION)]);
-    if (Buffer.compare(key, begin) >= 0 && Buffer.compare(key, end) < 0) out.push(key);
-  }
-  return out.sort(Buffer.compare);
-}
-
-/** The pairs of `[begin, end)` except the keys in `skip` (sorted, inside the range). */
-async function* rangeSkipping(tr: Transaction, begin: Buffer, end: Buffer, skip: readonly Buffer[]): AsyncIterable<KeyValue> {
-  let from = begin;
-  for (const key of skip) {
-    yield* tr.getRange(from, key);
-    from = keyAfter(key);
-  }
-  yield* tr.getRange(from, end);
-}

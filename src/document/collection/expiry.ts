@@ -2,6 +2,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { pack, unpack, type Subspace, type TupleItem } from '../../tuple';
+import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
 import { DocumentKeys, META_EXPIRY, type Layout } from '../keys/layout';
 import { capExpiry } from '../manifest/manifest';
@@ -211,6 +212,7 @@ export class ExpiryIndex {
           tr.clear(entry.key);
           if (isExpired(expiries[i], now)) {
             tr.clearRange(docs[i].begin, docs[i].end);
+            DocTransaction.of(tr).documentRemoved(docs[i], 'expire');
             deleted++;
           }
         });

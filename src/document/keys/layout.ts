@@ -60,8 +60,14 @@ export class DocumentKeys {
   /** The data key of the document's root: `<docPrefix> 0x01`, the key of the empty path. */
   readonly root: Buffer;
 
-  /** @param id - the id as its tuple element (see `ids.ts`) */
-  constructor(collectionPrefix: Uint8Array, id: TupleItem) {
+  /**
+   * @param collectionPrefix - the prefix of every key of the collection's documents
+   * @param id - the id as its tuple element (see `ids.ts`)
+   */
+  constructor(
+    readonly collectionPrefix: Uint8Array,
+    readonly id: TupleItem,
+  ) {
     this.prefix = packPrefixed(collectionPrefix, [id]);
     this.root = concat(this.prefix, DATA_SECTION);
   }

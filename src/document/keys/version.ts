@@ -1,8 +1,9 @@
 import { isKvError } from '../../kv/contract/errors';
-import type { ReadTransaction, Transaction } from '../../kv/contract/types';
+import type { Transaction } from '../../kv/contract/types';
+import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
 import type { DocumentKeys } from './layout';
-import type { Cas } from '../types';
+import type { Cas, PathElement } from '../types';
 
 /**
  * Document versions, for CAS. Every write of a document sets its version key to the commit's 10-byte
@@ -10,48 +11,26 @@ import type { Cas } from '../types';
  * fields do not conflict through it. The CAS is the hex of that versionstamp.
  *
  * Until the transaction commits the value is unknown, and reading it fails (accessed_unreadable, 1036).
- * So each transaction keeps a record of the documents it wrote, and reads of those skip the version
- * key and report `cas: undefined`. The record is a hint, not the truth: when a caller's transaction is
- * reset and retried, the record of the failed attempt remains (nothing tells us about the reset), so
- * reads of the version key that the record says to skip are still tried where the answer matters.
+ * So the attempt's document context (`doc-transaction.ts`) records the documents it wrote, and reads
+ * of those skip the version key and report `cas: undefined`.
  */
 
 /** Placeholder for the versionstamp and the 4-byte little-endian offset (0) where it goes. */
 const VERSIONSTAMP_TEMPLATE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
-const written = new WeakMap<Transaction, Set<string>>();
-
-/** Sets the document's version to this transaction's versionstamp, and records the write. */
-export function writeVersion(tr: Transaction, keys: DocumentKeys): void {
+/**
+ * Sets the document's version to this transaction's versionstamp, and records the write (of `paths`,
+ * default the whole document) in the attempt's document context.
+ */
+export function writeVersion(tr: Transaction, keys: DocumentKeys, paths?: readonly (readonly PathElement[])[]): void {
   tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
-  markWritten(tr, keys);
+  DocTransaction.of(tr).documentWritten(keys, paths);
 }
 
-export function markWritten(tr: Transaction, keys: DocumentKeys): void {
-  let docs = written.get(tr);
-  if (docs === undefined) {
-    docs = new Set();
-    written.set(tr, docs);
-  }
-  docs.add(keys.identity);
+/** True when this attempt of `tr` wrote the document: its version key is unreadable until commit. */
+export function wasWritten(tr: Transaction, keys: DocumentKeys): boolean {
+  return DocTransaction.of(tr).wasWritten(keys);
 }
-
-/** Forgets the record of `tr`: for the start of each attempt of a transaction this layer runs. */
-export function forgetWrites(tr: Transaction): void {
-  written.delete(tr);
-}
-
-/** True when `tr` (probably) wrote the document: its version key is then unreadable until commit. */
-export function wasWritten(tr: Transaction | ReadTransaction, keys: DocumentKeys): boolean {
-  return written.get(tr as Transaction)?.has(keys.identity) ?? false;
-}
-
-/** Identities (see `DocumentKeys.identity`) of the documents `tr` wrote. */
-export function writtenDocuments(tr: Transaction): ReadonlySet<string> {
-  return written.get(tr) ?? EMPTY;
-}
-
-const EMPTY: ReadonlySet<string> = new Set();
 
 /** The CAS of a version key's value. */
 export function casOf(value: Uint8Array): Cas {

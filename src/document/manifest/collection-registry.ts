@@ -1,5 +1,6 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction, Watch } from '../../kv/contract/types';
+import { DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
 import type { Layout } from '../keys/layout';
 import { resolveCollection, type CollectionPath, type Manifest, type ResolvedCollection } from './manifest';
@@ -15,8 +16,8 @@ import { getManifest, manifestUidKey, planCollection, readManifestUid, wroteMani
  * the manifest again and sets a new watch). Every transaction that relies on the copy also puts a read
  * conflict on the uid key (no read): an update committed after the transaction's read version makes it
  * fail with not_committed, and its retry checks the uid (one point read) before trusting the copy
- * again, since the watch may not have fired yet. A retry is recognised as the same transaction object
- * at a new read version (`Database.transact` and `onError` reuse the object).
+ * again, since the watch may not have fired yet. A retry is an attempt after the first of its
+ * transaction object (`Transaction.attempt`: `Database.transact` and `onError` reuse the object).
  *
  * What remains is an update committed before the transaction's read version whose watch has not fired
  * yet (microseconds in the memory engine; up to its 20 ms poll for another process on lmdb; FDB's
@@ -26,8 +27,8 @@ import { getManifest, manifestUidKey, planCollection, readManifestUid, wroteMani
  * - a write lands under the dropped id, unreachable (to every process but the stale one, until its
  *   watch fires). `DocLayer.purgeDropped()` (also run by the sweeper) clears every dropped
  *   collection's keys again, which removes such leftovers.
- * A caller that retries with a new transaction object instead of `onError` gets no uid check: its
- * retry is in the same window. A collection missing from the copy is never trusted to be missing: the operation reads the stored
+ * A caller that retries with a new transaction object instead of `onError` or `reset` gets no uid
+ * check: its retry is in the same window. A collection missing from the copy is never trusted to be missing: the operation reads the stored
  * manifest in its own transaction (one range read), so collections created by other processes are
  * found at once.
  */
@@ -54,11 +55,6 @@ export class CollectionRegistry {
   /** Bumped by every invalidation: a load that started before one is not kept. */
   private generation = 0;
   private closed = false;
-  /**
-   * The read version each transaction last resolved a collection at (a promise, so that the first
-   * operation of an attempt need not wait for it): another one is a new attempt.
-   */
-  private readonly attempts = new WeakMap<Transaction, Promise<bigint>>();
   /** The last lookup of each path object (collections keep theirs): a known collection costs no map lookup. */
   private readonly lookups = new WeakMap<CollectionPath, { manifest: Manifest; target: CollectionTarget | undefined }>();
   private readonly uidKey: Buffer;
@@ -138,24 +134,23 @@ export class CollectionRegistry {
 
   /**
    * The manifest an operation in `tr` uses: `tr`'s own after it wrote one, else the cached copy
-   * (loaded first if need be), checked against the stored uid on a new attempt of a transaction seen
-   * before. Puts a read conflict on the uid key.
+   * (loaded first if need be), checked against the stored uid (one point read per attempt) when `tr`
+   * is on a retry. Puts a read conflict on the uid key.
    */
   private async manifestFor(tr: Transaction): Promise<{ manifest: Manifest; stored: boolean }> {
     if (wroteManifest(tr)) return { manifest: await getManifest(tr, this.layout.system), stored: true };
     tr.addReadConflictKey(this.uidKey);
+    // The conflict only covers updates after the read version: take it now (not awaited; a failure
+    // shows in the operation's own reads), so that a blind write cannot take a later one at commit
+    // and land under the id of a collection dropped in between.
+    tr.getReadVersion().catch(() => undefined);
     const cached = this.cached ?? (await this.load());
-    const readVersion = tr.getReadVersion();
-    // Not awaited on a first sighting; a failure shows in the operation's own reads.
-    readVersion.catch(() => undefined);
-    const previous = this.attempts.get(tr);
-    this.attempts.set(tr, readVersion);
-    if (previous === undefined) return { manifest: cached, stored: false };
-    const [was, is] = await Promise.all([previous.catch(() => undefined), readVersion]);
-    if (was === is) return { manifest: cached, stored: false };
+    const context = DocTransaction.of(tr);
+    if (context.attempt === 0) return { manifest: cached, stored: false };
     // A retry, perhaps because the manifest changed after the last attempt's read version: the watch
     // may not have said so yet.
-    const uid = (await readManifestUid(tr, this.layout.system)) ?? '0';
+    context.manifestUid ??= readManifestUid(tr, this.layout.system);
+    const uid = (await context.manifestUid) ?? '0';
     if (uid === cached.uid) return { manifest: cached, stored: false };
     return { manifest: await this.storedManifest(tr, cached), stored: true };
   }

@@ -1,6 +1,7 @@
 import { strinc } from '../../kv/contract/bytes';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import type { Subspace } from '../../tuple';
+import { DocTransaction } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import {
   addCollection,
@@ -109,17 +110,11 @@ export interface PlannedCollection extends ResolvedCollection {
 }
 
 /**
- * How many manifest updates each transaction wrote: what such a transaction reads is not committed, so
- * no cache may keep it, and an update prepared before another one was written is stale.
+ * True when this attempt of `tr` wrote a manifest: its reads of the manifest are its own, not
+ * committed, so no cache may keep them.
  */
-const writesIn = new WeakMap<ReadTransaction, number>();
-
-/**
- * True when `tr` wrote a manifest (in this attempt or, for a transaction that was reset, an earlier
- * one): its reads of the manifest are its own, not committed.
- */
-export function wroteManifest(tr: ReadTransaction): boolean {
-  return writesIn.has(tr);
+export function wroteManifest(tr: Transaction): boolean {
+  return DocTransaction.of(tr).manifestWrites > 0;
 }
 
 /** The key of the stored uid, for `tr.watch` by caches that want to learn of updates early. */
@@ -208,7 +203,8 @@ export async function prepareManifestWrite(
   options: WriteManifestOptions = {},
 ): Promise<PreparedManifestWrite> {
   const manifest = parseManifest(next);
-  const writesBefore = writesIn.get(tr) ?? 0;
+  const context = DocTransaction.of(tr);
+  const writesBefore = context.manifestWrites;
   const current = await getManifest(tr, sys);
   const diff = diffManifests(current, manifest);
   const [collections, scopes] = await Promise.all([
@@ -220,7 +216,7 @@ export async function prepareManifestWrite(
     return { change: { manifest, changed: false, ...diff }, apply: () => undefined };
   }
   const apply = () => {
-    if ((writesIn.get(tr) ?? 0) !== writesBefore) {
+    if (context.manifestWrites !== writesBefore) {
       throw new DocumentError(
         'INVALID_ARGUMENT',
         'another manifest update was written in this transaction since this one was prepared: ' +
@@ -243,7 +239,7 @@ export async function prepareManifestWrite(
         tr.clearRange(prefix, strinc(prefix));
       }
     }
-    writesIn.set(tr, writesBefore + 1);
+    context.manifestWrites = writesBefore + 1;
   };
   return { change: { manifest, changed: true, ...diff }, apply };
 }

@@ -1,3 +1,4 @@
+import { DocumentError } from '../errors';
 import { Double, Float32, pack, unpack, type TupleItem } from '../../tuple';
 import type { JsonValue } from '../types';
 
@@ -156,5 +157,5 @@ export function joinChunks(chunks: readonly Uint8Array[], byteLength: number): s
 }
 
 export function corrupt(what: string): Error {
-  return new Error(`doclayer: corrupt document data: ${what}`);
+  return new DocumentError('CORRUPT_DATA', `corrupt document data: ${what}`);
 }

@@ -1,7 +1,6 @@
 import type { KeyValue } from '../../kv/contract/types';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { JsonValue } from '../../document/types';
-import { registerJsonForm } from '../kind';
 import { decodePayload, decodeRecord } from './item';
 import { QueueKeys } from './keys';
 
@@ -31,4 +30,3 @@ export function queueJsonForm(entries: readonly KeyValue[], doc: DocumentKeys): 
   return [...later.reverse(), ...ready.reverse(), ...visible.reverse()];
 }
 
-registerJsonForm('queue', queueJsonForm);

@@ -1,5 +1,6 @@
 import { DocumentError } from '../../document/errors';
 import type { Transaction } from '../../kv/contract/types';
+import { ContextSlot, DocTransaction } from '../../document/doc-transaction';
 
 /**
  * What one attempt of a transaction pushed, for the pushes and reads that follow in it:
@@ -10,8 +11,8 @@ import type { Transaction } from '../../kv/contract/types';
  *   versionstamped write may take are unreadable (FDB's accessed_unreadable), so reads of the
  *   scheduled area stop before them (ready-area reads stop at the read version's bound anyway).
  *
- * The record is keyed by the transaction and starts afresh when its read version changes (a reset or
- * retried transaction gets a new one), so a record never outlives the attempt that made it.
+ * The record lives in the attempt's document context (`doc-transaction.ts`), so it never outlives the
+ * attempt that made it.
  */
 
 /** Items one transaction can push: the user version has 2 bytes. */
@@ -24,17 +25,15 @@ export interface OwnWrites {
   readonly earliestDelayed: Map<string, number>;
 }
 
-const records = new WeakMap<Transaction, OwnWrites>();
+const OWN_WRITES = new ContextSlot<Promise<OwnWrites>>('queue pushes', async ({ tr }) => ({
+  readVersion: await tr.getReadVersion(),
+  nextUserVersion: 0,
+  earliestDelayed: new Map(),
+}));
 
 /** The record of `tr`'s current attempt (and its read version, fetched if it is not yet). */
-export async function ownWrites(tr: Transaction): Promise<OwnWrites> {
-  const readVersion = await tr.getReadVersion();
-  let record = records.get(tr);
-  if (record === undefined || record.readVersion !== readVersion) {
-    record = { readVersion, nextUserVersion: 0, earliestDelayed: new Map() };
-    records.set(tr, record);
-  }
-  return record;
+export function ownWrites(tr: Transaction): Promise<OwnWrites> {
+  return DocTransaction.of(tr).local(OWN_WRITES);
 }
 
 /**

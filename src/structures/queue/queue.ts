@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Collection } from '../../document/collection/collection';
 import { DocumentError } from '../../document/errors';
+import type { StructureAccess } from '../../document/structure-port';
 import { docIdElement } from '../../document/keys/ids';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { DocId, JsonValue, TransactionOption } from '../../document/types';
@@ -11,7 +11,6 @@ import { decodeInt64 } from '../int64';
 import { Structure, type StructureScope } from '../structure';
 import { nextVisibleAt, takeHead, type Candidate } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
-import './json-form';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
 import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
@@ -115,8 +114,8 @@ export class Queue<T = JsonValue> extends Structure {
    *
    * @throws DocumentError INVALID_ARGUMENT for an invalid id or option.
    */
-  constructor(collection: Collection, id: DocId, private readonly options: QueueOptions = {}) {
-    super(collection, id);
+  constructor(access: StructureAccess, id: DocId, private readonly options: QueueOptions = {}) {
+    super(access, id);
     this.maxAttempts = positiveInteger(options.maxAttempts, DEFAULT_MAX_ATTEMPTS, 'maxAttempts');
     this.deadLetterId = options.deadLetter ?? `${String(id)}.dead`;
     docIdElement(this.deadLetterId);
@@ -126,7 +125,7 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** The dead-letter queue: where items go after `maxAttempts` leases or consumer failures. */
   get deadLetters(): Queue<T> {
-    this.deadLetterQueue ??= new Queue<T>(this.collection, this.deadLetterId, {
+    this.deadLetterQueue ??= new Queue<T>(this.access, this.deadLetterId, {
       ...this.options,
       deadLetter: `${String(this.deadLetterId)}.dead`,
     });
@@ -450,7 +449,7 @@ export class Queue<T = JsonValue> extends Structure {
   consume(handler: QueueHandler<T>, opts: ConsumeOptions<T> = {}): Consumer {
     const source: ConsumerSource<T> = {
       maxAttempts: this.maxAttempts,
-      runOwn: (fn) => this.access.run(undefined, true, fn),
+      runOwn: (fn) => this.access.run(undefined, fn),
       takeBatch: (tr, count, spread, poisoned) => this.takeBatch(tr, count, spread, poisoned),
     };
     return startConsumer(source, handler, opts);
@@ -611,7 +610,7 @@ export class Queue<T = JsonValue> extends Structure {
     fn: (tr: Transaction, keys: QueueKeys, doc: DocumentKeys, now: number) => Promise<R>,
   ): Promise<R> {
     const access = this.access;
-    return access.run(tr, true, async (t) => {
+    return access.run(tr, async (t) => {
       const doc = await access.keysToRead(t, this.element);
       if (doc === undefined) throw new DocumentError('LEASE_EXPIRED', `lease ${id}: the queue does not exist`);
       return fn(t, this.queueKeys(doc), doc, this.now());

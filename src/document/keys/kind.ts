@@ -1,9 +1,8 @@
-import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
-import { isKvError } from '../kv/contract/errors';
-import { DocumentError, isDocumentError } from '../document/errors';
-import { isExpired, readPresence } from '../document/collection/expiry';
-import { META_KIND, type DocumentKeys } from '../document/keys/layout';
-import type { JsonValue } from '../document/types';
+import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
+import { DocumentError, isDocumentError } from '../errors';
+import { isExpired, readPresence } from '../collection/expiry';
+import { META_KIND, type DocumentKeys } from './layout';
+import type { JsonValue } from '../types';
 
 /**
  * What a document is: a plain JSON document, or one of the data structures. A structure's document has
@@ -42,7 +41,7 @@ export function encodeKind(kind: StructureKind): Buffer {
 /** The kind a kind metadata value names. */
 export function decodeKind(value: Uint8Array): StructureKind {
   const name = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
-  if (!KINDS.has(name)) throw new Error(`doclayer: corrupt document data: unknown structure kind ${JSON.stringify(name)}`);
+  if (!KINDS.has(name)) throw new DocumentError('CORRUPT_DATA', `unknown structure kind ${JSON.stringify(name)} in a document's metadata`);
   return name as StructureKind;
 }
 
@@ -74,40 +73,6 @@ export async function inspectKind(tr: ReadTransaction, keys: DocumentKeys, now: 
 }
 
 /**
- * The document's kind from its metadata: a structure kind, 'document' for a plain JSON document,
- * undefined when no document exists (or it expired at `now`). Reads: as {@link inspectKind}.
- */
-export async function readKind(tr: ReadTransaction, keys: DocumentKeys, now = Date.now()): Promise<StructureKind | 'document' | undefined> {
-  return (await inspectKind(tr, keys, now)).kind;
-}
-
-/**
- * Checks that the document at `keys` is absent or of `kind`; WRONG_KIND (DocumentError) otherwise.
- * Returns whether it exists. Writes the kind metadata (and the structure's root entry) when `create`
- * is true and it is absent.
- *
- * Reads: as {@link readKind}; the read of the kind key conflicts only with writes of it: creation,
- * `clear()` and removal of the document, and whole-document writes (upsert, replace) at its id.
- * Writes: on creation only, the kind key and the root entry, so concurrent creators of one structure
- * conflict once (one of them retries and finds it created).
- *
- * @throws DocumentError WRONG_KIND.
- */
-export async function requireKind(
-  tr: Transaction,
-  keys: DocumentKeys,
-  kind: StructureKind,
-  create: boolean,
-  now = Date.now(),
-): Promise<boolean> {
-  const found = await inspectKind(tr, keys, now);
-  if (found.kind === kind) return true;
-  if (found.kind !== undefined) throw wrongKind(found.kind, kind);
-  if (create) writeKind(tr, keys, kind, found.stale);
-  return false;
-}
-
-/**
  * Creates a structure's document: writes its kind key and its root entry (2 blind writes), after
  * clearing an expired document in its place (`stale`: the expiry index entry it leaves is dropped by
  * the purge, which finds no expiry).
@@ -122,14 +87,20 @@ export function writeKind(tr: Transaction, keys: DocumentKeys, kind: StructureKi
 
 /**
  * The error a sub-document operation (lookupIn, mutateIn, get with a path) should throw for `err`:
- * WRONG_KIND when the document at `keys` is a structure, else `err` itself. Those operations fail on a
- * structure's root marker (PATH_MISMATCH: the root is neither an object nor an array; or a plain
- * Error decoding `get('')`) without reading its kind, so the kind is read (1 point read) only then.
+ * WRONG_KIND when the document at `keys` is a structure and `err` is what such an operation meets at
+ * a structure's root marker, which is neither an object nor an array: PATH_MISMATCH, or CORRUPT_DATA
+ * from decoding the whole root (`get('')`, whose entries sit below a marker that is no container).
+ * The kind is read (1 point read) only then; every other error keeps its own code.
  */
 export async function errorForStructure(tr: Transaction, keys: DocumentKeys, err: unknown): Promise<unknown> {
-  if (isKvError(err) || (isDocumentError(err) && err.code !== 'PATH_MISMATCH')) return err;
+  if (!isStructureRootError(err)) return err;
   const kind = await tr.get(kindKey(keys));
   return kind === undefined ? err : wrongKind(decodeKind(kind), 'document');
+}
+
+/** Whether `err` is what a sub-document operation meets at a structure's root (see {@link errorForStructure}). */
+export function isStructureRootError(err: unknown): boolean {
+  return isDocumentError(err, 'PATH_MISMATCH') || isDocumentError(err, 'CORRUPT_DATA');
 }
 
 /**
@@ -151,16 +122,6 @@ function isRootUpsert(spec: unknown): boolean {
   return op === 'upsert' && (path === '' || (Array.isArray(path) && path.length === 0));
 }
 
-/**
- * The JSON form of a structure whose kind metadata value is `kind`, from its whole-document range.
- */
-export function structureJson(kind: Uint8Array, entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
-  const decoded = decodeKind(kind);
-  const reader = readers.get(decoded);
-  if (reader === undefined) throw new Error(`doclayer: no reader for the JSON form of a ${decoded}`);
-  return reader(entries, keys);
-}
-
 /** The WRONG_KIND error for using a document of kind `found` as a `wanted`. */
 export function wrongKind(found: StructureKind | 'document', wanted: StructureKind | 'document'): DocumentError {
   const article = (k: string) => (k === 'document' ? 'a plain JSON document' : `a ${k}`);
@@ -170,13 +131,20 @@ export function wrongKind(found: StructureKind | 'document', wanted: StructureKi
 /** Decodes the JSON form of a structure from its whole-document range (metadata + data entries, in key order). */
 export type JsonFormReader = (entries: readonly KeyValue[], keys: DocumentKeys) => JsonValue;
 
-const readers = new Map<StructureKind, JsonFormReader>();
+/**
+ * The JSON forms of the structure kinds: the document layer reads a structure's document through
+ * them (`get` of a list is its array) without depending on the structures layer, which provides them.
+ */
+export type JsonForms = ReadonlyMap<StructureKind, JsonFormReader>;
 
-/** Registers the reader of a kind's JSON form (each structure module registers its own when loaded). */
-export function registerJsonForm(kind: StructureKind, reader: JsonFormReader): void {
-  readers.set(kind, reader);
-}
-
-export function jsonFormReader(kind: StructureKind): JsonFormReader | undefined {
-  return readers.get(kind);
+/**
+ * The JSON form of a structure whose kind metadata value is `kind`, from its whole-document range.
+ *
+ * @throws DocumentError CORRUPT_DATA for an unknown kind; INVALID_ARGUMENT when `forms` has none for it.
+ */
+export function structureJson(forms: JsonForms, kind: Uint8Array, entries: readonly KeyValue[], keys: DocumentKeys): JsonValue {
+  const decoded = decodeKind(kind);
+  const reader = forms.get(decoded);
+  if (reader === undefined) throw new DocumentError('INVALID_ARGUMENT', `this document layer was opened without the JSON form of a ${decoded}`);
+  return reader(entries, keys);
 }

@@ -2,7 +2,7 @@ import { Limits } from '../../kv/contract/limits';
 import { stage, type StagedTransaction } from '../../kv/client/staged-transaction';
 import type { Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
-import { countChildren, entryBytes, MAX_DOCUMENT_BYTES, unflatten } from '../values/flatten';
+import { entryBytes, MAX_DOCUMENT_BYTES, unflatten } from '../values/flatten';
 import { MAX_DEPTH, assertJsonValue, valueDepth } from '../values/json-value';
 import { childKey, decodePosition, subtreeEnd, type DocumentKeys } from '../keys/layout';
 import { ARRAY_VALUE, OBJECT_VALUE, decodeScalar, encodeScalar, isIntegerLeaf, kindOf, type NodeKind } from '../values/leaf';
@@ -24,32 +24,22 @@ import {
   writeValue,
   type Bounds,
 } from '../values/tree';
-import type {
-  JsonValue,
-  LookupInEntry,
-  LookupInSpec,
-  MutateInOptions,
-  MutateInSpec,
-  PathElement,
-} from '../types';
+import type { JsonValue, MutateInOptions, MutateInSpec, PathElement } from '../types';
 import { checkCas, writeVersion } from '../keys/version';
+import { DocTransaction } from '../doc-transaction';
+import { checkSpecList, describePath, forSpec, specOp } from './spec-list';
 
 /**
- * lookupIn and mutateIn: Couchbase's sub-document semantics (statuses as subjson and kv_engine give
- * them) over the tree of keys. Each spec touches only the keys below its path and the markers it
- * checks, so specs on different fields of one document commute and do not conflict.
+ * mutateIn: Couchbase's sub-document mutations (statuses as subjson and kv_engine give them) over the
+ * tree of keys. Each spec touches only the keys below its path and the markers it checks, so specs on
+ * different fields of one document commute and do not conflict.
  */
-
-/** Most specs in one lookupIn or mutateIn call, as in Couchbase. */
-export const MAX_SPECS = 16;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-type LookupOp = LookupInSpec['op'];
 type MutateOp = MutateInSpec['op'];
 
-const LOOKUP_OPS: ReadonlySet<string> = new Set<LookupOp>(['get', 'exists', 'count']);
 const MUTATE_OPS: ReadonlySet<string> = new Set<MutateOp>([
   'insert',
   'upsert',
@@ -70,119 +60,6 @@ const NO_CREATE_PATH: ReadonlySet<MutateOp> = new Set<MutateOp>(['replace', 'rem
 /** Ops that take `multi`. */
 const MULTI_OPS: ReadonlySet<MutateOp> = new Set<MutateOp>(['arrayAppend', 'arrayPrepend', 'arrayInsert', 'arrayAddUnique']);
 
-function checkSpecList(specs: unknown, what: string): readonly unknown[] {
-  if (!Array.isArray(specs)) throw new DocumentError('INVALID_ARGUMENT', `${what} takes an array of specs`);
-  if (specs.length === 0 || specs.length > MAX_SPECS) {
-    throw new DocumentError('INVALID_ARGUMENT', `${what} takes 1 to ${MAX_SPECS} specs, got ${specs.length}`);
-  }
-  return specs;
-}
-
-function specOp(spec: unknown, ops: ReadonlySet<string>, index: number): string {
-  const op = typeof spec === 'object' && spec !== null ? (spec as { op?: unknown }).op : undefined;
-  if (typeof op !== 'string' || !ops.has(op)) {
-    throw new DocumentError('INVALID_ARGUMENT', `spec ${index} has no known op (${JSON.stringify(op) ?? 'undefined'})`, {
-      specIndex: index,
-    });
-  }
-  return op;
-}
-
-/** The same error, with the index of the spec it belongs to. */
-function forSpec(err: unknown, index: number): unknown {
-  if (!isDocumentError(err)) return err;
-  return new DocumentError(err.code, `${err.message} (spec ${index})`, {
-    path: err.path,
-    specIndex: index,
-    position: err.position,
-    id: err.id,
-    cause: err.cause,
-  });
-}
-
-// ---- lookupIn
-
-/**
- * Runs lookup specs against one document, all reads issued together. Each entry has the spec's value
- * or its own error; the call fails only for document-level problems.
- *
- * @throws DocumentError INVALID_ARGUMENT (bad spec list or op, `exists` with the empty path),
- *   DOCUMENT_NOT_FOUND.
- */
-export async function lookupIn(tr: Transaction, keys: DocumentKeys, specs: readonly LookupInSpec[]): Promise<LookupInEntry[]> {
-  const list = checkSpecList(specs, 'lookupIn');
-  const parsed: (PathElement[] | DocumentError)[] = list.map((spec, i) => {
-    const op = specOp(spec, LOOKUP_OPS, i);
-    let elements: PathElement[];
-    try {
-      elements = parsePath((spec as LookupInSpec).path);
-    } catch (err) {
-      if (isDocumentError(err)) return forSpec(err, i) as DocumentError;
-      throw err;
-    }
-    if (op === 'exists' && elements.length === 0) {
-      throw new DocumentError('INVALID_ARGUMENT', 'exists needs a path: the document itself is exists(id)', { specIndex: i });
-    }
-    return elements;
-  });
-  let missingDocument = false;
-  const entries = await Promise.all(
-    list.map(async (spec, i): Promise<LookupInEntry> => {
-      const elements = parsed[i];
-      if (elements instanceof DocumentError) return { error: elements };
-      try {
-        return { value: await lookUp(tr, keys, (spec as LookupInSpec).op, elements) };
-      } catch (err) {
-        if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) missingDocument = true;
-        if ((spec as LookupInSpec).op === 'exists' && isDocumentError(err, 'PATH_NOT_FOUND')) return { value: false };
-        if (!isDocumentError(err)) throw err;
-        return { error: forSpec(err, i) as DocumentError };
-      }
-    }),
-  );
-  if (missingDocument) throw new DocumentError('DOCUMENT_NOT_FOUND', 'the document does not exist');
-  return entries;
-}
-
-async function lookUp(tr: Transaction, keys: DocumentKeys, op: LookupOp, elements: PathElement[]): Promise<JsonValue> {
-  const path = await resolvePath(tr, keys.root, elements);
-  if (path.length <= elements.length) return failWithDiagnosis(tr, elements, path);
-  const key = path[elements.length];
-  switch (op) {
-    case 'get': {
-      const entries = await readSubtreeEntries(tr, key);
-      if (entries.length === 0) return failWithDiagnosis(tr, elements, path);
-      return unflatten(entries, 0, entries.length, key.length);
-    }
-    case 'exists': {
-      if ((await tr.get(key)) === undefined) return failWithDiagnosis(tr, elements, path);
-      return true;
-    }
-    case 'count': {
-      const kind = await nodeKind(tr, key);
-      if (kind === undefined) return failWithDiagnosis(tr, elements, path);
-      if (kind === 'scalar') throw notContainer(elements, 'count');
-      if (kind === 'array') {
-        const bounds = await arrayBounds(tr, key);
-        return typeof bounds === 'object' ? bounds.last - bounds.first + 1 : 0;
-      }
-      const entries = await readSubtreeEntries(tr, key);
-      return entries.length === 0 ? 0 : countChildren(entries, 0, entries.length, key.length);
-    }
-  }
-}
-
-function notContainer(elements: readonly PathElement[], what: string): DocumentError {
-  return new DocumentError('PATH_MISMATCH', `${describePath(elements)} is not an object or array, so it has no ${what}`, {
-    path: formatPath(elements),
-  });
-}
-
-function describePath(elements: readonly PathElement[]): string {
-  return elements.length === 0 ? 'the document root' : JSON.stringify(formatPath(elements));
-}
-
-// ---- mutateIn
 
 /** A mutate spec, checked, with its parsed path. */
 interface Checked {
@@ -247,7 +124,8 @@ export async function mutateIn(
   }
   if (!removed && (await st.getApproximateSize()) - sizeBefore >= SIZE_CHECK_BYTES) await checkDocumentSize(st, keys);
   st.apply();
-  if (!removed) writeVersion(tr, keys);
+  if (removed) DocTransaction.of(tr).documentRemoved(keys);
+  else writeVersion(tr, keys, checked.map((spec) => spec.elements));
   return { values, removed };
 }
 

@@ -1,0 +1,105 @@
+import { keyAfter } from '../../kv/contract/bytes';
+import { isKvError } from '../../kv/contract/errors';
+import type { KeyValue, Transaction } from '../../kv/contract/types';
+import { DocumentError, isDocumentError } from '../errors';
+import { structureJson, type JsonForms } from '../keys/kind';
+import { DATA_SECTION, META_EXPIRY, META_KIND, META_SECTION, META_VERSION, type DocumentKeys } from '../keys/layout';
+import { casOf, wasWritten } from '../keys/version';
+import type { Cas, DocId, GetResult, JsonValue } from '../types';
+import { unflatten } from '../values/flatten';
+import type { parsePath } from '../values/path';
+import { failWithDiagnosis, readSubtreeEntries, resolvePath } from '../values/tree';
+import { decodeExpiry, isExpired } from './expiry';
+
+/**
+ * Reading whole documents and values at paths: the range reads and how their entries decode into a
+ * {@link GetResult} (metadata first: version, kind, expiry; then the data).
+ */
+
+/**
+ * A whole document: one range read of its metadata and data, or of its data alone when this
+ * transaction wrote it (its version is unreadable until commit).
+ */
+export async function readDocument(tr: Transaction, keys: DocumentKeys, now: number, forms: JsonForms): Promise<GetResult | undefined> {
+  let entries: KeyValue[];
+  if (wasWritten(tr, keys)) {
+    entries = await readUnversioned(tr, keys);
+  } else {
+    try {
+      entries = await tr.getRangeAll(keys.begin, keys.end);
+    } catch (err) {
+      if (!isKvError(err, 'accessed_unreadable')) throw err;
+      entries = await readUnversioned(tr, keys);
+    }
+  }
+  return documentOf(forms, entries, keys.prefix.length, 0, entries.length, () => keys, now);
+}
+
+/**
+ * The document in `entries[from, to)`, one document's range (metadata first, then data); `undefined`
+ * when there is none or it expired at `now`. A structure reads as its JSON form (`keysOf` gives its
+ * keys, needed only then).
+ */
+export function documentOf(
+  forms: JsonForms,
+  entries: readonly KeyValue[],
+  prefixLength: number,
+  from: number,
+  to: number,
+  keysOf: () => DocumentKeys,
+  now: number,
+): GetResult | undefined {
+  let cas: Cas | undefined;
+  let kind: Buffer | undefined;
+  let expiresAt: number | undefined;
+  let data = from;
+  for (; data < to; data++) {
+    const key = entries[data].key;
+    if (key[prefixLength] !== META_SECTION) break;
+    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_VERSION) cas = casOf(entries[data].value);
+    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_KIND) kind = entries[data].value;
+    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_EXPIRY) expiresAt = decodeExpiry(entries[data].value);
+  }
+  if (data === to || entries[data].key[prefixLength] !== DATA_SECTION || isExpired(expiresAt, now)) return undefined;
+  if (kind !== undefined) return withExpiry({ content: structureJson(forms, kind, entries.slice(from, to), keysOf()), cas }, expiresAt);
+  return withExpiry({ content: unflatten(entries, data, to, prefixLength + 1), cas }, expiresAt);
+}
+
+/**
+ * A document's metadata and data without its version key, which a transaction that wrote the document
+ * cannot read before commit (2 range reads, issued together).
+ */
+async function readUnversioned(tr: Transaction, keys: DocumentKeys): Promise<KeyValue[]> {
+  const version = keys.version;
+  const [before, after] = await Promise.all([tr.getRangeAll(keys.begin, version), tr.getRangeAll(keyAfter(version), keys.end)]);
+  return before.concat(after);
+}
+
+/** The value at a (non-empty) path: one range read of its subtree, after resolving indices. */
+export async function readPath(tr: Transaction, keys: DocumentKeys, elements: ReturnType<typeof parsePath>, id: DocId): Promise<JsonValue> {
+  const path = await resolvePath(tr, keys.root, elements);
+  if (path.length > elements.length) {
+    const key = path[elements.length];
+    const entries = await readSubtreeEntries(tr, key);
+    if (entries.length > 0) return unflatten(entries, 0, entries.length, key.length);
+  }
+  try {
+    return await failWithDiagnosis(tr, elements, path);
+  } catch (err) {
+    if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) throw notFound(id);
+    throw err;
+  }
+}
+
+/** `result` with `expiresAt` when the document has an expiry. */
+export function withExpiry<R extends object>(result: R, expiresAt: number | undefined): R & { expiresAt?: Date } {
+  return expiresAt === undefined ? result : { ...result, expiresAt: new Date(expiresAt) };
+}
+
+export function notFound(id: DocId): DocumentError {
+  return new DocumentError('DOCUMENT_NOT_FOUND', `no document with id ${describeId(id)}`, { id });
+}
+
+export function describeId(id: DocId): string {
+  return typeof id === 'bigint' ? `${id}n` : JSON.stringify(id);
+}

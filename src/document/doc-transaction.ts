@@ -1,0 +1,121 @@
+import { StagedTransaction } from '../kv/client/staged-transaction';
+import type { Transaction } from '../kv/contract/types';
+import type { DocumentKeys } from './keys/layout';
+import type { PathElement } from './types';
+
+/**
+ * What one write did to one document: the record that secondary indexes and the change feed maintain
+ * themselves from. `paths` are the paths whose values the write may have changed, as the caller named
+ * them (array indices as given); `[[]]` is the whole document.
+ */
+export interface DocumentChange {
+  /** The document: its collection's key prefix (`keys.collectionPrefix`) and its id (`keys.id`). */
+  readonly keys: DocumentKeys;
+  /**
+   * `'write'`: the document exists after it (created or changed); `'remove'`: it is gone;
+   * `'expire'`: the expiry purge deleted it.
+   */
+  readonly kind: 'write' | 'remove' | 'expire';
+  readonly paths: readonly (readonly PathElement[])[];
+}
+
+/** The whole document, as a path list. */
+export const WHOLE_DOCUMENT: readonly (readonly PathElement[])[] = [[]];
+
+/**
+ * A piece of per-attempt state that a layer above the document layer keeps in the context (the
+ * queue's next user version, for one): made by `create` on first use in each attempt.
+ */
+export class ContextSlot<T> {
+  constructor(
+    /** Names the slot in messages. */
+    readonly name: string,
+    readonly create: (context: DocTransaction) => T,
+  ) {}
+}
+
+/**
+ * The document layer's state for one attempt of one transaction (as fdb-record-layer's
+ * FDBRecordContext): which documents it wrote (their versions are unreadable until commit), how many
+ * manifest updates it made, whether it has checked the cached manifest, the changes it made, and the
+ * slots of the layers above. Every document write passes through {@link documentWritten} or
+ * {@link documentRemoved}.
+ *
+ * One context belongs to one attempt: {@link DocTransaction.of} hands out the same context for as
+ * long as the transaction's {@link Transaction.attempt} stays the same, and a fresh one once the retry
+ * loop (or the caller) resets the transaction, so nothing of a failed attempt leaks into the next and
+ * no runner has to remember to clear anything.
+ */
+export class DocTransaction {
+  /** The attempt of {@link tr} this context belongs to. */
+  readonly attempt: number;
+  /** Identities (`DocumentKeys.identity`) of the documents written in this attempt. */
+  private readonly written = new Set<string>();
+  private readonly recorded: DocumentChange[] = [];
+  private readonly slots = new Map<ContextSlot<unknown>, unknown>();
+  /** Manifest updates this attempt wrote: its reads of the manifest are its own, not committed. */
+  manifestWrites = 0;
+  /**
+   * The stored manifest uid as a retried attempt read it, to check the collection registry's cached
+   * manifest against (once per attempt).
+   */
+  manifestUid: Promise<string | undefined> | undefined;
+
+  private constructor(readonly tr: Transaction) {
+    this.attempt = tr.attempt;
+  }
+
+  /**
+   * The context of `tr`'s current attempt: made on first use in each attempt. A staged transaction
+   * (mutateIn's all-or-nothing stage) shares its parent's.
+   */
+  static of(transaction: Transaction): DocTransaction {
+    const tr = transaction instanceof StagedTransaction ? transaction.parent : transaction;
+    let context = contexts.get(tr);
+    if (context === undefined || context.attempt !== tr.attempt) {
+      context = new DocTransaction(tr);
+      contexts.set(tr, context);
+    }
+    return context;
+  }
+
+  /** Records that the document at `keys` was written (created or changed at `paths`). */
+  documentWritten(keys: DocumentKeys, paths: readonly (readonly PathElement[])[] = WHOLE_DOCUMENT): void {
+    this.written.add(keys.identity);
+    this.recorded.push({ keys, kind: 'write', paths });
+  }
+
+  /** Records that the document at `keys` was removed (by a remove, or by the expiry purge). */
+  documentRemoved(keys: DocumentKeys, kind: 'remove' | 'expire' = 'remove'): void {
+    this.recorded.push({ keys, kind, paths: WHOLE_DOCUMENT });
+  }
+
+  /** True when this attempt wrote the document: its version key is unreadable until commit. */
+  wasWritten(keys: DocumentKeys): boolean {
+    return this.written.has(keys.identity);
+  }
+
+  /** Identities (see `DocumentKeys.identity`) of the documents this attempt wrote. */
+  writtenDocuments(): ReadonlySet<string> {
+    return this.written;
+  }
+
+  /** Every document write of this attempt, in the order made. */
+  get changes(): readonly DocumentChange[] {
+    return this.recorded;
+  }
+
+  /** This attempt's value of `slot`. */
+  local<T>(slot: ContextSlot<T>): T {
+    if (this.slots.has(slot)) return this.slots.get(slot) as T;
+    const value = slot.create(this);
+    this.slots.set(slot, value);
+    return value;
+  }
+}
+
+/**
+ * The one map from transactions to contexts. A context is replaced, never cleared, when its
+ * transaction starts another attempt; the map holds the transaction weakly.
+ */
+const contexts = new WeakMap<Transaction, DocTransaction>();

@@ -1,0 +1,23 @@
+import type { Database } from '../kv/contract/database';
+import type { Transaction } from '../kv/contract/types';
+import type { TupleItem } from '../tuple';
+import type { DocumentKeys } from './keys/layout';
+
+/**
+ * The narrow port through which the data structures (`src/structures`) use a collection: the
+ * database, the clock, a transaction runner, and the keys of a document as a transaction sees the
+ * collection (whose id may have to be read, or planned by a write that creates the collection).
+ * A collection provides it (`DocumentCollection.structureAccess()`); the structures never see the
+ * collection itself.
+ */
+export interface StructureAccess {
+  readonly kv: Database;
+  /** The clock documents expire by (ms since the epoch): an expired plain document is missing. */
+  now(): number;
+  /** Runs `fn` in `tr`, or in a transaction of its own with retries (each attempt with a fresh document context). */
+  run<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T>;
+  /** The document's keys, or `undefined` when the collection does not exist (so neither does the document). */
+  keysToRead(tr: Transaction, element: TupleItem): Promise<DocumentKeys | undefined>;
+  /** The document's keys for a write, with `create` to run (creating the collection) if it writes. */
+  keysToWrite(tr: Transaction, element: TupleItem): Promise<{ keys: DocumentKeys; create?: () => void }>;
+}
