@@ -115,21 +115,36 @@ class Parser {
     }
   }
 
-  private enter(): void {
+  /** Steps into a container at its opening bracket; true when it is empty (and so already left). */
+  private enter(closer: '}' | ']'): boolean {
     if (++this.depth > MAX_NESTING) this.fail(`nesting deeper than ${MAX_NESTING} levels`);
     this.at++;
     this.skipSpace();
+    return this.leaves(closer);
+  }
+
+  /** Steps out of the container when `closer` is next. */
+  private leaves(closer: '}' | ']'): boolean {
+    if (this.text[this.at] !== closer) return false;
+    this.at++;
+    this.depth--;
+    return true;
+  }
+
+  /** After a member or element: true when its container ends there, false after a comma. */
+  private endsAfterItem(closer: '}' | ']', what: string): boolean {
+    this.skipSpace();
+    if (this.leaves(closer)) return true;
+    if (this.text[this.at] !== ',') this.fail(`expected ',' or '${closer}' after ${what}, found ${this.describeHere()}`);
+    this.at++;
+    this.skipSpace();
+    return false;
   }
 
   private parseObject(): JsonValue {
-    this.enter();
     const object: { [key: string]: JsonValue } = {};
-    if (this.text[this.at] === '}') {
-      this.at++;
-      this.depth--;
-      return object;
-    }
-    for (;;) {
+    if (this.enter('}')) return object;
+    do {
       if (this.text[this.at] !== '"') this.fail(`expected a property name in double quotes, found ${this.describeHere()}`);
       const key = this.parseString();
       this.skipSpace();
@@ -140,46 +155,16 @@ class Parser {
       // As JSON.parse: `__proto__` is an own property, not the prototype.
       if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
       else object[key] = value;
-      this.skipSpace();
-      const next = this.text[this.at];
-      if (next === ',') {
-        this.at++;
-        this.skipSpace();
-        continue;
-      }
-      if (next === '}') {
-        this.at++;
-        this.depth--;
-        return object;
-      }
-      this.fail(`expected ',' or '}' after a property value, found ${this.describeHere()}`);
-    }
+    } while (!this.endsAfterItem('}', 'a property value'));
+    return object;
   }
 
   private parseArray(): JsonValue {
-    this.enter();
     const array: JsonValue[] = [];
-    if (this.text[this.at] === ']') {
-      this.at++;
-      this.depth--;
-      return array;
-    }
-    for (;;) {
-      array.push(this.parseValue());
-      this.skipSpace();
-      const next = this.text[this.at];
-      if (next === ',') {
-        this.at++;
-        this.skipSpace();
-        continue;
-      }
-      if (next === ']') {
-        this.at++;
-        this.depth--;
-        return array;
-      }
-      this.fail(`expected ',' or ']' after an array element, found ${this.describeHere()}`);
-    }
+    if (this.enter(']')) return array;
+    do array.push(this.parseValue());
+    while (!this.endsAfterItem(']', 'an array element'));
+    return array;
   }
 
   private parseString(): string {
