@@ -4,6 +4,12 @@
  * argument that starts with `-`). An option that takes an optional value (`--fdb [clusterFile]`) takes
  * the next argument only when it is not an option and not a command name, so `doclayer --fdb get k`
  * uses the default cluster file.
+ *
+ * Hand-written because node's `util.parseArgs` and `commander` (13, the last for Node 18) both get
+ * this grammar wrong, run on the cases of test/cli/args.test.ts: both take `get` as the cluster file
+ * in `--fdb get k` (`util.parseArgs` has no optional values; `commander` takes any next word), both
+ * refuse `-5` as an argument (`set k n -5`), and both accept a repeated option, the last one winning;
+ * `util.parseArgs` also refuses `--limit -5`. Their messages would need mapping onto the CLI's besides.
  */
 
 /** A mistake in the command line: the CLI prints it with a pointer to the usage, and exits with 2. */

@@ -6,7 +6,7 @@ import { COMMANDS_BY_NAME, type Command, type CommandContext } from './commands'
 import { reportError } from './error-report';
 import { GLOBAL_OPTION_NAMES, OPTION_SPECS } from './options';
 import { Output, type OutputStream } from './output';
-import { chooseEngine, Session } from './session';
+import { engineSelection, Session } from './session';
 import { commandUsage, usage } from './usage';
 
 /** What the CLI reads and writes: the process's streams, or a test's. */
@@ -34,7 +34,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     const command = commandOf(args);
     checkOptions(args, new Set([...GLOBAL_OPTION_NAMES, ...command.options]), command.name);
-    const engine = chooseEngine(args, io.cwd);
+    const engine = engineSelection(args, io.cwd);
     const context: CommandContext = {
       args,
       output,

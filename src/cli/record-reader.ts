@@ -12,6 +12,13 @@ import type { TextPosition } from './text-position';
  * perhaps skip). What this module throws, {@link InputStructureError}, is an input that cannot be cut
  * into records at all: an array whose elements are not separated by commas, brackets that do not
  * match, text after the array.
+ *
+ * Hand-written rather than `stream-json` or `split2`. `stream-json` parses: it stops at the first bad
+ * record (where `--skip-bad` goes on), gives neither a record's text nor where it starts, and is
+ * slower: 100,000 records in a 15 MB array took 7.8 s through its parser and `StreamArray`, against
+ * 1.5 s to split and parse them here. `split2` splits lines as fast as this (373 ms against 377 ms
+ * for 15 MB of NDJSON) but does only the NDJSON half, without positions or bytes read, and would need
+ * the format known before the input is piped into it.
  */
 
 export interface InputRecord {

@@ -4,9 +4,7 @@ import type { Collection } from '../collection';
 import { open, type DocLayer } from '../open';
 import { Layout } from '../document/keys/layout';
 import { Database } from '../kv/contract/database';
-import { openFoundationDB } from '../kv/fdb/open';
-import { openLmdbDatabase } from '../kv/lmdb';
-import { openMemoryDatabase } from '../kv/memory/memory-engine';
+import { chooseEngine, EngineChoiceError, openEngine, type EngineChoice, type EngineOption, type EngineOptions } from '../kv/open-database';
 import { stringOption, UsageError, type ParsedArgs } from './args';
 import { CountingEngine } from '../kv/counting-engine';
 import { CliError } from './error-report';
@@ -23,36 +21,59 @@ export const DEFAULT_DATA_FOLDER = 'doclayer-data';
 /** The key prefix the CLI opens the document layer with: the library's default, so both see the same data. */
 const PREFIX = ['doclayer'];
 
-export type EngineChoice =
-  | { readonly kind: 'lmdb'; readonly path: string; readonly given: string }
-  | { readonly kind: 'memory' }
-  | { readonly kind: 'fdb'; readonly clusterFile?: string };
+/** The engine options of the library's chooser, as the global options name them, in the order messages list them. */
+const ENGINE_FLAGS: readonly (readonly [EngineOption, string])[] = [
+  ['path', '--db'],
+  ['memory', '--memory'],
+  ['fdb', '--fdb'],
+];
 
-/** @throws UsageError when more than one engine is chosen. */
-export function chooseEngine(args: ParsedArgs, cwd: string): EngineChoice {
-  const chosen = ['db', 'memory', 'fdb'].filter((name) => args.options.has(name));
-  if (chosen.length > 1) throw new UsageError(`choose one engine: ${chosen.map((name) => `--${name}`).join(' and ')} were given`);
-  if (args.options.has('memory')) return { kind: 'memory' };
+/** The engine the global options choose. */
+export interface EngineSelection {
+  readonly choice: EngineChoice;
+  /** The lmdb folder as the user wrote it (or the default), for messages. */
+  readonly folder?: string;
+}
+
+/**
+ * The engine the global options choose, by the library's one chooser; `./doclayer-data` without any.
+ *
+ * @throws UsageError when more than one engine is chosen.
+ */
+export function engineSelection(args: ParsedArgs, cwd: string): EngineSelection {
+  const options: EngineOptions = {};
+  const folder = stringOption(args, 'db');
+  if (folder !== undefined) options.path = resolve(cwd, folder);
+  if (args.options.has('memory')) options.memory = {};
   if (args.options.has('fdb')) {
     const clusterFile = stringOption(args, 'fdb');
-    return clusterFile === undefined ? { kind: 'fdb' } : { kind: 'fdb', clusterFile: resolve(cwd, clusterFile) };
+    options.fdb = clusterFile === undefined ? {} : { clusterFile: resolve(cwd, clusterFile) };
   }
-  const given = stringOption(args, 'db') ?? `./${DEFAULT_DATA_FOLDER}`;
-  return { kind: 'lmdb', path: resolve(cwd, given), given };
+  const fallbackFolder = `./${DEFAULT_DATA_FOLDER}`;
+  try {
+    const choice = chooseEngine(options, { engine: 'lmdb', path: resolve(cwd, fallbackFolder) });
+    return choice.engine === 'lmdb' ? { choice, folder: folder ?? fallbackFolder } : { choice };
+  } catch (err) {
+    if (!(err instanceof EngineChoiceError)) throw err;
+    const flags = ENGINE_FLAGS.filter(([option]) => err.given.includes(option)).map(([, flag]) => flag);
+    throw new UsageError(`choose one engine: ${flags.join(' and ')} were given`);
+  }
 }
 
 /** `the durable embedded engine (LMDB) in ./doclayer-data` */
 export function describeEngine(choice: EngineChoice, cwd: string): string {
-  switch (choice.kind) {
+  switch (choice.engine) {
     case 'memory':
       return 'the in-memory engine (nothing is kept after the command)';
     case 'fdb':
-      return `FoundationDB (${choice.clusterFile ?? 'the default cluster file'})`;
+      return `FoundationDB (${choice.fdb.clusterFile ?? 'the default cluster file'})`;
     case 'lmdb': {
       const rel = relative(cwd, choice.path);
       const shown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? choice.path : `./${rel}`;
       return `the durable embedded engine (LMDB) in ${shown}`;
     }
+    case 'database':
+      return 'a database opened by the caller';
   }
 }
 
@@ -77,8 +98,8 @@ export class Session {
    * @throws CliError when a read names a folder that holds no database
    * @throws FdbUnavailableError for `--fdb` without the FoundationDB client library
    */
-  static async open(choice: EngineChoice, options: SessionOptions): Promise<Session> {
-    let kv = await openKv(choice, options.create);
+  static async open(engine: EngineSelection, options: SessionOptions): Promise<Session> {
+    let kv = await openKv(engine, options.create);
     let counting: CountingEngine | undefined;
     if (options.count) {
       counting = new CountingEngine(kv.engine);
@@ -102,18 +123,12 @@ export class Session {
   }
 }
 
-async function openKv(choice: EngineChoice, create: boolean): Promise<Database> {
-  switch (choice.kind) {
-    case 'memory':
-      return openMemoryDatabase();
-    case 'fdb':
-      return quietly(() => openFoundationDB(choice.clusterFile === undefined ? {} : { clusterFile: choice.clusterFile }));
-    case 'lmdb':
-      if (!create && !existsSync(choice.path)) {
-        throw new CliError(`no database in ${choice.given}: the folder does not exist (a write, such as import or set, creates it)`);
-      }
-      return openLmdbDatabase({ path: choice.path });
+async function openKv({ choice, folder }: EngineSelection, create: boolean): Promise<Database> {
+  if (choice.engine === 'lmdb' && !create && !existsSync(choice.path)) {
+    throw new CliError(`no database in ${folder ?? choice.path}: the folder does not exist (a write, such as import or set, creates it)`);
   }
+  const { database } = choice.engine === 'fdb' ? await quietly(() => openEngine(choice)) : await openEngine(choice);
+  return database;
 }
 
 /**

@@ -9,3 +9,4 @@ export { MemoryEngine, openMemoryDatabase } from './memory/memory-engine';
 export type { MemoryEngineOptions } from './memory/memory-engine';
 export * from './fdb';
 export * from './lmdb';
+export * from './open-database';

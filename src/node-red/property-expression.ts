@@ -164,13 +164,3 @@ export async function resolveExpression(parsed: ParsedExpression, lookup: Refere
   return resolved;
 }
 
-/** Whether the expression embeds references (and so needs reads to resolve). */
-export function hasReferences(parsed: ParsedExpression): boolean {
-  return parsed.parts.some((part) => typeof part === 'object');
-}
-
-/** The parts of an expression without references; throws its syntax error. */
-export function plainParts(parsed: ParsedExpression): (string | number)[] {
-  if (parsed.error) throw parsed.error;
-  return parsed.parts.filter((part): part is string | number => typeof part !== 'object');
-}

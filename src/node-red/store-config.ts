@@ -1,8 +1,8 @@
 import { homedir } from 'os';
 import { join } from 'path';
 import type { Database } from '../kv/contract/database';
-import { openFoundationDB } from '../kv/fdb';
-import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
+import type { LmdbDurability } from '../kv/lmdb';
+import { chooseEngine, EngineChoiceError, openEngine, type EngineChoice, type OpenedDatabase } from '../kv/open-database';
 import { ContextStoreError } from './errors';
 
 /**
@@ -13,12 +13,16 @@ import { ContextStoreError } from './errors';
  * ```
  *
  * With no engine option, the store is a durable LMDB store in `<userDir>/doclayer-context`, which
- * every Node-RED process on the machine can share. At most one of `path`, `fdb` and `database`.
+ * every Node-RED process on the machine can share. At most one of `path`, `fdb` and `database`; the
+ * engine is chosen as the library's `open()` chooses it (`chooseEngine`).
  */
 export interface ContextStoreConfig {
   /** The folder of an LMDB store (created if missing), on a local filesystem. */
   path?: string;
-  /** LMDB only: `'sync'` (default: a set survives a machine crash once its callback ran) or `'fast'`. */
+  /**
+   * LMDB only (refused with `fdb` or `database`): `'sync'` (default: a set survives a machine crash
+   * once its callback ran) or `'fast'`.
+   */
   durability?: LmdbDurability;
   /** A FoundationDB cluster (needs the optional `foundationdb` package and libfdb_c). */
   fdb?: {
@@ -35,12 +39,6 @@ export interface ContextStoreConfig {
   settings?: { userDir?: string };
 }
 
-/** A database the store uses, and whether it must close it. */
-export interface OpenedDatabase {
-  database: Database;
-  owned: boolean;
-}
-
 export const DEFAULT_PREFIX = 'node-red';
 
 /** The folder the store uses when `config.path` is absent, as Node-RED's file store picks its own. */
@@ -54,8 +52,7 @@ export function checkConfig(config: unknown): ContextStoreConfig {
   if (config === undefined || config === null) return {};
   if (typeof config !== 'object') throw invalidConfig('the config is an object');
   const c = config as ContextStoreConfig;
-  const engines = [c.path !== undefined, c.fdb !== undefined, c.database !== undefined].filter(Boolean).length;
-  if (engines > 1) throw invalidConfig('give at most one of path, fdb and database');
+  configuredEngine(c);
   if (c.path !== undefined && (typeof c.path !== 'string' || c.path === '')) throw invalidConfig('path is a folder name');
   if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) throw invalidConfig('prefix is a non-empty string');
   if (c.fdb !== undefined && (typeof c.fdb !== 'object' || c.fdb === null)) throw invalidConfig('fdb is an object: { clusterFile }');
@@ -63,12 +60,27 @@ export function checkConfig(config: unknown): ContextStoreConfig {
   return c;
 }
 
-/** Opens the database the config names. */
-export async function openConfiguredDatabase(config: ContextStoreConfig): Promise<OpenedDatabase> {
-  if (config.database !== undefined) return { database: config.database, owned: false };
-  if (config.fdb !== undefined) return { database: await openFoundationDB(config.fdb), owned: true };
-  const path = config.path ?? defaultPath(config);
-  return { database: openLmdbDatabase({ path, durability: config.durability }), owned: true };
+/**
+ * The engine the config names: `database`, `path` or `fdb`, else LMDB in {@link defaultPath}, with
+ * `durability` for either LMDB store.
+ *
+ * @throws ContextStoreError INVALID_ARGUMENT for several engines, or durability with fdb or database
+ */
+function configuredEngine(config: ContextStoreConfig): EngineChoice {
+  const { database, path, fdb, durability } = config;
+  try {
+    return chooseEngine({ database, path, fdb, durability }, { engine: 'lmdb', path: defaultPath(config) });
+  } catch (err) {
+    if (!(err instanceof EngineChoiceError)) throw err;
+    throw invalidConfig(
+      err.problem === 'several-engines' ? 'give at most one of path, fdb and database' : 'durability is an option of LMDB, not of fdb or database',
+    );
+  }
+}
+
+/** Opens the database the config names (checked by {@link checkConfig}). */
+export function openConfiguredDatabase(config: ContextStoreConfig): Promise<OpenedDatabase> {
+  return openEngine(configuredEngine(config));
 }
 
 function invalidConfig(what: string): ContextStoreError {

@@ -58,6 +58,8 @@ describe('stringifyJson', () => {
     const asNumbers = { a: [1, { b: 7 }, [], {}], c: 'x' };
     expect(stringifyJson(value)).toBe('{"a":[1,{"b":123456789012345678901234567890},[],{}],"c":"x"}');
     expect(stringifyJson(value, 2)).toBe(JSON.stringify(asNumbers, null, 2).replace('7', '123456789012345678901234567890'));
+    // JSON.stringify indents by at most 10 spaces.
+    expect(stringifyJson(value, 12)).toBe(JSON.stringify(asNumbers, null, 12).replace('7', '123456789012345678901234567890'));
     // A bigint in the safe range reads back as a number, as the document layer returns it.
     expect(parseJson(stringifyJson(value))).toEqual({ a: [1, { b: 123456789012345678901234567890n }, [], {}], c: 'x' });
   });

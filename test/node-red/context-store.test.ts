@@ -62,6 +62,7 @@ describe('DoclayerContextStore engines and config', () => {
     ['an empty path', { path: '' }],
     ['a prefix that is not a string', { prefix: 3 }],
     ['an unknown durability', { durability: 'eventually' }],
+    ['durability for fdb', { fdb: {}, durability: 'fast' }],
   ])('refuses a config with %s', (_, config) => {
     expect(() => new DoclayerContextStore(config)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });

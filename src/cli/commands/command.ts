@@ -1,7 +1,7 @@
 import type { Readable } from 'stream';
 import type { ParsedArgs } from '../args';
 import type { Output } from '../output';
-import type { EngineChoice, Session } from '../session';
+import type { EngineSelection, Session } from '../session';
 
 /** One `doclayer` command: its usage, the options it accepts, and what it does. */
 export interface Command {
@@ -26,7 +26,7 @@ export interface CommandContext {
   readonly output: Output;
   readonly stdin: Readable;
   readonly cwd: string;
-  readonly engine: EngineChoice;
+  readonly engine: EngineSelection;
   /** `--collection`, or undefined for the default collection `_default._default`. */
   readonly collectionName: string | undefined;
   /** Opens the database (once per run; the runner closes it). */

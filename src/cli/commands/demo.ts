@@ -17,7 +17,7 @@ export const demoCommand: Command = {
     const session = await context.session({ count: true });
     await runDemo(session, context.output, {
       reset: context.args.options.has('reset'),
-      where: describeEngine(context.engine, context.cwd),
+      where: describeEngine(context.engine.choice, context.cwd),
     });
   },
 };

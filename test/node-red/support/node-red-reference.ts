@@ -3,18 +3,15 @@
  * store against it: the property-expression functions of @node-red/util and the built-in memory store.
  */
 
-export interface NodeRedUtil {
+import type { NodeRedApi } from '../../../src/node-red/atomic-node';
+
+type AtomicNodeUtil = NodeRedApi['util'];
+
+/** @node-red/util: what the atomic node uses of it, and the property-expression functions the store is checked against. */
+export interface NodeRedUtil extends AtomicNodeUtil {
   normalisePropertyExpression(text: string, msg?: object): unknown[];
   getObjectProperty(obj: object, expression: string): unknown;
   setObjectProperty(obj: object, expression: string, value: unknown, createMissing?: boolean): boolean;
-  getMessageProperty(msg: object, expression: string): unknown;
-  evaluateNodeProperty(
-    value: string,
-    type: string,
-    node: object,
-    msg: object,
-    callback: (err: Error | null | undefined, value: unknown) => void,
-  ): void;
 }
 
 type Callback = (err: Error | null | undefined, ...values: unknown[]) => void;
