@@ -1,8 +1,6 @@
 import { strinc } from '../kv/contract/bytes';
 import type { Database } from '../kv/contract/database';
-import { openFoundationDB, type OpenFoundationDBOptions } from '../kv/fdb';
-import { openLmdbDatabase, type LmdbDurability } from '../kv/lmdb';
-import { openMemoryDatabase, type MemoryEngineOptions } from '../kv/memory/memory-engine';
+import { chooseEngine, EngineChoiceError, openEngine, type EngineChoice, type EngineOptions } from '../kv/open-database';
 import type { TransactOptions, Transaction } from '../kv/contract/types';
 import type { Tuple } from '../tuple';
 import type { CollectionContext, DocumentCollection } from './collection/collection';
@@ -33,20 +31,13 @@ import {
 } from './manifest/manifest-store';
 import type { TransactionOption } from './types';
 
-export interface OpenOptions {
-  /** An existing KV database to use (any engine); closing the layer leaves it open. */
-  database?: Database;
-  /**
-   * A folder for a durable embedded store (the lmdb engine, `openLmdbDatabase`), created if missing;
-   * several processes may open one folder at once.
-   */
-  path?: string;
-  /** With `path`: when a commit resolves (`'sync'`, the default, or `'fast'`; see `LmdbDurability`). */
-  durability?: LmdbDurability;
-  /** A FoundationDB cluster, through the optional `foundationdb` package (`openFoundationDB`). */
-  fdb?: OpenFoundationDBOptions;
-  /** A new in-memory database with these options (fault injection): also the default without any engine option. */
-  memory?: MemoryEngineOptions;
+/**
+ * Options of {@link openDocumentLayer} (and the public `open`). The engine is chosen by
+ * `src/kv/open-database.ts`'s `EngineOptions`: `database` (an existing KV database, yours to close),
+ * `path` (a folder for the durable embedded LMDB engine, created if missing, shared by processes) with
+ * `durability`, `fdb` (a FoundationDB cluster), or `memory` (also the default without any of them).
+ */
+export interface OpenOptions extends EngineOptions {
   /** Key prefix of everything doclayer stores; default the tuple ('doclayer'). */
   prefix?: Tuple | Uint8Array;
   /**
@@ -119,21 +110,11 @@ export async function openDocumentLayer<L extends DocumentLayer<DocumentCollecti
     throw new DocumentError('INVALID_ARGUMENT', `prefix cannot be packed as a tuple: ${(err as Error).message}`, { cause: err });
   }
   if (layout.prefix[0] === 0xff) throw new DocumentError('INVALID_ARGUMENT', 'prefix cannot start with 0xff');
-  const engines = (['database', 'path', 'fdb', 'memory'] as const).filter((name) => options[name] !== undefined);
-  if (engines.length > 1) {
-    throw new DocumentError('INVALID_ARGUMENT', `give one of database, path, fdb and memory, not ${engines.join(' and ')}`);
-  }
-  if (options.durability !== undefined && options.path === undefined) {
-    throw new DocumentError('INVALID_ARGUMENT', 'durability is an option of path (the lmdb engine)');
-  }
+  const choice = engineChoice(options);
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new DocumentError('INVALID_ARGUMENT', 'now is a function returning ms since the epoch');
-  let database: Database;
-  if (options.database !== undefined) database = options.database;
-  else if (options.path !== undefined) database = openLmdbDatabase({ path: options.path, durability: options.durability });
-  else if (options.fdb !== undefined) database = await openFoundationDB(options.fdb);
-  else database = openMemoryDatabase(options.memory);
-  const layer = make(database, layout, options.database === undefined, { autoCreate: options.autoCreate !== false, now });
+  const { database, owned } = await openEngine(choice);
+  const layer = make(database, layout, owned, { autoCreate: options.autoCreate !== false, now });
   if (options.expirySweepIntervalMs !== undefined) {
     try {
       layer.startExpirySweeper(options.expirySweepIntervalMs);
@@ -416,4 +397,20 @@ function checkedName(name: unknown, what: 'scope' | 'collection'): string {
     );
   }
   return name;
+}
+
+/** The engine `options` name, the chooser's errors as this layer's. */
+function engineChoice(options: EngineOptions): EngineChoice {
+  try {
+    return chooseEngine(options);
+  } catch (err) {
+    if (!(err instanceof EngineChoiceError)) throw err;
+    throw new DocumentError(
+      'INVALID_ARGUMENT',
+      err.problem === 'several-engines'
+        ? `give one of database, path, fdb and memory, not ${err.given.join(' and ')}`
+        : 'durability is an option of path (the lmdb engine)',
+      { cause: err },
+    );
+  }
 }
