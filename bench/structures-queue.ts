@@ -72,7 +72,7 @@ export function withRoundTrips(engine: Engine, ms: number): Engine {
     });
   return {
     name: `${engine.name} + ${ms} ms round trips`,
-    createTransaction: () => delayed(engine.createTransaction()) as Transaction,
+    createTransaction: () => delayed<Transaction>(engine.createTransaction()),
     close: () => engine.close(),
   };
 }
@@ -157,7 +157,7 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
   const row = (operation: string, a: number, b?: number) =>
     rows.push({ operation: `${operation} (${label})`, ours: a, ...(b === undefined ? {} : { comparison: b, ratio: a / b }) });
   const producers = (side: Side, n: number) =>
-    Promise.all(Array.from({ length: 8 }, (_, p) => fill({ push: (v) => side.push({ ...v, n: v.n + p * n }), pop: side.pop }, n / 8)));
+    Promise.all(Array.from({ length: 8 }, (_, p) => fill({ push: (v) => side.push({ ...v, n: v.n + p * n }), pop: () => side.pop() }, n / 8)));
   try {
     // Warm-up, so that neither side is measured while the JIT compiles it.
     for (const side of [ours(), naive()]) {

@@ -102,7 +102,7 @@ export class ShimNativeTransaction implements NativeTransaction {
   /** What every operation fails with until reset: 1031 after a timeout, 1025 after cancel. */
   private terminalCode: number | undefined;
   /** The first error of a mutation since the last reset, reported by the next read or commit. */
-  private deferredError: unknown;
+  private deferredError: KvError | undefined;
 
   constructor(
     private readonly inner: Transaction,
@@ -339,7 +339,7 @@ export class ShimNativeTransaction implements NativeTransaction {
    * Why the transaction cannot run an operation now (its terminal error, then its deferred one), as
    * the `FDBError` to report, or `undefined`.
    */
-  private refusal(): unknown {
+  private refusal(): Error | undefined {
     if (this.terminalCode !== undefined) return this.context.errors.fromCode(this.terminalCode);
     if (this.deferredError !== undefined) return this.context.errors.fromEngine(this.deferredError);
     return undefined;
@@ -458,7 +458,7 @@ export class ShimNativeTransaction implements NativeTransaction {
 }
 
 /** A watch that has already failed with `err`, for a transaction that refuses to make one. */
-function failedWatch(err: unknown): Watch {
+function failedWatch(err: Error): Watch {
   const promise = Promise.reject(err);
   promise.catch(() => undefined);
   return { promise, cancel: () => undefined };

@@ -101,7 +101,7 @@ describe('fdb-tuple agreement', () => {
       fc.property(tuple, (t) => {
         const theirs = toFdb(t);
         fc.pre(theirs !== undefined);
-        return pack(t).equals(fdbTuple.pack(theirs as FdbItem[]));
+        return pack(t).equals(fdbTuple.pack(theirs));
       }),
       { seed: 42, numRuns: 1000 },
     );
@@ -114,7 +114,7 @@ describe('fdb-tuple agreement', () => {
         const theirs = toFdb(t);
         fc.pre(theirs !== undefined);
         const ours = packWithVersionstamp(t);
-        const { data, stampPos } = fdbTuple.packUnboundVersionstamp(theirs as FdbItem[]);
+        const { data, stampPos } = fdbTuple.packUnboundVersionstamp(theirs);
         return ours.subarray(0, ours.length - 4).equals(data) && ours.readUInt32LE(ours.length - 4) === stampPos;
       }),
       { seed: 42, numRuns: 300 },
