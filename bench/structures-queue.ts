@@ -174,7 +174,11 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
       const a = ours();
       const b = naive();
       row('push, 8 producers', await itemsPerSecond(items, () => producers(a, items)), await itemsPerSecond(items, () => producers(b, items)));
-      row('pop, 8 consumers, strict', await itemsPerSecond(items, () => drainWith(a, 8, items)), await itemsPerSecond(items, () => drainWith(b, 8, items)));
+      row(
+        'pop, 8 consumers, strict',
+        await itemsPerSecond(items, () => drainWith(a, 8, items)),
+        await itemsPerSecond(items, () => drainWith(b, 8, items)),
+      );
     }
     for (const spread of [8, 32]) {
       const a = ours(spread);
@@ -198,7 +202,10 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
         await all;
         await consumer.stop();
       });
-      row(`consume, ${concurrency} worker${concurrency > 1 ? 's' : ''}${concurrency > 1 ? ', spread 32' : ''} (pop + a write, one transaction)`, rate);
+      row(
+        `consume, ${concurrency} worker${concurrency > 1 ? 's' : ''}${concurrency > 1 ? ', spread 32' : ''} (pop + a write, one transaction)`,
+        rate,
+      );
     }
   } finally {
     await docs.close();
@@ -218,7 +225,8 @@ function printRows(rows: BenchRow[]): void {
   const fmt = (n: number | undefined) => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
   console.log('| queue operation | doclayer items/s | CouchbaseQueue design items/s | ratio |');
   console.log('| --- | ---: | ---: | ---: |');
-  for (const r of rows) console.log(`| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`} |`);
+  for (const r of rows)
+    console.log(`| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`} |`);
 }
 
 if (require.main === module) {

@@ -4,17 +4,7 @@
  */
 import fc from 'fast-check';
 import * as fdbTuple from 'fdb-tuple';
-import {
-  Double,
-  Float32,
-  pack,
-  packWithVersionstamp,
-  UserType,
-  Uuid,
-  Versionstamp,
-  type Tuple,
-  type TupleItem,
-} from '../../src/tuple';
+import { Double, Float32, pack, packWithVersionstamp, UserType, Uuid, Versionstamp, type Tuple, type TupleItem } from '../../src/tuple';
 import { tuple } from './arbitraries';
 
 type FdbItem = ReturnType<typeof fdbTuple.unpack>[number];
@@ -42,9 +32,7 @@ function toFdb(item: TupleItem): FdbItem | undefined {
   }
   if (item instanceof Uuid) return { type: 'uuid', value: item.bytes };
   if (item instanceof Versionstamp) {
-    return item.isComplete
-      ? { type: 'versionstamp', value: item.toBytes() }
-      : { type: 'unbound versionstamp', code: item.userVersion };
+    return item.isComplete ? { type: 'versionstamp', value: item.toBytes() } : { type: 'unbound versionstamp', code: item.userVersion };
   }
   if (item instanceof UserType) return undefined;
   if (item instanceof Uint8Array) return Buffer.from(item);
