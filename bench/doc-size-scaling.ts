@@ -74,7 +74,10 @@ if (require.main === module) {
     (points) => {
       console.log('| leaves | doclayer ms/get | naive ms/get | ratio |');
       console.log('| ---: | ---: | ---: | ---: |');
-      for (const p of points) console.log(`| ${p.leaves.toLocaleString('en-US')} | ${p.oursMs.toFixed(4)} | ${p.naiveMs.toFixed(4)} | ${(p.naiveMs / p.oursMs).toFixed(1)}x |`);
+      for (const p of points)
+        console.log(
+          `| ${p.leaves.toLocaleString('en-US')} | ${p.oursMs.toFixed(4)} | ${p.naiveMs.toFixed(4)} | ${(p.naiveMs / p.oursMs).toFixed(1)}x |`,
+        );
     },
     (err: unknown) => {
       console.error(err);

@@ -94,7 +94,11 @@ function sameJson(a: unknown, b: unknown): boolean {
     Array.isArray(v)
       ? v.map(canonical)
       : v !== null && typeof v === 'object'
-        ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+          )
         : v;
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
@@ -122,7 +126,12 @@ export async function runDocumentBench(budgetMs = 1200): Promise<BenchRow[]> {
         // One warm-up call each, so that neither side is measured while the JIT compiles it.
         await op(sides.ours, 0);
         await op(sides.naive, 0);
-        const [ours, naive] = await duel((i) => op(sides.ours, i), (i) => op(sides.naive, i), budgetMs, minOps);
+        const [ours, naive] = await duel(
+          (i) => op(sides.ours, i),
+          (i) => op(sides.naive, i),
+          budgetMs,
+          minOps,
+        );
         rows.push({ operation: `${operation}, ${leaves.toLocaleString('en-US')} leaves`, ours, comparison: naive, ratio: ours / naive });
       };
 

@@ -89,7 +89,13 @@ export async function runLmdbKvBench(budgetMs = 1500): Promise<KvBenchRow[]> {
 
     const db = await openStore('sync');
     rows.push(
-      await compare('lmdb: point read (1 get per transaction) vs raw lmdb get', 1, () => db.transact((tr) => tr.get(keys[pick()])), () => raw.get(keys[pick()]), budgetMs),
+      await compare(
+        'lmdb: point read (1 get per transaction) vs raw lmdb get',
+        1,
+        () => db.transact((tr) => tr.get(keys[pick()])),
+        () => raw.get(keys[pick()]),
+        budgetMs,
+      ),
     );
     rows.push(
       await compare(
@@ -123,10 +129,13 @@ export async function runLmdbKvBench(budgetMs = 1500): Promise<KvBenchRow[]> {
     for (const durability of ['sync', 'fast'] as const) {
       const engine = durability === 'sync' ? db : await openStore('fast');
       const oneCommit = () => engine.transact((tr) => tr.set(keys[pick()], value));
-      const rawPut = durability === 'sync' ? async () => {
-        await raw.put(keys[pick()], value);
-        await raw.flushed;
-      } : () => raw.put(keys[pick()], value);
+      const rawPut =
+        durability === 'sync'
+          ? async () => {
+              await raw.put(keys[pick()], value);
+              await raw.flushed;
+            }
+          : () => raw.put(keys[pick()], value);
       const sequential = await compare(
         `lmdb (${durability}): commits one after another vs raw lmdb put${durability === 'sync' ? ' + flushed' : ''}`,
         1,
@@ -160,7 +169,9 @@ if (require.main === module) {
       console.log('| operation | doclayer ops/s | measured ops | comparison ops/s | ratio |');
       console.log('| --- | ---: | ---: | ---: | ---: |');
       for (const r of rows) {
-        console.log(`| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.operations)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : r.ratio.toFixed(3)} |`);
+        console.log(
+          `| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.operations)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : r.ratio.toFixed(3)} |`,
+        );
       }
     },
     (err: unknown) => {

@@ -172,7 +172,9 @@ function printRows(rows: KvBenchRow[]): void {
   console.log('| operation | doclayer ops/s | measured ops | comparison ops/s | ratio |');
   console.log('| --- | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
-    console.log(`| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.operations)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : r.ratio.toFixed(3)} |`);
+    console.log(
+      `| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.operations)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : r.ratio.toFixed(3)} |`,
+    );
   }
 }
 

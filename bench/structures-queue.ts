@@ -72,7 +72,7 @@ export function withRoundTrips(engine: Engine, ms: number): Engine {
     });
   return {
     name: `${engine.name} + ${ms} ms round trips`,
-    createTransaction: () => delayed(engine.createTransaction()) as Transaction,
+    createTransaction: () => delayed<Transaction>(engine.createTransaction()),
     close: () => engine.close(),
   };
 }
@@ -157,7 +157,7 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
   const row = (operation: string, a: number, b?: number) =>
     rows.push({ operation: `${operation} (${label})`, ours: a, ...(b === undefined ? {} : { comparison: b, ratio: a / b }) });
   const producers = (side: Side, n: number) =>
-    Promise.all(Array.from({ length: 8 }, (_, p) => fill({ push: (v) => side.push({ ...v, n: v.n + p * n }), pop: side.pop }, n / 8)));
+    Promise.all(Array.from({ length: 8 }, (_, p) => fill({ push: (v) => side.push({ ...v, n: v.n + p * n }), pop: () => side.pop() }, n / 8)));
   try {
     // Warm-up, so that neither side is measured while the JIT compiles it.
     for (const side of [ours(), naive()]) {
@@ -174,7 +174,11 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
       const a = ours();
       const b = naive();
       row('push, 8 producers', await itemsPerSecond(items, () => producers(a, items)), await itemsPerSecond(items, () => producers(b, items)));
-      row('pop, 8 consumers, strict', await itemsPerSecond(items, () => drainWith(a, 8, items)), await itemsPerSecond(items, () => drainWith(b, 8, items)));
+      row(
+        'pop, 8 consumers, strict',
+        await itemsPerSecond(items, () => drainWith(a, 8, items)),
+        await itemsPerSecond(items, () => drainWith(b, 8, items)),
+      );
     }
     for (const spread of [8, 32]) {
       const a = ours(spread);
@@ -198,7 +202,10 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
         await all;
         await consumer.stop();
       });
-      row(`consume, ${concurrency} worker${concurrency > 1 ? 's' : ''}${concurrency > 1 ? ', spread 32' : ''} (pop + a write, one transaction)`, rate);
+      row(
+        `consume, ${concurrency} worker${concurrency > 1 ? 's' : ''}${concurrency > 1 ? ', spread 32' : ''} (pop + a write, one transaction)`,
+        rate,
+      );
     }
   } finally {
     await docs.close();
@@ -218,7 +225,8 @@ function printRows(rows: BenchRow[]): void {
   const fmt = (n: number | undefined) => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
   console.log('| queue operation | doclayer items/s | CouchbaseQueue design items/s | ratio |');
   console.log('| --- | ---: | ---: | ---: |');
-  for (const r of rows) console.log(`| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`} |`);
+  for (const r of rows)
+    console.log(`| ${r.operation} | ${fmt(r.ours)} | ${fmt(r.comparison)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`} |`);
 }
 
 if (require.main === module) {

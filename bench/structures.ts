@@ -247,7 +247,9 @@ function rate(n: number | undefined): string {
 
 async function main(): Promise<void> {
   const rows = await runStructuresBench();
-  console.log('\n| operation | ours (ops/s) | comparison (ops/s) | ratio | retries per 1k ops (ours / comparison) | lost updates (ours / comparison) |');
+  console.log(
+    '\n| operation | ours (ops/s) | comparison (ops/s) | ratio | retries per 1k ops (ours / comparison) | lost updates (ours / comparison) |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     const ratio = r.ratio === undefined ? '' : `${r.ratio.toFixed(1)}x`;

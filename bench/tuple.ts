@@ -55,8 +55,7 @@ function workload(count: number): Tuple[] {
     if (kind < 5) out.push([int(64), docId(), fields[int(fields.length)], int(1000)]);
     else if (kind < 7) {
       out.push([int(64), 'idx', fields[int(fields.length)], [words[int(words.length)], int(1e6), null], docId()]);
-    }
-    else if (kind === 7) out.push([words[int(words.length)], hex(int(12) + 1)]);
+    } else if (kind === 7) out.push([words[int(words.length)], hex(int(12) + 1)]);
     else if (kind === 8) out.push([int(2 ** 40) - 2 ** 39, -int(300), rand() * 1000, true]);
     else out.push(['blob', Buffer.from(hex(16), 'hex'), null, false]);
   }

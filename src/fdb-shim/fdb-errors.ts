@@ -86,6 +86,8 @@ export class FdbErrors {
    * An engine's {@link KvError} as the `FDBError` with its code, keeping the original as `cause`.
    * Anything else (a TypeError from a bad argument, an engine bug) is returned unchanged.
    */
+  fromEngine(err: KvError): Error & { code: number };
+  fromEngine(err: unknown): unknown;
   fromEngine(err: unknown): unknown {
     if (!(err instanceof KvError)) return err;
     const mapped = this.fromCode(err.code);

@@ -25,7 +25,7 @@ const FOUNDATIONDB_NATIVE_JS = /[\\/]foundationdb[\\/]dist[\\/]lib[\\/]native\.j
 
 /** Node's module loader, whose `_load` every `require` goes through. */
 interface ModuleLoader {
-  _load(request: string, parent: NodeJS.Module | null | undefined, isMain: boolean): unknown;
+  _load: (this: unknown, request: string, parent: NodeJS.Module | null | undefined, isMain: boolean) => unknown;
 }
 
 // jest passes `jest` to every module it loads, as it passes `require`; plain Node defines no such name.

@@ -11,7 +11,7 @@ export function nativeBytes(value: NativeValue): Buffer {
   if (Buffer.isBuffer(value)) return value;
   // Realm-independent checks: under jest, test code and Node's Buffers have different Uint8Arrays.
   if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (Object.prototype.toString.call(value) === '[object ArrayBuffer]') return Buffer.from(value as ArrayBuffer);
+  if (Object.prototype.toString.call(value) === '[object ArrayBuffer]') return Buffer.from(value);
   throw new TypeError('Invalid param - must be string, buffer or arraybuffer');
 }
 

@@ -35,20 +35,10 @@ const LOCAL_ADDRESS = '127.0.0.1:4500';
 
 /** FDB's atomic mutation codes (as node-foundationdb sends them) and the engines' operation names. */
 const ATOMIC_OPS: ReadonlyMap<number, AtomicOp> = new Map(
-  (
-    [
-      'add',
-      'bitAnd',
-      'bitOr',
-      'bitXor',
-      'appendIfFits',
-      'max',
-      'min',
-      'byteMin',
-      'byteMax',
-      'compareAndClear',
-    ] as const
-  ).map((op) => [FdbMutationType[op], op]),
+  (['add', 'bitAnd', 'bitOr', 'bitXor', 'appendIfFits', 'max', 'min', 'byteMin', 'byteMax', 'compareAndClear'] as const).map((op) => [
+    FdbMutationType[op],
+    op,
+  ]),
 );
 
 /** What a transaction needs from its database and module. */
@@ -102,7 +92,7 @@ export class ShimNativeTransaction implements NativeTransaction {
   /** What every operation fails with until reset: 1031 after a timeout, 1025 after cancel. */
   private terminalCode: number | undefined;
   /** The first error of a mutation since the last reset, reported by the next read or commit. */
-  private deferredError: unknown;
+  private deferredError: KvError | undefined;
 
   constructor(
     private readonly inner: Transaction,
@@ -164,20 +154,20 @@ export class ShimNativeTransaction implements NativeTransaction {
   get(key: NativeValue, isSnapshot: boolean, cb: NativeCallback<Buffer | undefined>): void;
   get(key: NativeValue, isSnapshot: boolean, cb?: NativeCallback<Buffer | undefined>): Promise<Buffer | undefined> | undefined {
     const k = nativeBytes(key);
-    return settle(this.future(() => this.reads(isSnapshot).get(k)), cb);
+    return settle(
+      this.future(() => this.reads(isSnapshot).get(k)),
+      cb,
+    );
   }
 
   getKey(key: NativeValue, orEqual: boolean, offset: number, isSnapshot: boolean): Promise<Buffer>;
   getKey(key: NativeValue, orEqual: boolean, offset: number, isSnapshot: boolean, cb: NativeCallback<Buffer>): void;
-  getKey(
-    key: NativeValue,
-    orEqual: boolean,
-    offset: number,
-    isSnapshot: boolean,
-    cb?: NativeCallback<Buffer>,
-  ): Promise<Buffer> | undefined {
+  getKey(key: NativeValue, orEqual: boolean, offset: number, isSnapshot: boolean, cb?: NativeCallback<Buffer>): Promise<Buffer> | undefined {
     const sel = selector(key, orEqual, offset);
-    return settle(this.future(() => this.reads(isSnapshot).getKey(sel)), cb);
+    return settle(
+      this.future(() => this.reads(isSnapshot).getKey(sel)),
+      cb,
+    );
   }
 
   getRange(...args: NativeRangeArguments): Promise<NativeKeyValueList>;
@@ -244,7 +234,10 @@ export class ShimNativeTransaction implements NativeTransaction {
   getReadVersion(): Promise<Buffer>;
   getReadVersion(cb: NativeCallback<Buffer>): void;
   getReadVersion(cb?: NativeCallback<Buffer>): Promise<Buffer> | undefined {
-    return settle(this.future(async () => versionBytes(await this.inner.getReadVersion())), cb);
+    return settle(
+      this.future(async () => versionBytes(await this.inner.getReadVersion())),
+      cb,
+    );
   }
 
   /**
@@ -265,7 +258,10 @@ export class ShimNativeTransaction implements NativeTransaction {
   getVersionstamp(): Promise<Buffer>;
   getVersionstamp(cb: NativeCallback<Buffer>): void;
   getVersionstamp(cb?: NativeCallback<Buffer>): Promise<Buffer> | undefined {
-    return settle(this.future(() => this.inner.getVersionstamp()), cb);
+    return settle(
+      this.future(() => this.inner.getVersionstamp()),
+      cb,
+    );
   }
 
   /** One placeholder address for every key: all of them live in this process. */
@@ -339,7 +335,7 @@ export class ShimNativeTransaction implements NativeTransaction {
    * Why the transaction cannot run an operation now (its terminal error, then its deferred one), as
    * the `FDBError` to report, or `undefined`.
    */
-  private refusal(): unknown {
+  private refusal(): Error | undefined {
     if (this.terminalCode !== undefined) return this.context.errors.fromCode(this.terminalCode);
     if (this.deferredError !== undefined) return this.context.errors.fromEngine(this.deferredError);
     return undefined;
@@ -458,7 +454,7 @@ export class ShimNativeTransaction implements NativeTransaction {
 }
 
 /** A watch that has already failed with `err`, for a transaction that refuses to make one. */
-function failedWatch(err: unknown): Watch {
+function failedWatch(err: Error): Watch {
   const promise = Promise.reject(err);
   promise.catch(() => undefined);
   return { promise, cancel: () => undefined };

@@ -8,11 +8,7 @@ import type { PendingOperations } from './pending-operations';
  * The errors the addon turns into `false` when asked to ignore the standard ones: the watch was
  * cancelled, or its transaction was cancelled or failed to commit on a conflict.
  */
-const STANDARD_ERRORS: readonly number[] = [
-  ErrorCodes.operation_cancelled,
-  ErrorCodes.transaction_cancelled,
-  ErrorCodes.not_committed,
-];
+const STANDARD_ERRORS: readonly number[] = [ErrorCodes.operation_cancelled, ErrorCodes.transaction_cancelled, ErrorCodes.not_committed];
 
 /**
  * An engine's {@link Watch} as the addon's watch object. The engine resolves `false` when the watch is
@@ -20,12 +16,7 @@ const STANDARD_ERRORS: readonly number[] = [
  * promise then resolves `false` if `ignoreStandardErrors`, and otherwise rejects with the `FDBError`.
  * Tracked in `pending`, so that the transaction's timeout fails it, as FDB's does.
  */
-export function nativeWatch(
-  watch: Watch,
-  ignoreStandardErrors: boolean,
-  errors: FdbErrors,
-  pending: PendingOperations,
-): NativeWatch {
+export function nativeWatch(watch: Watch, ignoreStandardErrors: boolean, errors: FdbErrors, pending: PendingOperations): NativeWatch {
   const outcome = pending.track(
     watch.promise.then((fired) => {
       if (fired) return true;

@@ -598,7 +598,7 @@ const USER_TYPE: TypeCodec<UserType> = {
 };
 
 /** Decoders indexed by type code; unassigned codes are undefined. */
-const BY_CODE: (TypeCodec<TupleItem> | undefined)[] = new Array(256).fill(undefined);
+const BY_CODE: (TypeCodec<TupleItem> | undefined)[] = new Array<TypeCodec<TupleItem> | undefined>(256).fill(undefined);
 for (const c of [NULL, BYTES, STRING, NESTED, INTEGER, FLOAT, DOUBLE, BOOLEAN, UUID, VERSIONSTAMP, USER_TYPE]) {
   for (let code = c.first; code <= c.last; code++) BY_CODE[code] = c;
 }
@@ -629,6 +629,12 @@ function codecOf(v: TupleItem): TypeCodec<TupleItem> {
       if (v instanceof Double) return DOUBLE;
       if (v instanceof Float32) return FLOAT;
       if (v instanceof UserType) return USER_TYPE;
+      break;
+    case 'function':
+    case 'symbol':
+    case 'undefined':
+      // TupleItem rules these out, but JavaScript callers can still pass them.
+      break;
   }
   throw new TupleError('TUPLE_ENCODE', `cannot encode ${describeValue(v)} as a tuple element`);
 }

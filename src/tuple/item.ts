@@ -15,19 +15,7 @@ import type { Versionstamp } from './versionstamp';
  * - `Uuid` (0x30), `Versionstamp` (0x33), `UserType` (0x40..0x4f)
  * - an array: nested tuple (0x05)
  */
-export type TupleItem =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | Float32
-  | Double
-  | Uuid
-  | Versionstamp
-  | UserType
-  | Tuple;
+export type TupleItem = null | boolean | number | bigint | string | Uint8Array | Float32 | Double | Uuid | Versionstamp | UserType | Tuple;
 
 /** A tuple: its packing is the concatenation of its elements' encodings. */
 export type Tuple = readonly TupleItem[];

@@ -20,10 +20,7 @@ function withPacked<T>(prefix: Uint8Array, tuple: Tuple, finish: (w: Writer) => 
 
 function refuseIncomplete(w: Writer): void {
   if (w.versionstampAt >= 0) {
-    throw new TupleError(
-      'TUPLE_VERSIONSTAMP',
-      'pack cannot write an incomplete versionstamp: use packWithVersionstamp',
-    );
+    throw new TupleError('TUPLE_VERSIONSTAMP', 'pack cannot write an incomplete versionstamp: use packWithVersionstamp');
   }
 }
 
@@ -34,10 +31,7 @@ function complete(w: Writer): Buffer {
 
 function withOffset(w: Writer): Buffer {
   if (w.versionstampAt < 0) {
-    throw new TupleError(
-      'TUPLE_VERSIONSTAMP',
-      'packWithVersionstamp needs exactly one incomplete versionstamp, found none',
-    );
+    throw new TupleError('TUPLE_VERSIONSTAMP', 'packWithVersionstamp needs exactly one incomplete versionstamp, found none');
   }
   const out = w.result(4);
   out.writeUInt32LE(w.versionstampAt, w.pos);

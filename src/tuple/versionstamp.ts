@@ -52,9 +52,7 @@ export class Versionstamp {
     if (offset < 0 || bytes.length - offset < 12) {
       throw new TupleError('TUPLE_DECODE', 'a versionstamp needs 12 bytes', offset);
     }
-    const tr = isPlaceholder(bytes, offset)
-      ? null
-      : Buffer.from(bytes.subarray(offset, offset + TR_VERSION_LENGTH));
+    const tr = isPlaceholder(bytes, offset) ? null : Buffer.from(bytes.subarray(offset, offset + TR_VERSION_LENGTH));
     return new Versionstamp(tr, (bytes[offset + 10] << 8) | bytes[offset + 11]);
   }
 

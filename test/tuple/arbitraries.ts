@@ -36,7 +36,10 @@ export const integer: fc.Arbitrary<number | bigint> = fc
   .map(asDecodedInteger);
 
 export const double: fc.Arbitrary<number | Double> = fc
-  .oneof(fc.double(), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map((bits) => Double.fromBits(bits)))
+  .oneof(
+    fc.double(),
+    fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map((bits) => Double.fromBits(bits)),
+  )
   .map(asDecodedDouble);
 
 export const float32: fc.Arbitrary<Float32> = fc.oneof(
@@ -50,10 +53,12 @@ export const string: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: fc.constantFrom('\0', 'a', '\u00ff', '\u07ff', '\u0800', '\uffff', '\u{10000}', '\u{10ffff}') }),
 );
 
-export const bytes: fc.Arbitrary<Buffer> = fc.oneof(
-  fc.uint8Array({ maxLength: 80 }),
-  fc.array(fc.constantFrom(0x00, 0x01, 0xfe, 0xff), { maxLength: 40 }).map((a) => Uint8Array.from(a)),
-).map((u) => Buffer.from(u));
+export const bytes: fc.Arbitrary<Buffer> = fc
+  .oneof(
+    fc.uint8Array({ maxLength: 80 }),
+    fc.array(fc.constantFrom(0x00, 0x01, 0xfe, 0xff), { maxLength: 40 }).map((a) => Uint8Array.from(a)),
+  )
+  .map((u) => Buffer.from(u));
 
 export const uuid: fc.Arbitrary<Uuid> = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => new Uuid(b));
 
@@ -67,17 +72,7 @@ export const userType: fc.Arbitrary<UserType> = fc
   .tuple(fc.integer({ min: 0x40, max: 0x4f }), fc.uint8Array({ maxLength: 20 }))
   .map(([code, b]) => new UserType(code, b));
 
-export const leaf: fc.Arbitrary<TupleItem> = fc.oneof(
-  fc.constant(null),
-  fc.boolean(),
-  integer,
-  double,
-  float32,
-  string,
-  bytes,
-  uuid,
-  versionstamp,
-);
+export const leaf: fc.Arbitrary<TupleItem> = fc.oneof(fc.constant(null), fc.boolean(), integer, double, float32, string, bytes, uuid, versionstamp);
 
 const { item } = fc.letrec<{ item: TupleItem; nested: TupleItem[] }>((tie) => ({
   item: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('nested')),
@@ -159,8 +154,5 @@ const { poolItem } = fc.letrec<{ poolItem: TupleItem; poolNested: TupleItem[] }>
 
 /** Short tuples of pooled elements, sometimes with a trailing user-type value. */
 export const pooledTuple: fc.Arbitrary<Tuple> = fc
-  .tuple(
-    fc.array(poolItem, { maxLength: 4 }),
-    rarely(fc.constantFrom(new UserType(0x40), new UserType(0x40, Buffer.from([0])), new UserType(0x4f))),
-  )
+  .tuple(fc.array(poolItem, { maxLength: 4 }), rarely(fc.constantFrom(new UserType(0x40), new UserType(0x40, Buffer.from([0])), new UserType(0x4f))))
   .map(([items, last]) => (last === null ? items : [...items, last]));

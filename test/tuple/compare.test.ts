@@ -129,16 +129,8 @@ describe('compare', () => {
   });
 
   it('orders UUIDs and user types by their bytes', () => {
-    expectAscending([
-      [new Uuid('00000000-0000-0000-0000-000000000001')],
-      [new Uuid('10000000-0000-0000-0000-000000000000')],
-    ]);
-    expectAscending([
-      [new UserType(0x40)],
-      [new UserType(0x40, Buffer.from([0]))],
-      [new UserType(0x40, Buffer.from([1]))],
-      [new UserType(0x41)],
-    ]);
+    expectAscending([[new Uuid('00000000-0000-0000-0000-000000000001')], [new Uuid('10000000-0000-0000-0000-000000000000')]]);
+    expectAscending([[new UserType(0x40)], [new UserType(0x40, Buffer.from([0]))], [new UserType(0x40, Buffer.from([1]))], [new UserType(0x41)]]);
   });
 
   it('throws a TupleError on elements with no encoding, as pack does', () => {

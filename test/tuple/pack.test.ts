@@ -1,17 +1,5 @@
 import fc from 'fast-check';
-import {
-  Double,
-  Float32,
-  pack,
-  range,
-  strinc,
-  unpack,
-  UserType,
-  Uuid,
-  Versionstamp,
-  type Tuple,
-  type TupleItem,
-} from '../../src/tuple';
+import { Double, Float32, pack, range, strinc, unpack, UserType, Uuid, Versionstamp, type Tuple, type TupleItem } from '../../src/tuple';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const bytes = (h: string) => Buffer.from(h.replace(/ /g, ''), 'hex');
@@ -68,11 +56,7 @@ describe('pack: null, booleans, byte strings', () => {
     ['empty byte string', Buffer.alloc(0), '01 00'],
     ['byte string with 0x00 and 0xff', Buffer.from([0, 0xff, 0, 0]), '01 00ff ff 00ff 00ff 00'],
     ['long byte string (native copy path)', Buffer.alloc(40, 0x61), `01${'61'.repeat(40)}00`],
-    [
-      'long byte string with zeros',
-      Buffer.from(`${'a'.repeat(20)}\0${'b'.repeat(20)}\0`),
-      `01${'61'.repeat(20)}00ff${'62'.repeat(20)}00ff00`,
-    ],
+    ['long byte string with zeros', Buffer.from(`${'a'.repeat(20)}\0${'b'.repeat(20)}\0`), `01${'61'.repeat(20)}00ff${'62'.repeat(20)}00ff00`],
   ]);
 
   it('accepts any Uint8Array and decodes a Buffer', () => {
@@ -171,14 +155,12 @@ describe('pack: integers', () => {
   });
 
   it('round-trips every canonical 1..8-byte integer exactly', () => {
-    const canonical = fc
-      .tuple(fc.integer({ min: 1, max: 8 }), fc.boolean(), fc.uint8Array({ minLength: 8, maxLength: 8 }))
-      .map(([n, neg, b]) => {
-        const payload = Buffer.from(b.subarray(0, n));
-        // Minimal: no leading byte that carries no magnitude.
-        if (payload[0] === (neg ? 0xff : 0x00)) payload[0] = neg ? 0xfe : 0x01;
-        return Buffer.concat([Buffer.from([neg ? 0x14 - n : 0x14 + n]), payload]);
-      });
+    const canonical = fc.tuple(fc.integer({ min: 1, max: 8 }), fc.boolean(), fc.uint8Array({ minLength: 8, maxLength: 8 })).map(([n, neg, b]) => {
+      const payload = Buffer.from(b.subarray(0, n));
+      // Minimal: no leading byte that carries no magnitude.
+      if (payload[0] === (neg ? 0xff : 0x00)) payload[0] = neg ? 0xfe : 0x01;
+      return Buffer.concat([Buffer.from([neg ? 0x14 - n : 0x14 + n]), payload]);
+    });
     fc.assert(
       fc.property(canonical, (b) => pack(unpack(b)).equals(b)),
       { seed: 42, numRuns: 2000 },
@@ -247,11 +229,7 @@ describe('pack: floats and doubles', () => {
 describe('pack: UUIDs, versionstamps, user types', () => {
   checkVectors([
     ['UUID', new Uuid('00112233-4455-6677-8899-aabbccddeeff'), '30 00112233445566778899aabbccddeeff'],
-    [
-      'complete versionstamp',
-      Versionstamp.complete(bytes('0102030405060708090a'), 0x0b0c),
-      '33 0102030405060708090a 0b0c',
-    ],
+    ['complete versionstamp', Versionstamp.complete(bytes('0102030405060708090a'), 0x0b0c), '33 0102030405060708090a 0b0c'],
     ['user type (runs to the end of the key)', new UserType(0x40, Buffer.from([1, 2, 0])), '40 010200'],
     ['user type without bytes', new UserType(0x4f), '4f'],
   ]);
@@ -303,7 +281,13 @@ describe('range', () => {
 
   it('covers every tuple extending the prefix, but not the prefix itself', () => {
     const r = range(['users']);
-    for (const t of [['users', null], ['users', 0], ['users', 'x', 'y'], ['users', [1]], ['users', 2n ** 80n]]) {
+    for (const t of [
+      ['users', null],
+      ['users', 0],
+      ['users', 'x', 'y'],
+      ['users', [1]],
+      ['users', 2n ** 80n],
+    ]) {
       const k = pack(t);
       expect(Buffer.compare(k, r.begin)).toBeGreaterThanOrEqual(0);
       expect(Buffer.compare(k, r.end)).toBeLessThan(0);

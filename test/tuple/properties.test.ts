@@ -50,10 +50,7 @@ describe('compare (property-based)', () => {
         fc.pre(extensible(prefix));
         const a = [...prefix, ...x];
         const b = [...prefix, ...y];
-        return (
-          sign(compare(a, b)) === sign(Buffer.compare(pack(a), pack(b))) &&
-          sign(compare(x, y)) === sign(Buffer.compare(pack(x), pack(y)))
-        );
+        return sign(compare(a, b)) === sign(Buffer.compare(pack(a), pack(b))) && sign(compare(x, y)) === sign(Buffer.compare(pack(x), pack(y)));
       }),
       { seed: 42, numRuns: 500 },
     );
@@ -62,11 +59,7 @@ describe('compare (property-based)', () => {
   it('is antisymmetric and zero exactly on equal packings', () => {
     fc.assert(
       fc.property(pooledTuple, pooledTuple, (a, b) => {
-        return (
-          sign(compare(a, b)) === -sign(compare(b, a)) &&
-          compare(a, a) === 0 &&
-          (compare(a, b) === 0) === pack(a).equals(pack(b))
-        );
+        return sign(compare(a, b)) === -sign(compare(b, a)) && compare(a, a) === 0 && (compare(a, b) === 0) === pack(a).equals(pack(b));
       }),
       { seed: 42, numRuns: 2000 },
     );

@@ -77,9 +77,7 @@ describe('packWithVersionstamp', () => {
   });
 
   it('rejects a tuple without an incomplete versionstamp', () => {
-    expect(versionstampError(() => packWithVersionstamp(['a', Versionstamp.complete(Buffer.alloc(10))]))).toMatch(
-      /found none/,
-    );
+    expect(versionstampError(() => packWithVersionstamp(['a', Versionstamp.complete(Buffer.alloc(10))]))).toMatch(/found none/);
   });
 
   it('rejects a tuple with more than one incomplete versionstamp', () => {
