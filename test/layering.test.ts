@@ -20,7 +20,7 @@ const LAYERS: readonly Unit[] = [
   { name: 'structures', rank: 3, paths: ['structures/'] },
   { name: 'index', rank: 4, paths: ['index/'] },
   { name: 'changes', rank: 4, paths: ['changes/'] },
-  { name: 'composition root', rank: 5, paths: ['index.ts', 'open.ts'] },
+  { name: 'composition root', rank: 5, paths: ['index.ts', 'open.ts', 'collection.ts'] },
   { name: 'cli', rank: 6, paths: ['cli/'] },
   { name: 'node-red', rank: 6, paths: ['node-red/'] },
   { name: 'fdb-shim', rank: 6, paths: ['fdb-shim/'] },
@@ -49,15 +49,6 @@ const KV_PARTS: readonly Unit[] = [
  * happens, so that the list only ever shrinks.
  */
 const KNOWN_VIOLATIONS: readonly string[] = [
-  // Collection hands out the structures, which import Collection back (issue 12, point 1).
-  'src/document/collection/collection.ts -> src/structures/kind.ts',
-  'src/document/collection/collection.ts -> src/structures/structure.ts',
-  'src/document/collection/collection.ts -> src/structures/counter.ts',
-  'src/document/collection/collection.ts -> src/structures/list.ts',
-  'src/document/collection/collection.ts -> src/structures/map.ts',
-  'src/document/collection/collection.ts -> src/structures/queue/queue.ts',
-  'src/document/collection/collection.ts -> src/structures/set.ts',
-  'src/document/collection/collection.ts -> src/structures/text.ts',
   // The contract's range checks use client code: the KeyRange type and the MAX_USER_KEY bound.
   'src/kv/contract/key-arguments.ts -> src/kv/client/range-set.ts',
   'src/kv/contract/key-arguments.ts -> src/kv/client/read-your-writes.ts',
