@@ -16,15 +16,17 @@ import { isKeySelector } from '../contract/key-selector';
 import { Limits } from '../contract/limits';
 import { ATOMIC_OPS } from './atomic-ops';
 import { Deferred } from './deferred';
-import type { KeyRange } from './range-set';
-import { MAX_USER_KEY, type ReadYourWritesView } from './read-your-writes';
+import { RangeBatches } from './range-batches';
+import { RangeStream, type RangeBatch } from './range-stream';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
+import type { ReadYourWritesView } from './read-your-writes';
 import {
   fillMaxVersionstamp,
   fillVersionstamp,
   parseVersionstampTemplate,
   versionstampOf,
 } from './versionstamp-template';
-import { KeyWatch, sameValue } from '../engine-parts/watch-registry';
+import { KeyWatch, sameValue } from './key-watch';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import type {
@@ -44,16 +46,6 @@ import type {
  * transaction_cancelled (1025) until `reset`.
  */
 export type TransactionState = 'active' | 'committing' | 'committed' | 'failed' | 'cancelled';
-
-/** First batch of a streaming range read; batches double up to {@link MAX_BATCH}, like FDB's iterator mode. */
-const FIRST_BATCH = 64;
-const MAX_BATCH = 4096;
-
-/** A batch of a streamed range read, and how to read the next one (`undefined`: that was the last). */
-export interface RangeBatch {
-  readonly items: KeyValue[];
-  readonly next: (() => RangeBatch) | undefined;
-}
 
 /**
  * The client half of a transaction over a snapshot-and-commit backend, as FDB's client does it:
@@ -443,21 +435,13 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const generation = this.generation;
     const limit = rangeLimit(options.limit);
-    const reverse = options.reverse === true;
-    const fixedBatch = options.batchSize !== undefined && options.batchSize > 0 ? options.batchSize : undefined;
-    let size = fixedBatch ?? FIRST_BATCH;
     const range = this.resolveRange(begin, end, snapshot);
     if (!range) return { items: [], next: undefined };
-    let { begin: from, end: to } = range;
-    let remaining = limit;
+    const batches = new RangeBatches(range, limit, options);
     const read = (): RangeBatch => {
-      const batch = this.readRangeBatch(from, to, Math.min(remaining, size), reverse, snapshot);
-      remaining -= batch.items.length;
-      if (!batch.lastKey || !batch.limited || remaining <= 0) return { items: batch.items, next: undefined };
-      if (reverse) to = batch.lastKey;
-      else from = keyAfter(batch.lastKey);
-      if (!fixedBatch) size = Math.min(size * 2, MAX_BATCH);
-      return { items: batch.items, next: following };
+      const { begin: from, end: to, reverse } = batches;
+      const batch = this.readRangeBatch(from, to, batches.batchLimit, reverse, snapshot);
+      return { items: batch.items, next: batches.advance(batch.items, batch.limited) ? following : undefined };
     };
     const following = (): RangeBatch => {
       if (this.generation !== generation) {
@@ -492,7 +476,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     limit: number,
     reverse: boolean,
     snapshot: boolean,
-  ): { items: KeyValue[]; limited: boolean; lastKey: Buffer | undefined } {
+  ): { items: KeyValue[]; limited: boolean } {
     const items: KeyValue[] = [];
     const view = this.collectRange(begin, end, limit, reverse, items);
     const lastKey = items.length > 0 ? items[items.length - 1].key : undefined;
@@ -501,7 +485,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     if (limited && lastKey) covered = reverse ? { begin: lastKey, end } : { begin, end: keyAfter(lastKey) };
     view.assertReadable(covered);
     if (!snapshot) this.addReadConflict(covered.begin, covered.end);
-    return { items, limited, lastKey };
+    return { items, limited };
   }
 
   /** Records a read conflict, minus the parts this transaction cleared (they do not depend on the store). */
@@ -553,60 +537,5 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.readConflictBytes = 0;
     this.versionstamp = undefined;
     this.committedVersion = -1n;
-  }
-}
-
-/** A fresh copy of `bytes`, which the caller may modify. */
-export function copyOf(bytes: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(bytes.length);
-  bytes.copy(out);
-  return out;
-}
-
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-/**
- * The async iterator of `getRange`: hands out the pairs of each batch without a generator step each,
- * and reads a batch only when the previous one is used up. Like an async generator, it starts on the
- * first `next()` (errors reject that call), and ends for good once it has failed or been returned.
- */
-class RangeStream implements AsyncIterableIterator<KeyValue> {
-  private items: KeyValue[] = [];
-  private index = 0;
-  /** Reads the next batch; `undefined` once there is none. */
-  private following: (() => RangeBatch) | undefined;
-
-  constructor(start: () => RangeBatch) {
-    this.following = start;
-  }
-
-  next(): Promise<IteratorResult<KeyValue, undefined>> {
-    if (this.index < this.items.length) return Promise.resolve({ done: false, value: this.items[this.index++] });
-    const following = this.following;
-    if (!following) return Promise.resolve(DONE);
-    this.following = undefined;
-    this.items = [];
-    this.index = 0;
-    let batch: RangeBatch;
-    try {
-      batch = following();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    this.items = batch.items;
-    this.following = batch.next;
-    // A batch is empty only when it is the last.
-    return this.next();
-  }
-
-  return(): Promise<IteratorResult<KeyValue, undefined>> {
-    this.following = undefined;
-    this.items = [];
-    this.index = 0;
-    return Promise.resolve(DONE);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
   }
 }

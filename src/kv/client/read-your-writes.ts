@@ -2,11 +2,9 @@ import type BTree from 'sorted-btree';
 import { compareBytes, keyAfter } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import type { KeyValue } from '../contract/types';
-import type { KeyRange } from './range-set';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import { resolvePendingWrite, type PendingWrite, type WriteSet } from './write-set';
 
-/** The first key of FDB's system keyspace: user keys are below it, and reads are clamped to it. */
-export const MAX_USER_KEY: Buffer = Buffer.from([0xff]);
 const EMPTY_KEY: Buffer = Buffer.alloc(0);
 
 /** A key selector resolved over the merged view, with the keys the resolution looked at. */

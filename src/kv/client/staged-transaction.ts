@@ -1,4 +1,4 @@
-import { compareBytes, keyAfter, toBuffer } from '../contract/bytes';
+import { compareBytes, copyOf, keyAfter, toBuffer } from '../contract/bytes';
 import { KvError, kvError } from '../contract/errors';
 import {
   checkedValue,
@@ -12,8 +12,8 @@ import {
 import { isKeySelector } from '../contract/key-selector';
 import { Limits } from '../contract/limits';
 import { ATOMIC_OPS } from './atomic-ops';
-import type { KeyRange } from './range-set';
-import { MAX_USER_KEY } from './read-your-writes';
+import { RangeBatches } from './range-batches';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import {
   fillMaxVersionstamp,
   fillVersionstamp,
@@ -47,9 +47,6 @@ type StagedCall =
   | { readonly type: 'readConflict'; readonly begin: Buffer; readonly end: Buffer }
   | { readonly type: 'writeConflict'; readonly begin: Buffer; readonly end: Buffer };
 
-/** First batch of a streaming range read; batches double up to {@link MAX_BATCH}, as the memory engine's do. */
-const FIRST_BATCH = 64;
-const MAX_BATCH = 4096;
 const EMPTY_KEY = Buffer.alloc(0);
 
 /**
@@ -281,7 +278,10 @@ export class StagedTransaction extends TransactionShorthands implements Transact
       if (writes.unreadable.rangeContaining(k)) throw unreadableRange();
       return source.get(k);
     }
-    if (pending.kind !== 'atomic') return copyOf(resolvePendingWrite(pending, undefined));
+    if (pending.kind !== 'atomic') {
+      const value = resolvePendingWrite(pending, undefined);
+      return value === undefined ? undefined : copyOf(value);
+    }
     // Later staged calls must not change what this read returns: the steps are taken now.
     const steps = pending.steps.slice();
     const stored = await source.get(k);
@@ -354,22 +354,13 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   ): AsyncGenerator<KeyValue, void, undefined> {
     this.assertUsable();
     const limit = rangeLimit(options.limit);
-    const reverse = options.reverse === true;
-    const fixedBatch = options.batchSize !== undefined && options.batchSize > 0 ? options.batchSize : undefined;
-    let batchSize = fixedBatch ?? FIRST_BATCH;
     const range = await this.resolveRange(source, begin, end);
     if (!range) return;
-    let { begin: from, end: to } = range;
-    let remaining = limit;
+    const batches = new RangeBatches(range, limit, options);
     for (;;) {
-      const batch = await this.readMerged(source, from, to, Math.min(remaining, batchSize), reverse);
+      const batch = await this.readMerged(source, batches.begin, batches.end, batches.batchLimit, batches.reverse);
       yield* batch.items;
-      remaining -= batch.items.length;
-      const last = batch.items[batch.items.length - 1];
-      if (!batch.limited || last === undefined || remaining <= 0) return;
-      if (reverse) to = last.key;
-      else from = keyAfter(last.key);
-      if (!fixedBatch) batchSize = Math.min(batchSize * 2, MAX_BATCH);
+      if (!batches.advance(batch.items, batch.limited)) return;
       this.assertUsable();
     }
   }
@@ -522,13 +513,6 @@ function replay(parent: Transaction, call: StagedCall): void {
     case 'writeConflict':
       return parent.addWriteConflictRange(call.begin, call.end);
   }
-}
-
-/** A fresh copy for the caller, so that changing a result cannot change a staged value. */
-function copyOf(bytes: Buffer): Buffer;
-function copyOf(bytes: Buffer | undefined): Buffer | undefined;
-function copyOf(bytes: Buffer | undefined): Buffer | undefined {
-  return bytes === undefined ? undefined : Buffer.from(bytes);
 }
 
 function unreadableRange(): KvError {

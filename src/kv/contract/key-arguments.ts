@@ -2,8 +2,7 @@ import { compareBytes, toBuffer } from './bytes';
 import { KvError, kvError } from './errors';
 import { isKeySelector } from './key-selector';
 import { Limits } from './limits';
-import type { KeyRange } from '../client/range-set';
-import { MAX_USER_KEY } from '../client/read-your-writes';
+import { MAX_USER_KEY, type KeyRange } from './key-range';
 import type { Bytes, KeySelector } from './types';
 
 /**

@@ -1,7 +1,9 @@
-import { ClientTransaction, copyOf } from '../client/client-transaction';
+import { ClientTransaction } from '../client/client-transaction';
+import { copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { coalesceRanges } from '../client/range-set';
-import { MAX_USER_KEY, ReadYourWritesView } from '../client/read-your-writes';
+import { ReadYourWritesView } from '../client/read-your-writes';
+import { MAX_USER_KEY } from '../contract/key-range';
 import type { Bytes, KeySelector, KeyValue, RangeOptions } from '../contract/types';
 import { LMDB_KEY_LIMIT } from './arguments';
 import type { LmdbCluster } from './lmdb-cluster';

@@ -1,6 +1,6 @@
 import { Limits } from '../contract/limits';
 import { ConflictLog, type Conflict } from '../engine-parts/conflict-log';
-import type { KeyRange } from '../client/range-set';
+import type { KeyRange } from '../contract/key-range';
 import { conflictRecordTime, decodeConflictRecord } from './conflict-record';
 import type { StoreReader, StoreWriter } from './lmdb-store';
 import { WINDOW_VERSIONS } from './versions';

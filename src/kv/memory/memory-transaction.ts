@@ -1,4 +1,5 @@
-import { ClientTransaction, copyOf } from '../client/client-transaction';
+import { ClientTransaction } from '../client/client-transaction';
+import { copyOf } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
