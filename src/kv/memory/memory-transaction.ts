@@ -3,6 +3,7 @@ import { copyOf } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
+import { FrozenTree } from './frozen-tree';
 
 /**
  * A transaction of the memory engine: the client side of FDB's protocol ({@link ClientTransaction}).
@@ -82,7 +83,7 @@ export class MemoryTransaction extends ClientTransaction {
   }
 
   private currentView(): ReadYourWritesView {
-    this.view ??= new ReadYourWritesView(this.acquireSnapshot().data, this.writes);
+    this.view ??= new ReadYourWritesView(new FrozenTree(this.acquireSnapshot().data), this.writes);
     return this.view;
   }
 
