@@ -79,7 +79,7 @@ async function counter(db: Database, key: Bytes): Promise<bigint> {
 }
 
 /**
- * The KV contract of `src/kv/types.ts`, as one suite every engine runs:
+ * The KV contract of `src/kv/contract/types.ts`, as one suite every engine runs:
  * `kvConformanceSuite('memory', { open: async () => openMemoryDatabase(), ... })`.
  */
 export function kvConformanceSuite(name: string, factory: ConformanceFactory): void {

@@ -69,7 +69,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   protected pendingWatches: KeyWatch[] = [];
   private versionstamp: Deferred<Buffer> | undefined;
   private committedVersion = -1n;
-  /** Grows across `onError` retries; only `reset` (a fresh transaction) starts it over. */
+  /** Grows across `onError` retries; only `reset` starts it over, as for a new transaction. */
   private readonly backoff = new Backoff();
   private snapshotReads: ReadTransaction | undefined;
   /** The largest key that can exist: an engine's own limit, or FoundationDB's. */

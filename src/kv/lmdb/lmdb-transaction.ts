@@ -18,9 +18,9 @@ interface ReadState {
 }
 
 /**
- * A transaction of the lmdb engine: the client side of FDB's protocol ({@link ClientTransaction}, as
- * the memory engine's transaction, whose read-your-writes merge, write set, atomic operations and
- * versionstamp templates it uses as they are), over LMDB:
+ * A transaction of the lmdb engine: the client side of FDB's protocol ({@link ClientTransaction}, with
+ * the client code's read-your-writes merge, write set, atomic operations and versionstamp templates,
+ * as the memory engine's transaction), over LMDB:
  *
  * - The first read takes the read version: the store's last commit version, with an LMDB read
  *   snapshot at it that every later read of the transaction uses (held until the commit, a reset, a
