@@ -4,26 +4,13 @@ import { isKvError, kvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import type { AtomicOp, Bytes, KeySelector, KeyValue, Transaction } from '../../src/kv/contract/types';
+import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
 import { atomicCases } from '../support/atomic-cases';
 import { Barrier } from '../support/barrier';
 import { expectKvError, settledWithin } from '../support/kv-assertions';
 import { KeyspaceModel } from '../support/keyspace-model';
 import { printable, printablePairs } from '../support/printable';
 import { Random, testSeed } from '../support/random';
-
-/** Fault injection as the memory engine offers it: seeded fractions of commits that fail. */
-export interface ConformanceFaults {
-  seed: number;
-  /** Fraction of commits that fail with `not_committed` (1020) without applying. */
-  notCommitted?: number;
-  /**
-   * Fraction of commits that are applied and then report `commit_unknown_result` (1021): the harmful
-   * case of 1021, which FDB cannot rule out, made certain so that tests can show it.
-   */
-  unknownResult?: number;
-  /** Fraction of commits that fail with `transaction_too_old` (1007) without applying. */
-  tooOld?: number;
-}
 
 /**
  * How the conformance suite gets databases from an engine. Each test opens its own (the suite closes
@@ -35,7 +22,7 @@ export interface ConformanceFactory {
   /** A fresh, empty database. */
   open(): Promise<Database>;
   /** A fresh, empty database whose commits fail as `faults` says. */
-  openWithFaults?(faults: ConformanceFaults): Promise<Database>;
+  openWithFaults?(faults: FaultInjectionOptions): Promise<Database>;
   /** A fresh, empty database whose engine reads the time (in ms) from `now`, for the 5-second limit. */
   openWithClock?(now: () => number): Promise<Database>;
   /** Called once after the whole suite. */
@@ -1111,7 +1098,7 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         const increments = 25;
         const rate = 0.4;
 
-        async function openFaulty(faults: Omit<ConformanceFaults, 'seed'>, salt: number) {
+        async function openFaulty(faults: Omit<FaultInjectionOptions, 'seed'>, salt: number) {
           const seed = testSeed(salt);
           return { db: track(await factory.openWithFaults!({ seed, ...faults })), seed };
         }
