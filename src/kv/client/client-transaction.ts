@@ -4,28 +4,26 @@ import { KvError, kvError } from '../contract/errors';
 import {
   boundKey,
   checkedValue,
+  clearableKey,
   keyTooLarge,
   legalRange,
   outsideLegalRange,
   rangeLimit,
+  readableKey,
+  selectorBoundary,
   selectorKey,
   writableKey,
   type EngineKeyLimit,
 } from '../contract/key-arguments';
 import { isKeySelector } from '../contract/key-selector';
 import { Limits } from '../contract/limits';
-import { ATOMIC_OPS } from './atomic-ops';
+import { checkedAtomicOp } from './atomic-ops';
 import { Deferred } from './deferred';
-import { RangeBatches } from './range-batches';
+import { provenRange, RangeBatches } from './range-batches';
 import { RangeStream, type RangeBatch } from './range-stream';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
-import {
-  fillMaxVersionstamp,
-  fillVersionstamp,
-  parseVersionstampTemplate,
-  versionstampOf,
-} from './versionstamp-template';
+import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
@@ -158,12 +156,10 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Clears `key`. A key over the size limit cannot exist, so clearing one does nothing (as in FDB). */
   clear(key: Bytes): void {
     this.assertUsable();
-    const k = toBuffer(key);
-    if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-    if (k.length > this.maxKeyBytes) return;
-    const own = Buffer.from(k);
-    this.writes.clear(own);
-    this.triggerOwnWatches(own);
+    const k = clearableKey(key, this.keyLimit);
+    if (!k) return;
+    this.writes.clear(k);
+    this.triggerOwnWatches(k);
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
@@ -176,7 +172,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
     this.assertUsable();
-    if (!ATOMIC_OPS.has(op)) throw kvError('client_invalid_operation', `unknown atomic operation '${String(op)}'`);
+    checkedAtomicOp(op);
     const k = writableKey(key, this.keyLimit);
     const operand = checkedValue(param);
     this.writes.atomic(op, k, operand);
@@ -194,11 +190,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const v = checkedValue(value);
     const template = parseVersionstampTemplate(raw);
     const readVersion = this.knownReadVersion();
-    const lowestVersion = readVersion !== undefined ? readVersion + 1n : 0n;
-    const lowest = fillVersionstamp(template, versionstampOf(lowestVersion));
-    const afterHighest = keyAfter(fillMaxVersionstamp(template));
-    const end = compareBytes(afterHighest, MAX_USER_KEY) > 0 ? MAX_USER_KEY : afterHighest;
-    this.writes.setVersionstampedKey(template, v, compareBytes(lowest, end) < 0 ? { begin: lowest, end } : undefined);
+    this.writes.setVersionstampedKey(template, v, possibleKeys(template, readVersion !== undefined ? readVersion + 1n : 0n));
   }
 
   /** Until commit the value is unknown: reading the key fails with accessed_unreadable (1036), as in FDB. */
@@ -356,10 +348,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   private async readValue(key: Bytes, snapshot: boolean): Promise<Buffer | undefined> {
     this.assertUsable();
-    const k = toBuffer(key);
-    if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
-    // No key over the limit can exist.
-    if (k.length > this.maxKeyBytes) return undefined;
+    const k = readableKey(key, this.keyLimit);
+    if (!k) return undefined;
     const view = this.readView();
     const value = view.get(k);
     if (!snapshot && view.dependsOnStore(k)) {
@@ -400,12 +390,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   private resolveBound(key: Buffer, bound: Bytes | KeySelector, snapshot: boolean): Buffer {
     if (!isKeySelector(bound)) return key;
-    // firstGreaterOrEqual and firstGreaterThan bound a range exactly as a key does: no lookup needed.
-    if (bound.offset === 1) {
-      if (!bound.orEqual) return key;
-      const after = keyAfter(key);
-      return compareBytes(after, MAX_USER_KEY) > 0 ? MAX_USER_KEY : after;
-    }
+    if (bound.offset === 1) return selectorBoundary(key, bound.orEqual);
     return this.resolveSelector(key, bound, snapshot);
   }
 
@@ -479,13 +464,10 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   ): { items: KeyValue[]; limited: boolean } {
     const items: KeyValue[] = [];
     const view = this.collectRange(begin, end, limit, reverse, items);
-    const lastKey = items.length > 0 ? items[items.length - 1].key : undefined;
-    const limited = items.length >= limit;
-    let covered: KeyRange = { begin, end };
-    if (limited && lastKey) covered = reverse ? { begin: lastKey, end } : { begin, end: keyAfter(lastKey) };
-    view.assertReadable(covered);
-    if (!snapshot) this.addReadConflict(covered.begin, covered.end);
-    return { items, limited };
+    const proven = provenRange(begin, end, items, limit, reverse);
+    view.assertReadable(proven);
+    if (!snapshot) this.addReadConflict(proven.begin, proven.end);
+    return { items, limited: items.length >= limit };
   }
 
   /** Records a read conflict, minus the parts this transaction cleared (they do not depend on the store). */

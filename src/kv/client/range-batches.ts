@@ -50,3 +50,14 @@ export class RangeBatches {
     return true;
   }
 }
+
+/**
+ * What a read of up to `limit` pairs of `[begin, end)` that returned `items` proves, and so the read
+ * conflict it records: the whole range, or with the limit reached, the range up to and including the
+ * last key returned.
+ */
+export function provenRange(begin: Buffer, end: Buffer, items: readonly KeyValue[], limit: number, reverse: boolean): KeyRange {
+  const last = items[items.length - 1];
+  if (last === undefined || items.length < limit) return { begin, end };
+  return reverse ? { begin: last.key, end } : { begin, end: keyAfter(last.key) };
+}

@@ -1,5 +1,6 @@
 import { compareBytes, keyAfter } from '../contract/bytes';
 import { kvError } from '../contract/errors';
+import { selectorBoundary } from '../contract/key-arguments';
 import type { KeyValue } from '../contract/types';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import { resolvePendingWrite, type PendingWrite, type WriteSet } from './write-set';
@@ -213,8 +214,7 @@ export class ReadYourWritesView {
    * `orEqual`), counting that key as offset 0. Off the start resolves to `''`, off the end to `'\xff'`.
    */
   resolveSelector(key: Buffer, orEqual: boolean, offset: number): ResolvedSelector {
-    let boundary = orEqual ? keyAfter(key) : key;
-    if (compareBytes(boundary, MAX_USER_KEY) > 0) boundary = MAX_USER_KEY;
+    const boundary = selectorBoundary(key, orEqual);
     const found: KeyValue[] = [];
     if (offset >= 1) {
       this.collect(boundary, MAX_USER_KEY, offset, false, found);
