@@ -91,7 +91,7 @@ export class MemoryTransaction extends ClientTransaction {
    * A fresh copy of a value for `get`: a point read costs one copy, and its result never aliases the
    * store, so a caller modifying it cannot change committed data (FDB's bindings also return fresh
    * buffers). Range reads do not copy (see {@link ReadYourWritesView.collect}): their results are
-   * read-only, as types.ts says of every result.
+   * read-only, as `contract/types.ts` says of every result.
    */
   protected pointValue(value: Buffer): Buffer {
     return copyOf(value);
