@@ -30,7 +30,7 @@ import { isDocumentError } from '../src/document/errors';
 import { Database } from '../src/kv/contract/database';
 import { MemoryEngine } from '../src/kv/memory/memory-engine';
 import { seededRandom } from '../src/kv/engine-parts/seeded-random';
-import { CountingEngine } from '../test/support/counting-engine';
+import { CountingEngine } from '../src/kv/counting-engine';
 import { runQueueBench, withRoundTrips } from './structures-queue';
 
 export interface StructureBenchRow {

@@ -43,21 +43,8 @@ const KV_PARTS: readonly Unit[] = [
   { name: 'kv root', rank: 4, paths: ['kv/index.ts', 'kv/counting-engine.ts', 'kv/open-database.ts'] },
 ];
 
-/**
- * Imports that break the rules today, as `importer -> imported file`. Issue 12 removes them: delete an entry
- * when its import goes. The test fails on any violation not listed here, and on an entry that no longer
- * happens, so that the list only ever shrinks.
- */
-const KNOWN_VIOLATIONS: readonly string[] = [
-  // The contract's range checks use client code: the KeyRange type and the MAX_USER_KEY bound.
-  'src/kv/contract/key-arguments.ts -> src/kv/client/range-set.ts',
-  'src/kv/contract/key-arguments.ts -> src/kv/client/read-your-writes.ts',
-  // Client transactions take KeyWatch and sameValue from the engines' watch registry.
-  'src/kv/client/client-transaction.ts -> src/kv/engine-parts/watch-registry.ts',
-];
-
 interface Violation {
-  /** `importer -> imported`, as KNOWN_VIOLATIONS lists it. */
+  /** `importer -> imported`. */
   edge: string;
   /** Where and why, for the failure message. */
   message: string;
@@ -99,15 +86,6 @@ function breachBetween(from: string, to: string): string | undefined {
   return breach(fromPart, toPart);
 }
 
-/** The violations found that KNOWN_VIOLATIONS does not list, and the entries that no longer happen. */
-function againstKnown(found: readonly Violation[], known: readonly string[]): { unlisted: string[]; stale: string[] } {
-  const edges = new Set(found.map((v) => v.edge));
-  return {
-    unlisted: found.filter((v) => !known.includes(v.edge)).map((v) => v.message),
-    stale: known.filter((edge) => !edges.has(edge)),
-  };
-}
-
 function sourceTree(root: string): Map<string, string> {
   const files = new Map<string, string>();
   const walk = (dir: string): void => {
@@ -124,8 +102,8 @@ function sourceTree(root: string): Map<string, string> {
 describe('the layering of src/', () => {
   const tree = sourceTree(path.join(__dirname, '..'));
 
-  it('has every import point down, apart from the known violations', () => {
-    expect(againstKnown(layeringViolations(tree), KNOWN_VIOLATIONS)).toEqual({ unlisted: [], stale: [] });
+  it('has every import point down', () => {
+    expect(layeringViolations(tree).map((v) => v.message)).toEqual([]);
   });
 
   it('reads the whole tree and its imports', () => {
@@ -228,12 +206,5 @@ describe('the layering check itself', () => {
       'src/kv/engine-chooser.ts -> src/kv/memory/memory-engine.ts',
     ]);
     expect(edges('src/tuple/codec.ts', "import '../../test/support/random';")).toEqual(['src/tuple/codec.ts -> ../../test/support/random']);
-  });
-
-  it('fails on a new violation and on a known one that no longer happens', () => {
-    const found = layeringViolations(treeWith('src/tuple/codec.ts', "import '../kv';"));
-    expect(againstKnown(found, ['src/tuple/codec.ts -> src/kv/index.ts'])).toEqual({ unlisted: [], stale: [] });
-    expect(againstKnown(found, []).unlisted).toHaveLength(1);
-    expect(againstKnown([], ['src/tuple/codec.ts -> src/kv/index.ts']).stale).toEqual(['src/tuple/codec.ts -> src/kv/index.ts']);
   });
 });

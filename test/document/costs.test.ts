@@ -8,7 +8,7 @@
  * - inserting or removing inside an array moves only the shorter side.
  */
 import { LookupInSpec, MutateInSpec, type Collection, type JsonValue } from '../../src';
-import type { AttemptLog, CountingEngine, Counts } from '../support/counting-engine';
+import type { AttemptLog, CountingEngine, KvCounts as Counts } from '../../src/kv/counting-engine';
 import { documentSuite, type DocumentTestContext } from './document-suite';
 
 /** Entries a value occupies: one per container (its marker) and one per scalar (short strings only). */

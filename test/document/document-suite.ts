@@ -1,7 +1,7 @@
 import { open, type DocLayer } from '../../src';
 import { Database } from '../../src/kv/contract/database';
 import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
-import { CountingEngine } from '../support/counting-engine';
+import { CountingEngine } from '../../src/kv/counting-engine';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
 
 /**

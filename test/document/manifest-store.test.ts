@@ -30,7 +30,7 @@ import { Database } from '../../src/kv/contract/database';
 import { isKvError } from '../../src/kv/contract/errors';
 import type { Transaction } from '../../src/kv/contract/types';
 import { Barrier } from '../support/barrier';
-import { CountingEngine } from '../support/counting-engine';
+import { CountingEngine } from '../../src/kv/counting-engine';
 import { documentEngines } from '../support/document-engines';
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {

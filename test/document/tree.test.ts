@@ -16,7 +16,7 @@ import type { JsonValue, PathElement } from '../../src/document/types';
 import { Database } from '../../src/kv/contract/database';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { Transaction } from '../../src/kv/contract/types';
-import { CountingEngine } from '../support/counting-engine';
+import { CountingEngine } from '../../src/kv/counting-engine';
 import { Random, testSeed } from '../support/random';
 
 const keys = new DocumentKeys(Buffer.from('test/'), 'doc');

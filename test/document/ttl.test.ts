@@ -248,7 +248,7 @@ documentSuite('purgeExpired and the sweeper', (ctx) => {
     clock.now = T0 + 1000;
     const { result, counts } = await counter.measure(() => docs.purgeExpired({ batchSize: 4 }));
     expect(result).toBe(25);
-    expect(counts.committed).toBe(7);
+    expect(counts.commits).toBe(7);
     expect(await collect(c.scan())).toEqual([]);
     await expectDocumentError(docs.purgeExpired({ batchSize: 0 }), 'INVALID_ARGUMENT');
     await expectDocumentError(docs.purgeExpired({ now: NaN }), 'INVALID_ARGUMENT');

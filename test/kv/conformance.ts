@@ -4,26 +4,14 @@ import { isKvError, kvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import type { AtomicOp, Bytes, KeySelector, KeyValue, Transaction } from '../../src/kv/contract/types';
+import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
 import { atomicCases } from '../support/atomic-cases';
 import { Barrier } from '../support/barrier';
 import { expectKvError, settledWithin } from '../support/kv-assertions';
+import { KeyspaceFuzz } from '../support/keyspace-fuzz';
 import { KeyspaceModel } from '../support/keyspace-model';
 import { printable, printablePairs } from '../support/printable';
 import { Random, testSeed } from '../support/random';
-
-/** Fault injection as the memory engine offers it: seeded fractions of commits that fail. */
-export interface ConformanceFaults {
-  seed: number;
-  /** Fraction of commits that fail with `not_committed` (1020) without applying. */
-  notCommitted?: number;
-  /**
-   * Fraction of commits that are applied and then report `commit_unknown_result` (1021): the harmful
-   * case of 1021, which FDB cannot rule out, made certain so that tests can show it.
-   */
-  unknownResult?: number;
-  /** Fraction of commits that fail with `transaction_too_old` (1007) without applying. */
-  tooOld?: number;
-}
 
 /**
  * How the conformance suite gets databases from an engine. Each test opens its own (the suite closes
@@ -35,7 +23,7 @@ export interface ConformanceFactory {
   /** A fresh, empty database. */
   open(): Promise<Database>;
   /** A fresh, empty database whose commits fail as `faults` says. */
-  openWithFaults?(faults: ConformanceFaults): Promise<Database>;
+  openWithFaults?(faults: FaultInjectionOptions): Promise<Database>;
   /** A fresh, empty database whose engine reads the time (in ms) from `now`, for the 5-second limit. */
   openWithClock?(now: () => number): Promise<Database>;
   /** Called once after the whole suite. */
@@ -79,7 +67,7 @@ async function counter(db: Database, key: Bytes): Promise<bigint> {
 }
 
 /**
- * The KV contract of `src/kv/types.ts`, as one suite every engine runs:
+ * The KV contract of `src/kv/contract/types.ts`, as one suite every engine runs:
  * `kvConformanceSuite('memory', { open: async () => openMemoryDatabase(), ... })`.
  */
 export function kvConformanceSuite(name: string, factory: ConformanceFactory): void {
@@ -1111,7 +1099,7 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         const increments = 25;
         const rate = 0.4;
 
-        async function openFaulty(faults: Omit<ConformanceFaults, 'seed'>, salt: number) {
+        async function openFaulty(faults: Omit<FaultInjectionOptions, 'seed'>, salt: number) {
           const seed = testSeed(salt);
           return { db: track(await factory.openWithFaults!({ seed, ...faults })), seed };
         }
@@ -1194,19 +1182,7 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
  */
 async function checkReadYourWritesAgainstModel(db: Database, rnd: Random, replay: string): Promise<void> {
   const rounds = 24;
-  // A small alphabet, so that keys collide, nest (a, a\x00, ab) and sit at the edges of the keyspace.
-  const alphabet = [0x00, 0x61, 0x62, 0xfe];
-  const randomKey = () => Buffer.from(Array.from({ length: rnd.pick([1, 2, 2, 3]) }, () => rnd.pick(alphabet)));
-  const randomValue = () => rnd.bytes(rnd.int(4));
-  const atomicOps = Object.keys(atomicCases) as AtomicOp[];
-  const randomSelector = (): KeySelector => ({ key: rnd.chance(0.1) ? Buffer.alloc(0) : randomKey(), orEqual: rnd.chance(0.5), offset: rnd.between(-2, 3) });
-  const randomEnd = (isEnd: boolean): Buffer | KeySelector => {
-    if (rnd.chance(0.5)) return randomSelector();
-    if (rnd.chance(0.15)) return isEnd ? Buffer.from([0xff]) : Buffer.alloc(0);
-    return randomKey();
-  };
-  const show = (x: Buffer | KeySelector) => (Buffer.isBuffer(x) ? printable(x) : `{${printable(Buffer.from(x.key))}, ${x.orEqual}, ${x.offset}}`);
-  const asSelector = (x: Buffer | KeySelector): KeySelector => (Buffer.isBuffer(x) ? firstGreaterOrEqual(x) : x);
+  const fuzz = new KeyspaceFuzz(rnd, { minOffset: -2, selectorChance: 0.5, preferExisting: false });
 
   for (let round = 0; round < rounds; round++) {
     const log: string[] = [];
@@ -1221,8 +1197,8 @@ async function checkReadYourWritesAgainstModel(db: Database, rnd: Random, replay
     await db.transact((tr) => {
       tr.clearRange('', KEYSPACE_END);
       for (let i = rnd.int(15); i > 0; i--) {
-        const key = randomKey();
-        const value = randomValue();
+        const key = fuzz.key();
+        const value = fuzz.value();
         tr.set(key, value);
         committed.set(key, value);
       }
@@ -1232,64 +1208,18 @@ async function checkReadYourWritesAgainstModel(db: Database, rnd: Random, replay
     const tr = db.createTransaction();
     const model = committed.clone();
 
+    const same = (what: string, expected: unknown, actual: unknown) => {
+      if (JSON.stringify(expected) !== JSON.stringify(actual)) fail(what, expected, actual);
+    };
     const checkReads = async (reads: number) => {
       for (let i = 0; i < reads; i++) {
         const view = rnd.chance(0.3) ? tr.snapshot() : tr;
-        const viewName = view === tr ? 'tr' : 'snapshot';
-        const what = rnd.int(4);
-        if (what === 0) {
-          const key = rnd.chance(0.5) && model.keys().length > 0 ? rnd.pick(model.keys()) : randomKey();
-          const [expected, actual] = [printable(model.get(key)), printable(await view.get(key))];
-          if (expected !== actual) fail(`${viewName}.get(${printable(key)})`, expected, actual);
-        } else if (what === 1) {
-          const selector = randomSelector();
-          const [expected, actual] = [printable(model.resolve(selector)), printable(await view.getKey(selector))];
-          if (expected !== actual) fail(`${viewName}.getKey(${show(selector)})`, expected, actual);
-        } else {
-          const begin = randomEnd(false);
-          const end = randomEnd(true);
-          const options = { limit: rnd.pick([0, 0, 1, 2, 3, 5]), reverse: rnd.chance(0.5) };
-          const expected = printablePairs(model.range(asSelector(begin), asSelector(end), options));
-          let pairs: KeyValue[];
-          if (rnd.chance(0.25)) {
-            pairs = [];
-            for await (const kv of view.getRange(begin, end, { ...options, batchSize: rnd.between(1, 3) })) pairs.push(kv);
-          } else {
-            pairs = await view.getRangeAll(begin, end, options);
-          }
-          const actual = printablePairs(pairs);
-          if (JSON.stringify(expected) !== JSON.stringify(actual)) {
-            fail(`${viewName}.getRange(${show(begin)}, ${show(end)}, ${JSON.stringify(options)})`, expected, actual);
-          }
-        }
+        await fuzz.read(view, view === tr ? 'tr' : 'snapshot', model, same);
       }
     };
 
     for (let step = rnd.between(1, 14); step > 0; step--) {
-      const kind = rnd.pick(['set', 'set', 'clear', 'clearRange', 'atomic', 'atomic', 'atomic'] as const);
-      const key = randomKey();
-      if (kind === 'set') {
-        const value = randomValue();
-        tr.set(key, value);
-        model.set(key, value);
-        log.push(`set ${printable(key)}=${printable(value)}`);
-      } else if (kind === 'clear') {
-        tr.clear(key);
-        model.clear(key);
-        log.push(`clear ${printable(key)}`);
-      } else if (kind === 'clearRange') {
-        const [begin, end] = [key, randomKey()].sort(Buffer.compare);
-        tr.clearRange(begin, end);
-        model.clearRange(begin, end);
-        log.push(`clearRange ${printable(begin)}..${printable(end)}`);
-      } else {
-        const op = rnd.pick(atomicOps);
-        const current = model.get(key);
-        const param = op === 'compareAndClear' && current !== undefined && rnd.chance(0.5) ? current : rnd.bytes(rnd.between(1, 4));
-        tr.atomicOp(op, key, param);
-        model.atomicOp(op, key, param);
-        log.push(`${op} ${printable(key)} ${printable(param)}`);
-      }
+      log.push(fuzz.write(tr, model));
       await checkReads(6);
     }
 

@@ -4,11 +4,11 @@ import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } 
 import { Limits } from '../../src/kv/contract/limits';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { stage, StagedTransaction } from '../../src/kv/client/staged-transaction';
-import type { AtomicOp, KeySelector, KeyValue, ReadTransaction, Transaction } from '../../src/kv/contract/types';
-import { atomicCases } from '../support/atomic-cases';
+import type { AtomicOp, KeyValue, ReadTransaction } from '../../src/kv/contract/types';
+import { KeyspaceFuzz } from '../support/keyspace-fuzz';
 import { KeyspaceModel } from '../support/keyspace-model';
 import { expectKvError } from '../support/kv-assertions';
-import { printable, printablePairs } from '../support/printable';
+import { printablePairs } from '../support/printable';
 import { Random, testSeed } from '../support/random';
 
 const KEYSPACE_END = Buffer.from([0xff]);
@@ -405,55 +405,7 @@ describe('StagedTransaction against a plain model (seeded)', () => {
     const seed = testSeed(0x57a6e);
     const rnd = new Random(seed);
     const replay = `seed ${seed} (replay with DOCLAYER_SEED=${seed})`;
-    // A small alphabet, so that keys collide, nest (a, a\x00, ab) and sit at the edges of the keyspace.
-    const alphabet = [0x00, 0x61, 0x62, 0xfe];
-    const randomKey = () => Buffer.from(Array.from({ length: rnd.pick([1, 2, 2, 3]) }, () => rnd.pick(alphabet)));
-    const randomValue = () => rnd.bytes(rnd.int(4));
-    const atomicOps = Object.keys(atomicCases) as AtomicOp[];
-    const randomSelector = (): KeySelector => ({
-      key: rnd.chance(0.1) ? Buffer.alloc(0) : randomKey(),
-      orEqual: rnd.chance(0.5),
-      offset: rnd.between(-3, 3),
-    });
-    const randomBound = (isEnd: boolean): Buffer | KeySelector => {
-      if (rnd.chance(0.4)) return randomSelector();
-      if (rnd.chance(0.15)) return isEnd ? KEYSPACE_END : Buffer.alloc(0);
-      return randomKey();
-    };
-    const show = (x: Buffer | KeySelector) =>
-      Buffer.isBuffer(x) ? printable(x) : `{${printable(Buffer.from(x.key))}, ${x.orEqual}, ${x.offset}}`;
-    const asSelector = (x: Buffer | KeySelector): KeySelector => (Buffer.isBuffer(x) ? firstGreaterOrEqual(x) : x);
-
-    /** A random write, made on `tr` and on `model`; returns its description. */
-    const randomWrite = (tr: Transaction, model: KeyspaceModel): string => {
-      const kind = rnd.pick(['set', 'set', 'clear', 'clearRange', 'atomic', 'atomic', 'atomic'] as const);
-      // Often a key that exists, so that writes hide and change what the parent holds.
-      const existing = model.keys();
-      const key = existing.length > 0 && rnd.chance(0.5) ? rnd.pick(existing) : randomKey();
-      if (kind === 'set') {
-        const value = randomValue();
-        tr.set(key, value);
-        model.set(key, value);
-        return `set ${printable(key)}=${printable(value)}`;
-      }
-      if (kind === 'clear') {
-        tr.clear(key);
-        model.clear(key);
-        return `clear ${printable(key)}`;
-      }
-      if (kind === 'clearRange') {
-        const [begin, end] = [key, randomKey()].sort(Buffer.compare);
-        tr.clearRange(begin, end);
-        model.clearRange(begin, end);
-        return `clearRange ${printable(begin)}..${printable(end)}`;
-      }
-      const op = rnd.pick(atomicOps);
-      const current = model.get(key);
-      const param = op === 'compareAndClear' && current !== undefined && rnd.chance(0.5) ? current : rnd.bytes(rnd.between(1, 4));
-      tr.atomicOp(op, key, param);
-      model.atomicOp(op, key, param);
-      return `${op} ${printable(key)} ${printable(param)}`;
-    };
+    const fuzz = new KeyspaceFuzz(rnd, { minOffset: -3, selectorChance: 0.4, preferExisting: true });
 
     for (let round = 0; round < 60; round++) {
       const log: string[] = [];
@@ -470,46 +422,24 @@ describe('StagedTransaction against a plain model (seeded)', () => {
       const db = openMemoryDatabase();
       const committed = new KeyspaceModel();
       await db.transact((tr) => {
-        for (let i = rnd.int(20); i > 0; i--) log.push(`committed ${randomWrite(tr, committed)}`);
+        for (let i = rnd.int(20); i > 0; i--) log.push(`committed ${fuzz.write(tr, committed)}`);
       });
       const parent = db.createTransaction();
       const parentModel = committed.clone();
-      for (let i = rnd.int(6); i > 0; i--) log.push(`parent ${randomWrite(parent, parentModel)}`);
+      for (let i = rnd.int(6); i > 0; i--) log.push(`parent ${fuzz.write(parent, parentModel)}`);
       const staged = stage(parent);
       const model = parentModel.clone();
 
       const checkReads = async (reads: number) => {
         for (let i = 0; i < reads; i++) {
           const view = rnd.chance(0.3) ? staged.snapshot() : staged;
-          const viewName = view === staged ? 'staged' : 'snapshot';
-          const what = rnd.int(4);
-          if (what === 0) {
-            const keys = model.keys();
-            const key = rnd.chance(0.5) && keys.length > 0 ? rnd.pick(keys) : randomKey();
-            same(`${viewName}.get(${printable(key)})`, printable(model.get(key)), printable(await view.get(key)));
-          } else if (what === 1) {
-            const selector = randomSelector();
-            same(`${viewName}.getKey(${show(selector)})`, printable(model.resolve(selector)), printable(await view.getKey(selector)));
-          } else {
-            const begin = randomBound(false);
-            const end = randomBound(true);
-            const options = { limit: rnd.pick([0, 0, 1, 2, 3, 5]), reverse: rnd.chance(0.5) };
-            const expected = printablePairs(model.range(asSelector(begin), asSelector(end), options));
-            let pairs: KeyValue[];
-            if (rnd.chance(0.25)) {
-              pairs = [];
-              for await (const kv of view.getRange(begin, end, { ...options, batchSize: rnd.between(1, 3) })) pairs.push(kv);
-            } else {
-              pairs = await view.getRangeAll(begin, end, options);
-            }
-            same(`${viewName}.getRange(${show(begin)}, ${show(end)}, ${JSON.stringify(options)})`, expected, printablePairs(pairs));
-          }
+          await fuzz.read(view, view === staged ? 'staged' : 'snapshot', model, same);
         }
       };
 
       await checkReads(3);
       for (let step = rnd.between(1, 16); step > 0; step--) {
-        log.push(`staged ${randomWrite(staged, model)}`);
+        log.push(`staged ${fuzz.write(staged, model)}`);
         await checkReads(4);
       }
 

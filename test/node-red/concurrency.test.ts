@@ -10,7 +10,7 @@ import type { Engine, Transaction } from '../../src/kv/contract/types';
 import { Collection } from '../../src';
 import type { DoclayerContextStore } from '../../src/node-red/context-store';
 import { Barrier } from '../support/barrier';
-import { CountingEngine } from '../support/counting-engine';
+import { CountingEngine } from '../../src/kv/counting-engine';
 import { closeStores, get, keys, openStore, result, set } from './support/store-fixture';
 
 /** An engine whose next `parties` commits wait for each other once armed. */
@@ -191,7 +191,7 @@ describe('incr', () => {
     await set(first, 'global', 'a', { n: 1 });
     counting.attempts = [];
     expect(await specsOf(() => result((cb) => first.incr('global', 'a.n', 0.5, cb)))).toEqual(['upsert']);
-    expect(counting.counts()).toMatchObject({ attempts: 1, committed: 1 });
+    expect(counting.counts()).toMatchObject({ attempts: 1, commits: 1 });
     expect(await get(first, 'global', 'a.n')).toBe(1.5);
   });
 });

@@ -9,7 +9,7 @@
  * without 1021, and one test states the total with it.
  */
 import type { DocLayer } from '../../src';
-import type { Counts } from '../support/counting-engine';
+import type { KvCounts as Counts } from '../../src/kv/counting-engine';
 import { Random, testSeed } from '../support/random';
 import { documentSuite } from '../document/document-suite';
 

@@ -12,7 +12,7 @@ import type { Transaction } from '../../src/kv/contract/types';
 import type { DocumentKeys } from '../../src/document/keys/layout';
 import { Queue, type Lease } from '../../src/structures/queue/queue';
 import { QueueKeys } from '../../src/structures/queue/keys';
-import { CountingEngine } from '../support/counting-engine';
+import { CountingEngine } from '../../src/kv/counting-engine';
 
 /** The engine the tests of the current block run on: every block below runs once per engine. */
 let current: DocumentEngine = documentEngines[0];

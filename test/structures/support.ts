@@ -1,7 +1,7 @@
 import type { DocLayer } from '../../src';
 import type { Transaction } from '../../src/kv/contract/types';
 import { Barrier } from '../support/barrier';
-import type { Counts } from '../support/counting-engine';
+import type { KvCounts as Counts } from '../../src/kv/counting-engine';
 
 /**
  * Helpers of the structure tests (`test/structures/*.test.ts`), which run on every engine through

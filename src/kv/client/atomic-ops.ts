@@ -1,4 +1,5 @@
 import { compareBytes } from '../contract/bytes';
+import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import type { AtomicOp } from '../contract/types';
 
@@ -47,7 +48,7 @@ export function applyAtomicOp(op: AtomicOp, existing: Buffer | undefined, operan
 }
 
 /** The names accepted by {@link applyAtomicOp}, to validate untyped callers. */
-export const ATOMIC_OPS: ReadonlySet<string> = new Set<AtomicOp>([
+const ATOMIC_OPS: ReadonlySet<string> = new Set<AtomicOp>([
   'add',
   'bitAnd',
   'bitOr',
@@ -59,6 +60,12 @@ export const ATOMIC_OPS: ReadonlySet<string> = new Set<AtomicOp>([
   'appendIfFits',
   'compareAndClear',
 ]);
+
+/** `op`, checked. @throws KvError client_invalid_operation (2000) for a name that is no atomic operation */
+export function checkedAtomicOp(op: AtomicOp): AtomicOp {
+  if (!ATOMIC_OPS.has(op)) throw kvError('client_invalid_operation', `unknown atomic operation '${String(op)}'`);
+  return op;
+}
 
 function add(existing: Buffer | undefined, operand: Buffer): Buffer {
   if (!existing?.length || operand.length === 0) return operand;

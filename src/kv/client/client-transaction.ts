@@ -4,27 +4,27 @@ import { KvError, kvError } from '../contract/errors';
 import {
   boundKey,
   checkedValue,
+  clearableKey,
   keyTooLarge,
   legalRange,
   outsideLegalRange,
   rangeLimit,
+  readableKey,
+  selectorBoundary,
   selectorKey,
   writableKey,
   type EngineKeyLimit,
 } from '../contract/key-arguments';
 import { isKeySelector } from '../contract/key-selector';
 import { Limits } from '../contract/limits';
-import { ATOMIC_OPS } from './atomic-ops';
+import { checkedAtomicOp } from './atomic-ops';
 import { Deferred } from './deferred';
-import type { KeyRange } from './range-set';
-import { MAX_USER_KEY, type ReadYourWritesView } from './read-your-writes';
-import {
-  fillMaxVersionstamp,
-  fillVersionstamp,
-  parseVersionstampTemplate,
-  versionstampOf,
-} from './versionstamp-template';
-import { KeyWatch, sameValue } from '../engine-parts/watch-registry';
+import { provenRange, RangeBatches } from './range-batches';
+import { RangeStream, type RangeBatch } from './range-stream';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
+import type { ReadYourWritesView } from './read-your-writes';
+import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
+import { KeyWatch, sameValue } from './key-watch';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import type {
@@ -44,16 +44,6 @@ import type {
  * transaction_cancelled (1025) until `reset`.
  */
 export type TransactionState = 'active' | 'committing' | 'committed' | 'failed' | 'cancelled';
-
-/** First batch of a streaming range read; batches double up to {@link MAX_BATCH}, like FDB's iterator mode. */
-const FIRST_BATCH = 64;
-const MAX_BATCH = 4096;
-
-/** A batch of a streamed range read, and how to read the next one (`undefined`: that was the last). */
-export interface RangeBatch {
-  readonly items: KeyValue[];
-  readonly next: (() => RangeBatch) | undefined;
-}
 
 /**
  * The client half of a transaction over a snapshot-and-commit backend, as FDB's client does it:
@@ -77,7 +67,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   protected pendingWatches: KeyWatch[] = [];
   private versionstamp: Deferred<Buffer> | undefined;
   private committedVersion = -1n;
-  /** Grows across `onError` retries; only `reset` (a fresh transaction) starts it over. */
+  /** Grows across `onError` retries; only `reset` starts it over, as for a new transaction. */
   private readonly backoff = new Backoff();
   private snapshotReads: ReadTransaction | undefined;
   /** The largest key that can exist: an engine's own limit, or FoundationDB's. */
@@ -168,12 +158,10 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Clears `key`. A key over the size limit cannot exist, so clearing one does nothing (as in FDB). */
   clear(key: Bytes): void {
     this.assertUsable();
-    const k = toBuffer(key);
-    if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-    if (k.length > this.maxKeyBytes) return;
-    const own = Buffer.from(k);
-    this.writes.clear(own);
-    this.triggerOwnWatches(own);
+    const k = clearableKey(key, this.keyLimit);
+    if (!k) return;
+    this.writes.clear(k);
+    this.triggerOwnWatches(k);
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
@@ -186,7 +174,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
     this.assertUsable();
-    if (!ATOMIC_OPS.has(op)) throw kvError('client_invalid_operation', `unknown atomic operation '${String(op)}'`);
+    checkedAtomicOp(op);
     const k = writableKey(key, this.keyLimit);
     const operand = checkedValue(param);
     this.writes.atomic(op, k, operand);
@@ -204,11 +192,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const v = checkedValue(value);
     const template = parseVersionstampTemplate(raw);
     const readVersion = this.knownReadVersion();
-    const lowestVersion = readVersion !== undefined ? readVersion + 1n : 0n;
-    const lowest = fillVersionstamp(template, versionstampOf(lowestVersion));
-    const afterHighest = keyAfter(fillMaxVersionstamp(template));
-    const end = compareBytes(afterHighest, MAX_USER_KEY) > 0 ? MAX_USER_KEY : afterHighest;
-    this.writes.setVersionstampedKey(template, v, compareBytes(lowest, end) < 0 ? { begin: lowest, end } : undefined);
+    this.writes.setVersionstampedKey(template, v, possibleKeys(template, readVersion !== undefined ? readVersion + 1n : 0n));
   }
 
   /** Until commit the value is unknown: reading the key fails with accessed_unreadable (1036), as in FDB. */
@@ -368,10 +352,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   private async readValue(key: Bytes, snapshot: boolean): Promise<Buffer | undefined> {
     this.assertUsable();
-    const k = toBuffer(key);
-    if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
-    // No key over the limit can exist.
-    if (k.length > this.maxKeyBytes) return undefined;
+    const k = readableKey(key, this.keyLimit);
+    if (!k) return undefined;
     const view = this.readView();
     const value = view.get(k);
     if (!snapshot && view.dependsOnStore(k)) {
@@ -412,12 +394,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   private resolveBound(key: Buffer, bound: Bytes | KeySelector, snapshot: boolean): Buffer {
     if (!isKeySelector(bound)) return key;
-    // firstGreaterOrEqual and firstGreaterThan bound a range exactly as a key does: no lookup needed.
-    if (bound.offset === 1) {
-      if (!bound.orEqual) return key;
-      const after = keyAfter(key);
-      return compareBytes(after, MAX_USER_KEY) > 0 ? MAX_USER_KEY : after;
-    }
+    if (bound.offset === 1) return selectorBoundary(key, bound.orEqual);
     return this.resolveSelector(key, bound, snapshot);
   }
 
@@ -447,21 +424,13 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const generation = this.generation;
     const limit = rangeLimit(options.limit);
-    const reverse = options.reverse === true;
-    const fixedBatch = options.batchSize !== undefined && options.batchSize > 0 ? options.batchSize : undefined;
-    let size = fixedBatch ?? FIRST_BATCH;
     const range = this.resolveRange(begin, end, snapshot);
     if (!range) return { items: [], next: undefined };
-    let { begin: from, end: to } = range;
-    let remaining = limit;
+    const batches = new RangeBatches(range, limit, options);
     const read = (): RangeBatch => {
-      const batch = this.readRangeBatch(from, to, Math.min(remaining, size), reverse, snapshot);
-      remaining -= batch.items.length;
-      if (!batch.lastKey || !batch.limited || remaining <= 0) return { items: batch.items, next: undefined };
-      if (reverse) to = batch.lastKey;
-      else from = keyAfter(batch.lastKey);
-      if (!fixedBatch) size = Math.min(size * 2, MAX_BATCH);
-      return { items: batch.items, next: following };
+      const { begin: from, end: to, reverse } = batches;
+      const batch = this.readRangeBatch(from, to, batches.batchLimit, reverse, snapshot);
+      return { items: batch.items, next: batches.advance(batch.items, batch.limited) ? following : undefined };
     };
     const following = (): RangeBatch => {
       if (this.generation !== generation) {
@@ -496,16 +465,13 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     limit: number,
     reverse: boolean,
     snapshot: boolean,
-  ): { items: KeyValue[]; limited: boolean; lastKey: Buffer | undefined } {
+  ): { items: KeyValue[]; limited: boolean } {
     const items: KeyValue[] = [];
     const view = this.collectRange(begin, end, limit, reverse, items);
-    const lastKey = items.length > 0 ? items[items.length - 1].key : undefined;
-    const limited = items.length >= limit;
-    let covered: KeyRange = { begin, end };
-    if (limited && lastKey) covered = reverse ? { begin: lastKey, end } : { begin, end: keyAfter(lastKey) };
-    view.assertReadable(covered);
-    if (!snapshot) this.addReadConflict(covered.begin, covered.end);
-    return { items, limited, lastKey };
+    const proven = provenRange(begin, end, items, limit, reverse);
+    view.assertReadable(proven);
+    if (!snapshot) this.addReadConflict(proven.begin, proven.end);
+    return { items, limited: items.length >= limit };
   }
 
   /** Records a read conflict, minus the parts this transaction cleared (they do not depend on the store). */
@@ -557,60 +523,5 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.readConflictBytes = 0;
     this.versionstamp = undefined;
     this.committedVersion = -1n;
-  }
-}
-
-/** A fresh copy of `bytes`, which the caller may modify. */
-export function copyOf(bytes: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(bytes.length);
-  bytes.copy(out);
-  return out;
-}
-
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-/**
- * The async iterator of `getRange`: hands out the pairs of each batch without a generator step each,
- * and reads a batch only when the previous one is used up. Like an async generator, it starts on the
- * first `next()` (errors reject that call), and ends for good once it has failed or been returned.
- */
-class RangeStream implements AsyncIterableIterator<KeyValue> {
-  private items: KeyValue[] = [];
-  private index = 0;
-  /** Reads the next batch; `undefined` once there is none. */
-  private following: (() => RangeBatch) | undefined;
-
-  constructor(start: () => RangeBatch) {
-    this.following = start;
-  }
-
-  next(): Promise<IteratorResult<KeyValue, undefined>> {
-    if (this.index < this.items.length) return Promise.resolve({ done: false, value: this.items[this.index++] });
-    const following = this.following;
-    if (!following) return Promise.resolve(DONE);
-    this.following = undefined;
-    this.items = [];
-    this.index = 0;
-    let batch: RangeBatch;
-    try {
-      batch = following();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    this.items = batch.items;
-    this.following = batch.next;
-    // A batch is empty only when it is the last.
-    return this.next();
-  }
-
-  return(): Promise<IteratorResult<KeyValue, undefined>> {
-    this.following = undefined;
-    this.items = [];
-    this.index = 0;
-    return Promise.resolve(DONE);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
   }
 }

@@ -1,10 +1,5 @@
 import { compareBytes } from '../contract/bytes';
-
-/** The half-open key range `[begin, end)`. */
-export interface KeyRange {
-  readonly begin: Buffer;
-  readonly end: Buffer;
-}
+import type { KeyRange } from '../contract/key-range';
 
 /** Sorts ranges by their begin and merges the overlapping or touching ones; empty ranges are dropped. */
 export function coalesceRanges(ranges: readonly KeyRange[]): KeyRange[] {

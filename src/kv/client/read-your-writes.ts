@@ -1,13 +1,28 @@
-import type BTree from 'sorted-btree';
 import { compareBytes, keyAfter } from '../contract/bytes';
 import { kvError } from '../contract/errors';
+import { selectorBoundary } from '../contract/key-arguments';
 import type { KeyValue } from '../contract/types';
-import type { KeyRange } from './range-set';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import { resolvePendingWrite, type PendingWrite, type WriteSet } from './write-set';
 
-/** The first key of FDB's system keyspace: user keys are below it, and reads are clamped to it. */
-export const MAX_USER_KEY: Buffer = Buffer.from([0xff]);
 const EMPTY_KEY: Buffer = Buffer.alloc(0);
+
+/**
+ * The store as of a transaction's read version, as the merge reads it: the memory engine's frozen
+ * sorted map, or an LMDB read snapshot. Keys and values are the snapshot's own Buffers, never modified.
+ */
+export interface StoredPairs {
+  get(key: Buffer): Buffer | undefined;
+  /**
+   * Appends the stored pairs of `[begin, end)`, ascending (descending when `reverse`), to `out` until
+   * `out` holds `total` pairs: the read of a part of a range that this transaction has not written.
+   */
+  collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void;
+  /** The stored pairs of `[begin, end)`, ascending; a pair may be reused by the next step. */
+  ascending(begin: Buffer, end: Buffer): Iterator<[Buffer, Buffer]>;
+  /** The stored pairs of `[begin, end)`, descending; a pair may be reused by the next step. */
+  descending(begin: Buffer, end: Buffer): Iterator<[Buffer, Buffer]>;
+}
 
 /** A key selector resolved over the merged view, with the keys the resolution looked at. */
 export interface ResolvedSelector {
@@ -26,7 +41,7 @@ export interface ResolvedSelector {
  */
 export class ReadYourWritesView {
   constructor(
-    private readonly store: BTree<Buffer, Buffer>,
+    private readonly store: StoredPairs,
     private readonly writes: WriteSet,
   ) {}
 
@@ -65,84 +80,12 @@ export class ReadYourWritesView {
     if (this.writes.unreadable.overlaps(range.begin, range.end)) throw unreadable();
   }
 
-  /** Merged pairs with keys in `[begin, end)`, ascending. @throws KvError accessed_unreadable (1036) */
-  *forward(begin: Buffer, end: Buffer): Generator<[Buffer, Buffer]> {
-    const { store, writes } = this;
-    const cleared = writes.cleared;
-    let stored = store.entries(begin);
-    let s = nextOf(stored);
-    const pending = writes.keys.entries(begin);
-    let w = nextOf(pending);
-    for (;;) {
-      while (s && !cleared.isEmpty) {
-        const hidden = cleared.rangeContaining(s[0]);
-        if (!hidden) break;
-        stored = store.entries(hidden.end);
-        s = nextOf(stored);
-      }
-      if (s && compareBytes(s[0], end) >= 0) s = undefined;
-      if (w && compareBytes(w[0], end) >= 0) w = undefined;
-      if (w && (!s || compareBytes(w[0], s[0]) <= 0)) {
-        let base: Buffer | undefined;
-        if (s && compareBytes(w[0], s[0]) === 0) {
-          base = s[1];
-          s = nextOf(stored);
-        }
-        const key = w[0];
-        const value = resolvePendingWrite(w[1], base);
-        w = nextOf(pending);
-        if (value !== undefined) yield [key, value];
-      } else if (s) {
-        yield s;
-        s = nextOf(stored);
-      } else {
-        return;
-      }
-    }
-  }
-
-  /** Merged pairs with keys in `[begin, end)`, descending. @throws KvError accessed_unreadable (1036) */
-  *backward(begin: Buffer, end: Buffer): Generator<[Buffer, Buffer]> {
-    const { store, writes } = this;
-    const cleared = writes.cleared;
-    let stored = store.entriesReversed(end, undefined, true);
-    let s = nextOf(stored);
-    const pending = writes.keys.entriesReversed(end, undefined, true);
-    let w = nextOf(pending);
-    for (;;) {
-      while (s && !cleared.isEmpty) {
-        const hidden = cleared.rangeContaining(s[0]);
-        if (!hidden) break;
-        stored = store.entriesReversed(hidden.begin, undefined, true);
-        s = nextOf(stored);
-      }
-      if (s && compareBytes(s[0], begin) < 0) s = undefined;
-      if (w && compareBytes(w[0], begin) < 0) w = undefined;
-      if (w && (!s || compareBytes(w[0], s[0]) >= 0)) {
-        let base: Buffer | undefined;
-        if (s && compareBytes(w[0], s[0]) === 0) {
-          base = s[1];
-          s = nextOf(stored);
-        }
-        const key = w[0];
-        const value = resolvePendingWrite(w[1], base);
-        w = nextOf(pending);
-        if (value !== undefined) yield [key, value];
-      } else if (s) {
-        yield s;
-        s = nextOf(stored);
-      } else {
-        return;
-      }
-    }
-  }
-
   /**
    * Appends the merged pairs of `[begin, end)` to `out`, ascending or descending, until `out` holds
-   * `limit` pairs (`Infinity`: all of them). The same pairs, in the same order, as {@link forward} and
-   * {@link backward}, without a generator step per pair: stored pairs are collected a segment at a time
-   * (the parts of the range between this transaction's range clears) with the pending writes of the
-   * segment merged in as they come.
+   * `limit` pairs (`Infinity`: all of them), without a generator step per pair: stored pairs are
+   * collected a segment at a time (the parts of the range between this transaction's range clears)
+   * with the pending writes of the segment merged in as they come. Every read of the view (ranges and
+   * key selectors) goes through here.
    *
    * Keys and values are not copied: they are the store's and the write set's own Buffers, which the
    * engine never modifies, so callers must not modify them either.
@@ -154,8 +97,7 @@ export class ReadYourWritesView {
     const writes = this.writes;
     const total = out.length + limit;
     if (writes.keys.size === 0 && writes.cleared.isEmpty) {
-      if (reverse) scanBackward(this.store, begin, end, total, out);
-      else scanForward(this.store, begin, end, total, out);
+      this.store.collect(begin, end, reverse, total, out);
     } else if (reverse) {
       this.collectBackward(begin, end, total, out);
     } else {
@@ -186,17 +128,14 @@ export class ReadYourWritesView {
       }
       const segmentEnd = hidden && compareBytes(hidden.begin, end) < 0 ? hidden.begin : end;
       if (!p || compareBytes(p[0], segmentEnd) >= 0) {
-        scanForward(store, cursor, segmentEnd, total, out);
+        store.collect(cursor, segmentEnd, false, total, out);
       } else {
-        const highest = highestStoredKey(store, cursor, segmentEnd);
-        const stored = store.entries(cursor, []);
-        let last = highest === undefined;
-        while (!last && out.length < total) {
+        const stored = store.ascending(cursor, segmentEnd);
+        while (out.length < total) {
           const s = stored.next();
           if (s.done) break;
           const key = s.value[0];
           const value = s.value[1];
-          last = key === highest;
           let replaced = false;
           while (p) {
             const order = compareBytes(p[0], key);
@@ -241,17 +180,14 @@ export class ReadYourWritesView {
       }
       const segmentBegin = hidden && compareBytes(hidden.end, begin) > 0 ? hidden.end : begin;
       if (!p || compareBytes(p[0], segmentBegin) < 0) {
-        scanBackward(store, segmentBegin, cursor, total, out);
+        store.collect(segmentBegin, cursor, true, total, out);
       } else {
-        const lowest = lowestStoredKey(store, segmentBegin, cursor);
-        const stored = store.entriesReversed(cursor, [], true);
-        let last = lowest === undefined;
-        while (!last && out.length < total) {
+        const stored = store.descending(segmentBegin, cursor);
+        while (out.length < total) {
           const s = stored.next();
           if (s.done) break;
           const key = s.value[0];
           const value = s.value[1];
-          last = key === lowest;
           let replaced = false;
           while (p) {
             const order = compareBytes(p[0], key);
@@ -278,66 +214,19 @@ export class ReadYourWritesView {
    * `orEqual`), counting that key as offset 0. Off the start resolves to `''`, off the end to `'\xff'`.
    */
   resolveSelector(key: Buffer, orEqual: boolean, offset: number): ResolvedSelector {
-    let boundary = orEqual ? keyAfter(key) : key;
-    if (compareBytes(boundary, MAX_USER_KEY) > 0) boundary = MAX_USER_KEY;
+    const boundary = selectorBoundary(key, orEqual);
+    const found: KeyValue[] = [];
     if (offset >= 1) {
-      let remaining = offset;
-      for (const [found] of this.forward(boundary, MAX_USER_KEY)) {
-        if (--remaining === 0) return { key: found, examined: { begin: boundary, end: keyAfter(found) } };
-      }
-      return { key: MAX_USER_KEY, examined: { begin: boundary, end: MAX_USER_KEY } };
+      this.collect(boundary, MAX_USER_KEY, offset, false, found);
+      if (found.length < offset) return { key: MAX_USER_KEY, examined: { begin: boundary, end: MAX_USER_KEY } };
+      const last = found[offset - 1].key;
+      return { key: last, examined: { begin: boundary, end: keyAfter(last) } };
     }
-    let remaining = 1 - offset;
-    for (const [found] of this.backward(EMPTY_KEY, boundary)) {
-      if (--remaining === 0) return { key: found, examined: { begin: found, end: boundary } };
-    }
-    return { key: EMPTY_KEY, examined: { begin: EMPTY_KEY, end: boundary } };
+    this.collect(EMPTY_KEY, boundary, 1 - offset, true, found);
+    if (found.length < 1 - offset) return { key: EMPTY_KEY, examined: { begin: EMPTY_KEY, end: boundary } };
+    const last = found[found.length - 1].key;
+    return { key: last, examined: { begin: last, end: boundary } };
   }
-}
-
-/**
- * Appends the stored pairs of `[begin, end)`, ascending, until `out` holds `total` pairs. The scan
- * stops on reaching the range's highest stored key (the very object: the snapshot is frozen) rather
- * than comparing every key with `end`; comparing costs more than stepping the iterator.
- */
-function scanForward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
-  if (out.length >= total) return;
-  const highest = highestStoredKey(store, begin, end);
-  if (highest === undefined) return;
-  const stored = store.entries(begin, []);
-  for (let s = stored.next(); !s.done; s = stored.next()) {
-    const key = s.value[0];
-    out.push({ key, value: s.value[1] });
-    if (key === highest || out.length >= total) return;
-  }
-}
-
-/** The highest stored key in `[begin, end)`, if any. */
-function highestStoredKey(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer): Buffer | undefined {
-  const last = store.nextLowerPair(end);
-  return last && compareBytes(last[0], begin) >= 0 ? last[0] : undefined;
-}
-
-/**
- * Appends the stored pairs of `[begin, end)`, descending, until `out` holds `total` pairs; stops on the
- * range's lowest stored key, as {@link scanForward} does on its highest.
- */
-function scanBackward(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
-  if (out.length >= total) return;
-  const lowest = lowestStoredKey(store, begin, end);
-  if (lowest === undefined) return;
-  const stored = store.entriesReversed(end, [], true);
-  for (let s = stored.next(); !s.done; s = stored.next()) {
-    const key = s.value[0];
-    out.push({ key, value: s.value[1] });
-    if (key === lowest || out.length >= total) return;
-  }
-}
-
-/** The lowest stored key in `[begin, end)`, if any: where a descending scan stops. */
-function lowestStoredKey(store: BTree<Buffer, Buffer>, begin: Buffer, end: Buffer): Buffer | undefined {
-  const first = store.getPairOrNextHigher(begin);
-  return first && compareBytes(first[0], end) < 0 ? first[0] : undefined;
 }
 
 /** Appends the merged value of a pending write over `stored`, unless it clears the key. */

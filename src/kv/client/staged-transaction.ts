@@ -1,25 +1,21 @@
-import { compareBytes, keyAfter, toBuffer } from '../contract/bytes';
+import { compareBytes, copyOf, keyAfter, toBuffer } from '../contract/bytes';
 import { KvError, kvError } from '../contract/errors';
 import {
   checkedValue,
+  clearableKey,
   legalRange,
   legalReadBound,
-  outsideLegalRange,
   rangeLimit,
+  readableKey,
+  selectorBoundary,
   selectorKey,
   writableKey,
 } from '../contract/key-arguments';
 import { isKeySelector } from '../contract/key-selector';
-import { Limits } from '../contract/limits';
-import { ATOMIC_OPS } from './atomic-ops';
-import type { KeyRange } from './range-set';
-import { MAX_USER_KEY } from './read-your-writes';
-import {
-  fillMaxVersionstamp,
-  fillVersionstamp,
-  parseVersionstampTemplate,
-  versionstampOf,
-} from './versionstamp-template';
+import { checkedAtomicOp } from './atomic-ops';
+import { provenRange, RangeBatches } from './range-batches';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
+import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { resolvePendingWrite, WriteSet, type PendingWrite } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import type {
@@ -47,9 +43,6 @@ type StagedCall =
   | { readonly type: 'readConflict'; readonly begin: Buffer; readonly end: Buffer }
   | { readonly type: 'writeConflict'; readonly begin: Buffer; readonly end: Buffer };
 
-/** First batch of a streaming range read; batches double up to {@link MAX_BATCH}, as the memory engine's do. */
-const FIRST_BATCH = 64;
-const MAX_BATCH = 4096;
 const EMPTY_KEY = Buffer.alloc(0);
 
 /**
@@ -148,12 +141,10 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   /** A key over the size limit cannot exist, so clearing one does nothing, as on the parent. */
   clear(key: Bytes): void {
     this.assertUsable();
-    const k = toBuffer(key);
-    if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-    if (k.length > Limits.maxKeyBytes) return;
-    const own = Buffer.from(k);
-    this.writes.clear(own);
-    this.calls.push({ type: 'clear', key: own });
+    const k = clearableKey(key);
+    if (!k) return;
+    this.writes.clear(k);
+    this.calls.push({ type: 'clear', key: k });
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
@@ -166,7 +157,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
 
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
     this.assertUsable();
-    if (!ATOMIC_OPS.has(op)) throw kvError('client_invalid_operation', `unknown atomic operation '${String(op)}'`);
+    checkedAtomicOp(op);
     const k = writableKey(key);
     const operand = checkedValue(param);
     this.writes.atomic(op, k, operand);
@@ -182,10 +173,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     const raw = writableKey(keyWithOffset);
     const v = checkedValue(value);
     const template = parseVersionstampTemplate(raw);
-    const lowest = fillVersionstamp(template, versionstampOf(0n));
-    const afterHighest = keyAfter(fillMaxVersionstamp(template));
-    const end = compareBytes(afterHighest, MAX_USER_KEY) > 0 ? MAX_USER_KEY : afterHighest;
-    this.writes.setVersionstampedKey(template, v, compareBytes(lowest, end) < 0 ? { begin: lowest, end } : undefined);
+    this.writes.setVersionstampedKey(template, v, possibleKeys(template, 0n));
     this.calls.push({ type: 'setVersionstampedKey', keyWithOffset: raw, value: v });
   }
 
@@ -275,10 +263,8 @@ export class StagedTransaction extends TransactionShorthands implements Transact
 
   private async readValue(source: ReadTransaction, key: Bytes): Promise<Buffer | undefined> {
     this.assertUsable();
-    const k = toBuffer(key);
-    if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
-    // No key over the limit can exist.
-    if (k.length > Limits.maxKeyBytes) return undefined;
+    const k = readableKey(key);
+    if (!k) return undefined;
     const writes = this.writes;
     const pending = writes.keys.get(k);
     if (pending === undefined) {
@@ -286,7 +272,10 @@ export class StagedTransaction extends TransactionShorthands implements Transact
       if (writes.unreadable.rangeContaining(k)) throw unreadableRange();
       return source.get(k);
     }
-    if (pending.kind !== 'atomic') return copyOf(resolvePendingWrite(pending, undefined));
+    if (pending.kind !== 'atomic') {
+      const value = resolvePendingWrite(pending, undefined);
+      return value === undefined ? undefined : copyOf(value);
+    }
     // Later staged calls must not change what this read returns: the steps are taken now.
     const steps = pending.steps.slice();
     const stored = await source.get(k);
@@ -308,8 +297,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     if (!Number.isInteger(offset)) {
       throw kvError('client_invalid_operation', `key selector offset ${offset} is not an integer`);
     }
-    let boundary = orEqual ? keyAfter(key) : key;
-    if (compareBytes(boundary, MAX_USER_KEY) > 0) boundary = MAX_USER_KEY;
+    const boundary = selectorBoundary(key, orEqual);
     if (offset >= 1) {
       const { items } = await this.readMerged(source, boundary, MAX_USER_KEY, offset, false);
       return items.length === offset ? items[offset - 1].key : Buffer.from(MAX_USER_KEY);
@@ -332,12 +320,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   private async resolveBound(source: ReadTransaction, bound: Bytes | KeySelector): Promise<Buffer> {
     if (!isKeySelector(bound)) return legalReadBound(toBuffer(bound));
     const key = selectorKey(bound);
-    // firstGreaterOrEqual and firstGreaterThan bound a range exactly as a key does: no lookup needed.
-    if (bound.offset === 1) {
-      if (!bound.orEqual) return key;
-      const after = keyAfter(key);
-      return compareBytes(after, MAX_USER_KEY) > 0 ? MAX_USER_KEY : after;
-    }
+    if (bound.offset === 1) return selectorBoundary(key, bound.orEqual);
     return this.resolveSelector(source, key, bound);
   }
 
@@ -359,22 +342,13 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   ): AsyncGenerator<KeyValue, void, undefined> {
     this.assertUsable();
     const limit = rangeLimit(options.limit);
-    const reverse = options.reverse === true;
-    const fixedBatch = options.batchSize !== undefined && options.batchSize > 0 ? options.batchSize : undefined;
-    let batchSize = fixedBatch ?? FIRST_BATCH;
     const range = await this.resolveRange(source, begin, end);
     if (!range) return;
-    let { begin: from, end: to } = range;
-    let remaining = limit;
+    const batches = new RangeBatches(range, limit, options);
     for (;;) {
-      const batch = await this.readMerged(source, from, to, Math.min(remaining, batchSize), reverse);
+      const batch = await this.readMerged(source, batches.begin, batches.end, batches.batchLimit, batches.reverse);
       yield* batch.items;
-      remaining -= batch.items.length;
-      const last = batch.items[batch.items.length - 1];
-      if (!batch.limited || last === undefined || remaining <= 0) return;
-      if (reverse) to = last.key;
-      else from = keyAfter(last.key);
-      if (!fixedBatch) batchSize = Math.min(batchSize * 2, MAX_BATCH);
+      if (!batches.advance(batch.items, batch.limited)) return;
       this.assertUsable();
     }
   }
@@ -467,12 +441,9 @@ export class StagedTransaction extends TransactionShorthands implements Transact
       }
     }
 
-    const limited = items.length >= limit;
-    const lastKey = items[items.length - 1]?.key;
-    let covered: KeyRange = { begin, end };
-    if (limited && lastKey) covered = reverse ? { begin: lastKey, end } : { begin, end: keyAfter(lastKey) };
-    if (writes.unreadable.overlaps(covered.begin, covered.end)) throw unreadableRange();
-    return { items, limited };
+    const proven = provenRange(begin, end, items, limit, reverse);
+    if (writes.unreadable.overlaps(proven.begin, proven.end)) throw unreadableRange();
+    return { items, limited: items.length >= limit };
   }
 
   private assertUsable(): void {
@@ -527,13 +498,6 @@ function replay(parent: Transaction, call: StagedCall): void {
     case 'writeConflict':
       return parent.addWriteConflictRange(call.begin, call.end);
   }
-}
-
-/** A fresh copy for the caller, so that changing a result cannot change a staged value. */
-function copyOf(bytes: Buffer): Buffer;
-function copyOf(bytes: Buffer | undefined): Buffer | undefined;
-function copyOf(bytes: Buffer | undefined): Buffer | undefined {
-  return bytes === undefined ? undefined : Buffer.from(bytes);
 }
 
 function unreadableRange(): KvError {

@@ -1,4 +1,6 @@
+import { compareBytes, keyAfter } from '../contract/bytes';
 import { kvError } from '../contract/errors';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 
 /** Bytes in a versionstamp: an 8-byte big-endian commit version and a 2-byte big-endian batch order. */
 export const VERSIONSTAMP_BYTES = 10;
@@ -49,4 +51,16 @@ export function versionstampOf(version: bigint, batchOrder = 0): Buffer {
   out.writeBigUInt64BE(version, 0);
   out.writeUInt16BE(batchOrder, 8);
   return out;
+}
+
+/**
+ * The keys a versionstamped key may become, given that its commit version will be at least
+ * `lowestVersion`: from that version's stamp up to the highest stamp, clipped to the user keyspace
+ * (`undefined` when nothing is left). Reads of them fail with accessed_unreadable (1036) until commit.
+ */
+export function possibleKeys(template: VersionstampTemplate, lowestVersion: bigint): KeyRange | undefined {
+  const lowest = fillVersionstamp(template, versionstampOf(lowestVersion));
+  const afterHighest = keyAfter(fillMaxVersionstamp(template));
+  const end = compareBytes(afterHighest, MAX_USER_KEY) > 0 ? MAX_USER_KEY : afterHighest;
+  return compareBytes(lowest, end) < 0 ? { begin: lowest, end } : undefined;
 }

@@ -4,7 +4,8 @@ import { kvError } from '../contract/errors';
 import type { AtomicOp } from '../contract/types';
 import { applyAtomicOp } from './atomic-ops';
 import type { Mutation } from './mutation';
-import { coalesceRanges, RangeSet, type KeyRange } from './range-set';
+import type { KeyRange } from '../contract/key-range';
+import { coalesceRanges, RangeSet } from './range-set';
 import type { VersionstampTemplate } from './versionstamp-template';
 
 /** An atomic operation waiting for the stored value it applies to. */

@@ -25,6 +25,16 @@ export function keyAfter(key: Uint8Array): Buffer {
   return out;
 }
 
+/**
+ * A fresh copy of `bytes` for a caller, who may modify it without changing what it was copied from
+ * (a stored value, or a value a transaction will commit).
+ */
+export function copyOf(bytes: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  bytes.copy(out);
+  return out;
+}
+
 /** Encodes an integer as FDB's 8-byte little-endian two's complement, the parameter of `add`. */
 export function int64LE(n: number | bigint): Buffer {
   const out = Buffer.allocUnsafe(8);

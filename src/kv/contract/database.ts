@@ -9,10 +9,13 @@ export class Database {
   constructor(readonly engine: Engine) {}
 
   /**
-   * Runs `fn` in a transaction and commits it, retrying the whole of `fn` with a fresh transaction on
-   * retryable errors (1020 not_committed, 1007 transaction_too_old, 1021 commit_unknown_result, ...)
-   * after the engine's jittered backoff, as FDB's `onError` does. `fn` must therefore be safe to run
-   * more than once; after 1021 the previous attempt may have been applied.
+   * Runs `fn` in a transaction and commits it. On a retryable error (1020 not_committed, 1007
+   * transaction_too_old, 1021 commit_unknown_result, ...) it calls the transaction's `onError`, which
+   * waits the engine's jittered backoff and resets the transaction, and runs the whole of `fn` again
+   * with the same `Transaction` object, as FDB's retry loop does: every attempt gets the same object,
+   * emptied of the previous attempt's reads, writes, conflict ranges and read version. `fn` must
+   * therefore be safe to run more than once, and state kept per `Transaction` object must be forgotten
+   * when an attempt fails; after 1021 the previous attempt may have been applied.
    *
    * With `opts.tr`, joins that transaction: runs `fn(opts.tr)` once, without committing or retrying.
    *

@@ -39,7 +39,7 @@ const namesByCode = new Map<number, ErrorName>(
   (Object.keys(ErrorCodes) as ErrorName[]).map((name) => [ErrorCodes[name], name]),
 );
 
-/** Codes after which `onError` retries with a fresh transaction, as FDB's client does. */
+/** Codes after which `onError` resets the transaction for another attempt, as FDB's client does. */
 const RETRYABLE = new Set<number>([1007, 1009, 1020, 1021, 1037, 1038, 1039, 1042, 1051, 1078, 1213]);
 
 /** Codes for which a retry is safe because the failed attempt certainly did not commit. */

@@ -1,9 +1,8 @@
-import { compareBytes, toBuffer } from './bytes';
+import { compareBytes, keyAfter, toBuffer } from './bytes';
 import { KvError, kvError } from './errors';
 import { isKeySelector } from './key-selector';
 import { Limits } from './limits';
-import type { KeyRange } from '../client/range-set';
-import { MAX_USER_KEY } from '../client/read-your-writes';
+import { MAX_USER_KEY, type KeyRange } from './key-range';
 import type { Bytes, KeySelector } from './types';
 
 /**
@@ -27,6 +26,31 @@ export function writableKey(key: Bytes, limit?: EngineKeyLimit): Buffer {
   if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
   if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) throw keyTooLarge(k, limit);
   return Buffer.from(k);
+}
+
+/**
+ * A copy of a key to clear, or `undefined` when it is longer than a stored key can be: such a key
+ * cannot exist, so clearing it does nothing (as in FDB).
+ *
+ * @throws KvError key_outside_legal_range (2004)
+ */
+export function clearableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undefined {
+  const k = toBuffer(key);
+  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
+  if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) return undefined;
+  return Buffer.from(k);
+}
+
+/**
+ * The key of a point read (not copied), or `undefined` when it is longer than a stored key can be:
+ * such a key cannot exist, so the read finds nothing.
+ *
+ * @throws KvError key_outside_legal_range (2004) at or past `'\xff'`
+ */
+export function readableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undefined {
+  const k = toBuffer(key);
+  if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
+  return k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes) ? undefined : k;
 }
 
 /** A copy of a value that may be written. @throws KvError value_too_large (2103) */
@@ -59,6 +83,18 @@ export function legalRange(begin: Bytes, end: Bytes): KeyRange | undefined {
 /** The key of a range bound, copied. @throws KvError key_outside_legal_range (2004) past `'\xff'` */
 export function boundKey(bound: Bytes | KeySelector): Buffer {
   return isKeySelector(bound) ? selectorKey(bound) : legalReadBound(toBuffer(bound));
+}
+
+/**
+ * Where a selector's search starts: the keys before it are the ones `< key` (`<= key` with
+ * `orEqual`), so the selector resolves to the `offset`-th key from here, the first key at or after
+ * it counting as offset 1. A bound of a range at `firstGreaterOrEqual` or `firstGreaterThan` (offset 1)
+ * is therefore this key, without a lookup. Clipped to the user keyspace.
+ */
+export function selectorBoundary(key: Buffer, orEqual: boolean): Buffer {
+  if (!orEqual) return key;
+  const after = keyAfter(key);
+  return compareBytes(after, MAX_USER_KEY) > 0 ? MAX_USER_KEY : after;
 }
 
 export function selectorKey(selector: KeySelector): Buffer {

@@ -1,5 +1,6 @@
 import { compareBytes } from '../contract/bytes';
-import { coalesceRanges, findOverlap, type KeyRange } from '../client/range-set';
+import { coalesceRanges, findOverlap } from '../client/range-set';
+import type { KeyRange } from '../contract/key-range';
 
 interface CommittedWrites {
   readonly version: bigint;

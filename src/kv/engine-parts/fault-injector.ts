@@ -7,7 +7,10 @@ export interface FaultInjectionOptions {
   seed: number;
   /** Commits that fail with not_committed (1020) without being applied. */
   notCommitted?: number;
-  /** Commits that are applied and then report commit_unknown_result (1021). */
+  /**
+   * Commits that are applied and then report commit_unknown_result (1021): the harmful case of 1021,
+   * which FDB cannot rule out, made certain so that tests can show it.
+   */
   unknownResult?: number;
   /** Commits that fail with transaction_too_old (1007), as if 5 s had passed since the read version. */
   tooOld?: number;

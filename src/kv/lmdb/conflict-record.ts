@@ -1,4 +1,4 @@
-import type { KeyRange } from '../client/range-set';
+import type { KeyRange } from '../contract/key-range';
 
 /**
  * One commit's entry in the conflict log kept in the store: when it committed (ms, on the committing

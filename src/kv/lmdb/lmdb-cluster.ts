@@ -1,7 +1,7 @@
 import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import type { FaultInjector } from '../engine-parts/fault-injector';
-import type { KeyWatch } from '../engine-parts/watch-registry';
+import type { KeyWatch } from '../client/key-watch';
 import { commitBatch, type CommitOutcome, type CommitRequest } from './commit-batch';
 import { GroupCommit, type Durability } from './group-commit';
 import type { LmdbStore } from './lmdb-store';

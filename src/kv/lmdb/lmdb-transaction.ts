@@ -1,14 +1,13 @@
-import { ClientTransaction, copyOf } from '../client/client-transaction';
+import { ClientTransaction } from '../client/client-transaction';
+import { copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { coalesceRanges } from '../client/range-set';
-import { MAX_USER_KEY, ReadYourWritesView } from '../client/read-your-writes';
+import { ReadYourWritesView } from '../client/read-your-writes';
 import type { Bytes, KeySelector, KeyValue, RangeOptions } from '../contract/types';
 import { LMDB_KEY_LIMIT } from './arguments';
 import type { LmdbCluster } from './lmdb-cluster';
 import type { ReadSnapshot } from './read-snapshot';
-import { SnapshotWindow, type OrderedSnapshot } from './snapshot-window';
-
-const EMPTY_KEY = Buffer.alloc(0);
+import { SnapshotPairs } from './snapshot-pairs';
 
 /** The read version of an attempt: when it was taken, and its snapshot until the reads are over. */
 interface ReadState {
@@ -19,9 +18,9 @@ interface ReadState {
 }
 
 /**
- * A transaction of the lmdb engine: the client side of FDB's protocol ({@link ClientTransaction}, as
- * the memory engine's transaction, whose read-your-writes merge, write set, atomic operations and
- * versionstamp templates it uses as they are), over LMDB:
+ * A transaction of the lmdb engine: the client side of FDB's protocol ({@link ClientTransaction}, with
+ * the client code's read-your-writes merge, write set, atomic operations and versionstamp templates,
+ * as the memory engine's transaction), over LMDB:
  *
  * - The first read takes the read version: the store's last commit version, with an LMDB read
  *   snapshot at it that every later read of the transaction uses (held until the commit, a reset, a
@@ -129,19 +128,20 @@ export class LmdbTransaction extends ClientTransaction {
   /** The merged view for point reads. @throws KvError transaction_too_old (1007) past the MVCC window */
   protected readView(): ReadYourWritesView {
     const snapshot = this.readableSnapshot();
-    this.pointView ??= this.viewOver(new SnapshotWindow(snapshot, EMPTY_KEY, MAX_USER_KEY));
+    this.pointView ??= new ReadYourWritesView(new SnapshotPairs(snapshot), this.writes);
     return this.pointView;
   }
 
   protected selectorView(offset: number): ReadYourWritesView {
-    return this.scanView(EMPTY_KEY, MAX_USER_KEY, Math.abs(offset) + 1);
+    return this.scanView(Math.abs(offset) + 1);
   }
 
   protected collectRange(begin: Buffer, end: Buffer, limit: number, reverse: boolean, items: KeyValue[]): ReadYourWritesView {
-    const view = this.scanView(begin, end, limit);
-    for (const [key, value] of reverse ? view.backward(begin, end) : view.forward(begin, end)) {
-      items.push({ key: this.ownCopy(key), value: this.ownCopy(value) });
-      if (items.length >= limit) break;
+    const view = this.scanView(limit);
+    const first = items.length;
+    view.collect(begin, end, limit, reverse, items);
+    for (let i = first; i < items.length; i++) {
+      items[i] = { key: this.ownCopy(items[i].key), value: this.ownCopy(items[i].value) };
     }
     return view;
   }
@@ -155,14 +155,9 @@ export class LmdbTransaction extends ClientTransaction {
     }
   }
 
-  /** A merged view for a scan of `[begin, end)` expected to return about `expected` pairs. */
-  private scanView(begin: Buffer, end: Buffer, expected: number): ReadYourWritesView {
-    return this.viewOver(new SnapshotWindow(this.readableSnapshot(), begin, end, expected));
-  }
-
-  private viewOver(window: OrderedSnapshot): ReadYourWritesView {
-    // The memory engine's merge reads only these three methods of its sorted map; see OrderedSnapshot.
-    return new ReadYourWritesView(window as ConstructorParameters<typeof ReadYourWritesView>[0], this.writes);
+  /** A merged view for a read expected to return about `expected` pairs. */
+  private scanView(expected: number): ReadYourWritesView {
+    return new ReadYourWritesView(new SnapshotPairs(this.readableSnapshot(), expected), this.writes);
   }
 
   /**

@@ -1,7 +1,8 @@
 import { Limits } from '../contract/limits';
-import { coalesceRanges, type KeyRange } from '../client/range-set';
-import { MAX_USER_KEY } from '../client/read-your-writes';
-import { WatchRegistry, type KeyWatch } from '../engine-parts/watch-registry';
+import { coalesceRanges } from '../client/range-set';
+import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
+import type { KeyWatch } from '../client/key-watch';
+import { WatchRegistry } from '../engine-parts/watch-registry';
 import { decodeConflictRecord } from './conflict-record';
 import type { LmdbStore, StoreSnapshot } from './lmdb-store';
 

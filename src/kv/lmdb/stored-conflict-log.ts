@@ -1,6 +1,6 @@
 import { Limits } from '../contract/limits';
 import { ConflictLog, type Conflict } from '../engine-parts/conflict-log';
-import type { KeyRange } from '../client/range-set';
+import type { KeyRange } from '../contract/key-range';
 import { conflictRecordTime, decodeConflictRecord } from './conflict-record';
 import type { StoreReader, StoreWriter } from './lmdb-store';
 import { WINDOW_VERSIONS } from './versions';
@@ -14,9 +14,10 @@ const CHUNK = 1024;
  * is checked against commits made by all of them. Every method runs inside the exclusive LMDB write
  * transaction, which is what makes check-then-append atomic across processes.
  *
- * The records are mirrored in memory (the memory engine's {@link ConflictLog}); each commit reads only
- * the records appended since the last one this process saw. If a write transaction fails after the
- * mirror recorded its batch, call {@link reset}: the mirror is rebuilt from the store on next use.
+ * The records are mirrored in memory, in a {@link ConflictLog} (the memory engine's resolver too); each
+ * commit reads only the records appended since the last one this process saw. If a write transaction
+ * fails after the mirror recorded its batch, call {@link reset}: the mirror is rebuilt from the store
+ * on next use.
  */
 export class StoredConflictLog {
   private mirror: ConflictLog | undefined;

@@ -1,7 +1,9 @@
-import { ClientTransaction, copyOf } from '../client/client-transaction';
+import { ClientTransaction } from '../client/client-transaction';
+import { copyOf } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
+import { FrozenTree } from './frozen-tree';
 
 /**
  * A transaction of the memory engine: the client side of FDB's protocol ({@link ClientTransaction}).
@@ -81,7 +83,7 @@ export class MemoryTransaction extends ClientTransaction {
   }
 
   private currentView(): ReadYourWritesView {
-    this.view ??= new ReadYourWritesView(this.acquireSnapshot().data, this.writes);
+    this.view ??= new ReadYourWritesView(new FrozenTree(this.acquireSnapshot().data), this.writes);
     return this.view;
   }
 
@@ -89,7 +91,7 @@ export class MemoryTransaction extends ClientTransaction {
    * A fresh copy of a value for `get`: a point read costs one copy, and its result never aliases the
    * store, so a caller modifying it cannot change committed data (FDB's bindings also return fresh
    * buffers). Range reads do not copy (see {@link ReadYourWritesView.collect}): their results are
-   * read-only, as types.ts says of every result.
+   * read-only, as `contract/types.ts` says of every result.
    */
   protected pointValue(value: Buffer): Buffer {
     return copyOf(value);

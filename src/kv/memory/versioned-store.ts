@@ -2,7 +2,7 @@ import BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
-import type { KeyRange } from '../client/range-set';
+import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
 
 /** What a commit changed, for watches and the conflict log. */

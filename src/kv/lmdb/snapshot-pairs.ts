@@ -1,0 +1,68 @@
+import { compareBytes, keyAfter } from '../contract/bytes';
+import type { KeyValue } from '../contract/types';
+import type { StoredPairs } from '../client/read-your-writes';
+import type { ReadSnapshot } from './read-snapshot';
+
+/** Pairs read by a scan's first batch, when the caller expects no particular number. */
+const DEFAULT_FIRST_BATCH = 256;
+const MAX_BATCH = 4096;
+
+/**
+ * An LMDB read snapshot as a transaction's read-your-writes merge reads it: `get` is a point read,
+ * `collect` one LMDB cursor of exactly the pairs wanted, and the iterators (for the parts of a range
+ * that the transaction wrote into, where the number of stored pairs needed is unknown) read in
+ * batches, each a short cursor closed before it is returned, so that abandoning one holds nothing
+ * open.
+ *
+ * `expected` is how many pairs the read wants: an iterator's first batch reads that many and a few
+ * more, then batches grow, so that a limited read usually costs one cursor.
+ */
+export class SnapshotPairs implements StoredPairs {
+  private readonly firstBatch: number;
+
+  constructor(
+    private readonly snapshot: ReadSnapshot,
+    expected = DEFAULT_FIRST_BATCH,
+  ) {
+    this.firstBatch = Number.isFinite(expected) ? Math.min(Math.max(expected + 2, 4), MAX_BATCH) : DEFAULT_FIRST_BATCH;
+  }
+
+  get(key: Buffer): Buffer | undefined {
+    this.snapshot.assertReadable();
+    return this.snapshot.store.get(key);
+  }
+
+  collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
+    if (out.length >= total) return;
+    this.snapshot.assertReadable();
+    for (const [key, value] of this.snapshot.store.scan(begin, end, reverse, total - out.length)) {
+      out.push({ key, value });
+    }
+  }
+
+  *ascending(begin: Buffer, end: Buffer): Generator<[Buffer, Buffer]> {
+    let from = begin;
+    let batch = this.firstBatch;
+    while (compareBytes(from, end) < 0) {
+      this.snapshot.assertReadable();
+      const pairs = this.snapshot.store.scan(from, end, false, batch);
+      yield* pairs;
+      if (pairs.length < batch) return;
+      from = keyAfter(pairs[pairs.length - 1][0]);
+      batch = Math.min(batch * 4, MAX_BATCH);
+    }
+  }
+
+  *descending(begin: Buffer, end: Buffer): Generator<[Buffer, Buffer]> {
+    let to = end;
+    let batch = this.firstBatch;
+    while (compareBytes(begin, to) < 0) {
+      this.snapshot.assertReadable();
+      const pairs = this.snapshot.store.scan(begin, to, true, batch);
+      yield* pairs;
+      if (pairs.length < batch) return;
+      to = pairs[pairs.length - 1][0];
+      batch = Math.min(batch * 4, MAX_BATCH);
+    }
+  }
+}
