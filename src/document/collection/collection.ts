@@ -104,7 +104,8 @@ export class DocumentCollection {
    */
   async insert(doc: JsonValue, opts: InsertOptions = {}): Promise<InsertResult> {
     assertJsonValue(doc, 'the document');
-    const id = opts.id ?? generateId();
+    // Only an absent id is generated: `null` is an invalid id, not a missing one.
+    const id = opts.id === undefined ? generateId() : opts.id;
     const element = docIdElement(id);
     const flattened = flattenOnce(doc);
     const now = this.context.now();

@@ -13,8 +13,8 @@ export async function runWrite(
   tr: Transaction | undefined,
   fn: (tr: Transaction) => Promise<void | 'removed'>,
 ): Promise<MutationResult> {
-  if (tr) {
-    await fn(tr);
+  if (tr !== undefined) {
+    await kv.transact(fn, { tr });
     return { cas: undefined };
   }
   let versionstamp: Promise<Buffer> | undefined;

@@ -67,13 +67,15 @@ export async function casForRead(tr: Transaction, keys: DocumentKeys): Promise<C
  * every write of the document, as a CAS must). A document written earlier in this transaction has a
  * version no caller can know yet: that is a mismatch.
  *
- * @throws DocumentError DOCUMENT_NOT_FOUND when there is no document, CAS_MISMATCH.
+ * @throws DocumentError INVALID_ARGUMENT for a value no write can have returned (see
+ *   {@link checkedCas}), before anything is read; DOCUMENT_NOT_FOUND when there is no document,
+ *   CAS_MISMATCH.
  */
 export async function checkCas(tr: Transaction, keys: DocumentKeys, cas: Cas): Promise<void> {
-  if (typeof cas !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a CAS is a string, got ${typeof cas}`);
+  const wanted = checkedCas(cas);
   const current = await readVersion(tr, keys, false);
   if (current === undefined) throw new DocumentError('DOCUMENT_NOT_FOUND', 'the document does not exist');
-  if (current !== cas) {
+  if (current !== wanted) {
     throw new DocumentError(
       'CAS_MISMATCH',
       current === 'unreadable'
@@ -81,4 +83,20 @@ export async function checkCas(tr: Transaction, keys: DocumentKeys, cas: Cas): P
         : `the document's CAS is ${current}, not ${cas}`,
     );
   }
+}
+
+/** A CAS as writes return it: the hex of a 10-byte versionstamp. */
+const CAS_PATTERN = /^[0-9a-f]{20}$/i;
+
+/**
+ * `cas` in the form writes return it (lower-case hex; upper case is accepted).
+ *
+ * @throws DocumentError INVALID_ARGUMENT for anything else: no document can have that version.
+ */
+export function checkedCas(cas: unknown): Cas {
+  if (typeof cas !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a CAS is a string, got ${typeof cas}`);
+  if (!CAS_PATTERN.test(cas)) {
+    throw new DocumentError('INVALID_ARGUMENT', `a CAS is 20 hexadecimal digits (the hex of a 10-byte versionstamp), got ${JSON.stringify(cas)}`);
+  }
+  return cas.toLowerCase();
 }

@@ -1,4 +1,4 @@
-import { KvError } from './errors';
+import { KvError, kvError } from './errors';
 import type { Bytes, Engine, KeySelector, KeyValue, RangeOptions, TransactOptions, Transaction } from './types';
 
 /**
@@ -23,7 +23,10 @@ export class Database {
    *   `timeoutMs` has passed.
    */
   async transact<T>(fn: (tr: Transaction) => Promise<T> | T, opts: TransactOptions = {}): Promise<T> {
-    if (opts.tr) return fn(opts.tr);
+    if (opts.tr !== undefined) {
+      if (!isTransaction(opts.tr)) throw kvError('invalid_option_value', `tr is a transaction (from createTransaction or transact), got ${describe(opts.tr)}`);
+      return fn(opts.tr);
+    }
     const started = Date.now();
     const tr = this.engine.createTransaction();
     for (let retries = 0; ; retries++) {
@@ -86,4 +89,17 @@ export class Database {
   close(): Promise<void> {
     return this.engine.close();
   }
+}
+
+/** Whether `value` has the shape of a {@link Transaction}: what a caller's `{ tr }` must be. */
+function isTransaction(value: unknown): value is Transaction {
+  if (typeof value !== 'object' || value === null) return false;
+  const tr = value as Partial<Record<keyof Transaction, unknown>>;
+  return typeof tr.get === 'function' && typeof tr.set === 'function' && typeof tr.commit === 'function' && typeof tr.attempt === 'number';
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object without the transaction methods';
+  return typeof value;
 }
