@@ -24,7 +24,8 @@ export type DocumentErrorCode =
   | 'UNKNOWN_SCOPE'
   | 'NO_COLLECTIONS_MANIFEST'
   | 'OUT_OF_RANGE'
-  | 'INVALID_LEB128';
+  | 'INVALID_LEB128'
+  | 'CORRUPT_DATA';
 
 /** Where an error happened, as far as the thrower knows it. */
 export interface DocumentErrorDetails {
@@ -72,4 +73,12 @@ export class DocumentError extends Error {
 /** True when `err` is a {@link DocumentError}, with the given code when one is given. */
 export function isDocumentError(err: unknown, code?: DocumentErrorCode): err is DocumentError {
   return err instanceof DocumentError && (code === undefined || err.code === code);
+}
+
+/**
+ * The error for stored bytes that no doclayer write produces: damaged data, or another program's keys
+ * inside doclayer's subspace. `what` names the data and the fault: `'queue data: an item record'`.
+ */
+export function corruptData(what: string, cause?: unknown): DocumentError {
+  return new DocumentError('CORRUPT_DATA', `corrupt ${what}`, cause === undefined ? undefined : { cause });
 }

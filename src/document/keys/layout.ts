@@ -1,5 +1,7 @@
 import { pack, Subspace, type Tuple, type TupleItem } from '../../tuple';
+import { decodeItem, integerEnd, Reader, stringEnd } from '../../tuple/codec';
 import { packPrefixed } from '../../tuple/pack';
+import { corruptData } from '../errors';
 import { encodeLeb128 } from './leb128';
 
 /**
@@ -31,7 +33,6 @@ export const META_EXPIRY = 0x78; // 'x'
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;
 export const STRING_CODE = 0x02;
-const INT_ZERO = 0x14;
 const NEG_BIG = 0x0b;
 const POS_BIG = 0x1d;
 
@@ -126,32 +127,14 @@ export function concat(key: Uint8Array, byte: number): Buffer {
 /**
  * The offset just after the path element that starts at `key[at]`, or -1 if no valid element starts
  * there. Elements are tuple strings (object keys), tuple integers (array positions) and the chunk
- * element `null` of long strings.
+ * element `null` of long strings. Called for every entry of a document read: the codec's per-type
+ * functions are called directly rather than through its table.
  */
-export function elementEnd(key: Uint8Array, at: number): number {
+export function elementEnd(key: Buffer, at: number): number {
   const code = key[at];
-  if (code === STRING_CODE) {
-    const n = key.length;
-    for (let i = at + 1; i < n; i++) {
-      if (key[i] === 0x00) {
-        if (i + 1 < n && key[i + 1] === 0xff) i++;
-        else return i + 1;
-      }
-    }
-    return -1;
-  }
-  if (code > NEG_BIG && code < POS_BIG) {
-    const end = at + 1 + (code < INT_ZERO ? INT_ZERO - code : code - INT_ZERO);
-    return end <= key.length ? end : -1;
-  }
-  if (code === NEG_BIG || code === POS_BIG) {
-    if (at + 1 >= key.length) return -1;
-    const n = code === NEG_BIG ? key[at + 1] ^ 0xff : key[at + 1];
-    const end = at + 2 + n;
-    return end <= key.length ? end : -1;
-  }
-  if (code === CHUNK_CODE) return at + 1;
-  return -1;
+  if (code === STRING_CODE) return stringEnd(key, at);
+  if (code >= NEG_BIG && code <= POS_BIG) return integerEnd(key, at);
+  return code === CHUNK_CODE ? at + 1 : -1;
 }
 
 /** True when the element at `key[at]` is an integer (an array position). */
@@ -160,51 +143,25 @@ export function isIntegerElement(key: Uint8Array, at: number): boolean {
   return code >= NEG_BIG && code <= POS_BIG;
 }
 
-const utf8 = new TextDecoder('utf-8');
-
-/** The object key of the string element spanning `key[at..end)` (type code and terminator included). */
+/**
+ * The object key of the string element spanning `key[at..end)` (type code and terminator included).
+ *
+ * @throws DocumentError CORRUPT_DATA when no string element spans exactly those bytes.
+ */
 export function decodeStringElement(key: Buffer, at: number, end: number): string {
-  const from = at + 1;
-  const to = end - 1;
-  let ascii = true;
-  for (let i = from; i < to; i++) {
-    const c = key[i];
-    if (c === 0 || c >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
-  if (ascii) {
-    if (to - from > 16) return key.toString('latin1', from, to);
-    let s = '';
-    for (let i = from; i < to; i++) s += String.fromCharCode(key[i]);
-    return s;
-  }
-  let escapes = 0;
-  for (let i = from; i < to; i++) {
-    if (key[i] === 0) {
-      escapes++;
-      i++;
-    }
-  }
-  if (escapes === 0) return utf8.decode(key.subarray(from, to));
-  const out = Buffer.allocUnsafe(to - from - escapes);
-  let o = 0;
-  for (let i = from; i < to; i++) {
-    out[o++] = key[i];
-    if (key[i] === 0) i++;
-  }
-  return utf8.decode(out);
+  const r = new Reader(key, at);
+  const name = decodeItem(r);
+  if (typeof name !== 'string' || r.pos !== end) throw corruptData('document data: a key whose element is not an object key');
+  return name;
 }
 
-/** The array position of the integer element at `key[at]` (a safe integer: positions move by one). */
-export function decodePosition(key: Uint8Array, at: number): number {
-  const code = key[at];
-  if (code === INT_ZERO) return 0;
-  const neg = code < INT_ZERO;
-  const n = neg ? INT_ZERO - code : code - INT_ZERO;
-  if (n > 7) throw new RangeError('array position out of range');
-  let x = 0;
-  for (let i = at + 1; i <= at + n; i++) x = x * 256 + key[i];
-  return neg ? x - (2 ** (8 * n) - 1) : x;
+/**
+ * The array position of the integer element at `key[at]` (a safe integer: positions move by one).
+ *
+ * @throws DocumentError CORRUPT_DATA when the element is not a safe integer.
+ */
+export function decodePosition(key: Buffer, at: number): number {
+  const position = decodeItem(new Reader(key, at));
+  if (typeof position !== 'number') throw corruptData('document data: a key whose element is not an array position');
+  return position;
 }
