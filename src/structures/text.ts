@@ -1,13 +1,13 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import { childKey, decodePosition, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { childKey, decodePosition, descendantsBegin, META_BYTES, META_LENGTH, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
 import { joinChunks, MAX_CHUNK_BYTES, splitUtf8 } from '../document/values/chunks';
 import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
 import { registerJsonForm } from './kind';
 import { Structure } from './structure';
-import { bodyKey, META_BYTES, META_LENGTH } from './structure-keys';
+import { bodyKey } from './structure-keys';
 
 /** Largest chunk: FoundationDB's value limit. */
 export const TEXT_CHUNK_BYTES = MAX_CHUNK_BYTES;

@@ -10,7 +10,7 @@ import { encodeLeb128 } from './leb128';
  * ```
  * <prefix> 0x00 <tuple(...)>                              system data (manifest, expiry index)
  * <prefix> 0x01 <leb128(c)> <tuple(id)>                   docPrefix(c, id)
- * <docPrefix> 0x00 <name byte>                            metadata: 'v' version, 'k' kind, 'x' expiry
+ * <docPrefix> 0x00 <name byte>                            metadata: the META_ names below
  * <docPrefix> 0x01 <tuple(path...)>                       data: one entry per container and per leaf
  * ```
  *
@@ -25,10 +25,26 @@ export const DOCUMENTS_SECTION = 0x01;
 export const META_SECTION = 0x00;
 export const DATA_SECTION = 0x01;
 
-/** Metadata names: the byte after `<docPrefix> 0x00`. */
+/**
+ * Metadata names: the byte after `<docPrefix> 0x00`. Every layer's names are allocated here, in one
+ * table, so that no two owners take the same byte; `expiry.ts` relies on 'x' sorting after the others.
+ */
+/** The version: a versionstamped value written by every write of the document. */
 export const META_VERSION = 0x76; // 'v'
+/** A structure's kind (`structures/kind.ts`); absent for a plain document. */
 export const META_KIND = 0x6b; // 'k'
+/** The document's expiry (`collection/expiry.ts`). */
 export const META_EXPIRY = 0x78; // 'x'
+/** Members of a set, keys of a map, items of a queue: a little-endian int64 kept by atomic add. */
+export const META_SIZE = 0x73; // 's'
+/** A text's length in UTF-16 code units, by atomic add. */
+export const META_LENGTH = 0x6c; // 'l'
+/** A text's length in UTF-8 bytes, by atomic add. */
+export const META_BYTES = 0x62; // 'b'
+/** A queue's push signal: a versionstamped value set by every push, for blocked pops to watch. */
+export const META_PUSHED = 0x70; // 'p'
+/** The prefix of a queue's idempotency tokens and receipts. */
+export const META_TOKENS = 0x74; // 't'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;
@@ -77,12 +93,9 @@ export class DocumentKeys {
     return concat(this.prefix, DATA_SECTION + 1);
   }
 
+  /** The key of metadata `name` (one of the `META_` names). */
   meta(name: number): Buffer {
-    const key = Buffer.allocUnsafe(this.prefix.length + 2);
-    this.prefix.copy(key, 0);
-    key[this.prefix.length] = META_SECTION;
-    key[this.prefix.length + 1] = name;
-    return key;
+    return metaKey(this.prefix, name);
   }
 
   /** The key of the version: a versionstamped value written by every write of the document. */
@@ -99,6 +112,23 @@ export class DocumentKeys {
   get identity(): string {
     return this.prefix.toString('latin1');
   }
+}
+
+/** `<docPrefix> 0x00 <name>`: the key of metadata `name` of the document whose prefix is `docPrefix`. */
+export function metaKey(docPrefix: Uint8Array, name: number): Buffer {
+  const key = Buffer.allocUnsafe(docPrefix.length + 2);
+  key.set(docPrefix, 0);
+  key[docPrefix.length] = META_SECTION;
+  key[docPrefix.length + 1] = name;
+  return key;
+}
+
+/**
+ * The metadata name of `key` when it is exactly a metadata key of the document whose prefix is
+ * `prefixLength` bytes long (`<docPrefix> 0x00 <name>`), otherwise -1.
+ */
+export function metaNameOf(key: Uint8Array, prefixLength: number): number {
+  return key.length === prefixLength + 2 && key[prefixLength] === META_SECTION ? key[prefixLength + 1] : -1;
 }
 
 /** The key of a node's child: an object key (a string) or an array position (an integer). */
