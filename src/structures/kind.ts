@@ -1,6 +1,6 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { isKvError } from '../kv/contract/errors';
-import { DocumentError, isDocumentError } from '../document/errors';
+import { corruptData, DocumentError, isDocumentError } from '../document/errors';
 import { isExpired, readPresence } from '../document/collection/expiry';
 import { META_KIND, type DocumentKeys } from '../document/keys/layout';
 import type { JsonValue } from '../document/types';
@@ -42,7 +42,7 @@ export function encodeKind(kind: StructureKind): Buffer {
 /** The kind a kind metadata value names. */
 export function decodeKind(value: Uint8Array): StructureKind {
   const name = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
-  if (!KINDS.has(name)) throw new Error(`doclayer: corrupt document data: unknown structure kind ${JSON.stringify(name)}`);
+  if (!KINDS.has(name)) throw corruptData(`document data: unknown structure kind ${JSON.stringify(name)}`);
   return name as StructureKind;
 }
 
@@ -123,11 +123,11 @@ export function writeKind(tr: Transaction, keys: DocumentKeys, kind: StructureKi
 /**
  * The error a sub-document operation (lookupIn, mutateIn, get with a path) should throw for `err`:
  * WRONG_KIND when the document at `keys` is a structure, else `err` itself. Those operations fail on a
- * structure's root marker (PATH_MISMATCH: the root is neither an object nor an array; or a plain
- * Error decoding `get('')`) without reading its kind, so the kind is read (1 point read) only then.
+ * structure's root marker (PATH_MISMATCH: the root is neither an object nor an array; or CORRUPT_DATA
+ * decoding `get('')`) without reading its kind, so the kind is read (1 point read) only then.
  */
 export async function errorForStructure(tr: Transaction, keys: DocumentKeys, err: unknown): Promise<unknown> {
-  if (isKvError(err) || (isDocumentError(err) && err.code !== 'PATH_MISMATCH')) return err;
+  if (isKvError(err) || (isDocumentError(err) && err.code !== 'PATH_MISMATCH' && err.code !== 'CORRUPT_DATA')) return err;
   const kind = await tr.get(kindKey(keys));
   return kind === undefined ? err : wrongKind(decodeKind(kind), 'document');
 }
