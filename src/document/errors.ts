@@ -74,3 +74,11 @@ export class DocumentError extends Error {
 export function isDocumentError(err: unknown, code?: DocumentErrorCode): err is DocumentError {
   return err instanceof DocumentError && (code === undefined || err.code === code);
 }
+
+/**
+ * The error for stored bytes that no doclayer write produces: damaged data, or another program's keys
+ * inside doclayer's subspace. `what` names the data and the fault: `'queue data: an item record'`.
+ */
+export function corruptData(what: string, cause?: unknown): DocumentError {
+  return new DocumentError('CORRUPT_DATA', `corrupt ${what}`, cause === undefined ? undefined : { cause });
+}

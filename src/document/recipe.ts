@@ -1,6 +1,7 @@
 import type { ReadTransaction } from '../kv/contract/types';
 import { unpack, type Subspace, type TupleItem } from '../tuple';
-import { corrupt, fromTuple } from './values/leaf';
+import { corruptData } from './errors';
+import { fromTuple } from './values/leaf';
 import type { JsonValue, PathElement } from './types';
 
 /**
@@ -42,7 +43,7 @@ export async function readRecipeDocument(
 
 function unpackLeaf(value: Buffer): TupleItem {
   const items = unpack(value);
-  if (items.length !== 1) throw corrupt('a recipe leaf that is not a one-element tuple');
+  if (items.length !== 1) throw corruptData('recipe data: a leaf that is not a one-element tuple');
   return items[0];
 }
 
@@ -75,7 +76,7 @@ function fromRows(rows: readonly TupleItem[][], from: number, to: number, depth:
     if (isArray) {
       array.push(value);
     } else {
-      if (typeof element !== 'string') throw corrupt('a recipe object key that is not a string');
+      if (typeof element !== 'string') throw corruptData('recipe data: an object key that is not a string');
       Object.defineProperty(object, element, { value, writable: true, enumerable: true, configurable: true });
     }
     groupStart = i;

@@ -1,5 +1,6 @@
 import type { KeyValue, ReadTransaction } from '../kv/contract/types';
 import { elementEnd } from '../document/keys/layout';
+import { corruptData } from '../document/errors';
 
 /**
  * The children of a container node (a structure's body), read in pages: each child is the entries of
@@ -92,6 +93,6 @@ function isInside(key: Buffer, child: Buffer, parentLength: number, stop: number
 
 function childEnd(key: Buffer, parentLength: number): number {
   const stop = elementEnd(key, parentLength);
-  if (stop < 0) throw new Error('doclayer: corrupt structure data: a key without a valid element');
+  if (stop < 0) throw corruptData('structure data: a key without a valid element');
   return stop;
 }

@@ -1,5 +1,5 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
-import { DocumentError } from '../document/errors';
+import { corruptData, DocumentError } from '../document/errors';
 import { flatten, unflatten } from '../document/values/flatten';
 import { childKey, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
 import { ARRAY_VALUE } from '../document/values/leaf';
@@ -313,7 +313,7 @@ export class DocList<T = JsonValue> extends Structure {
 /** The bounds of the list below `body`, `undefined` when it is empty. */
 async function boundsOf(tr: ReadTransaction, body: Buffer): Promise<Bounds | undefined> {
   const bounds = await arrayBounds(tr, body);
-  if (bounds === 'other') throw new Error('doclayer: corrupt structure data: a list body with non-element children');
+  if (bounds === 'other') throw corruptData('structure data: a list body with non-element children');
   return bounds === 'empty' ? undefined : bounds;
 }
 

@@ -1,7 +1,7 @@
 import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { flatten, unflatten } from '../document/values/flatten';
-import { childKey, decodeStringElement, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { childKey, decodeStringElement, descendantsBegin, META_SIZE, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
 import { decodeScalar, encodeScalar, isIntegerLeaf, kindOf, OBJECT_VALUE } from '../document/values/leaf';
 import { loneSurrogateIndex } from '../document/values/path';
 import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
@@ -10,7 +10,7 @@ import { readChildren, type Child } from './children';
 import { checkElementValue } from './element-value';
 import { decodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
 import { Structure, type IterateOptions } from './structure';
-import { bodyKey, META_SIZE } from './structure-keys';
+import { bodyKey } from './structure-keys';
 
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);

@@ -4,14 +4,14 @@ import type { TupleItem } from '../tuple';
 import { decodeItem, Reader } from '../tuple/codec';
 import { packPrefixed } from '../tuple/pack';
 import { DocumentError } from '../document/errors';
-import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { descendantsBegin, META_SIZE, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
 import { fromTuple } from '../document/values/leaf';
 import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren } from './children';
 import { decodeInt64 } from './int64';
 import { Structure, type IterateOptions } from './structure';
-import { bodyKey, META_SIZE } from './structure-keys';
+import { bodyKey } from './structure-keys';
 
 /** What a set holds: JSON primitives. */
 export type SetMember = string | number | bigint | boolean | null;

@@ -6,7 +6,7 @@ import { concat, type DocumentKeys } from '../document/keys/layout';
  * ```
  * <docPrefix> 0x00 'k'            kind (kind.ts), written at creation only
  * <docPrefix> 0x00 's' | 'l' | 'b'  counters kept by atomic add: size (set, map), text length in
- *                                 UTF-16 units and in UTF-8 bytes
+ *                                 UTF-16 units and in UTF-8 bytes (names allocated in layout.ts)
  * <docPrefix> 0x01                root entry: the structure marker '$' (kind.ts)
  * <docPrefix> 0x01 0x00 ...       the body: everything else
  * ```
@@ -15,13 +15,6 @@ import { concat, type DocumentKeys } from '../document/keys/layout';
  * tuple strings and integers), so sub-document operations on a structure find nothing below its
  * root and fail on the root's marker.
  */
-
-/** Metadata: number of members (set) or keys (map), a little-endian int64 kept by atomic add. */
-export const META_SIZE = 0x73; // 's'
-/** Metadata: a text's length in UTF-16 code units, by atomic add. */
-export const META_LENGTH = 0x6c; // 'l'
-/** Metadata: a text's length in UTF-8 bytes, by atomic add. */
-export const META_BYTES = 0x62; // 'b'
 
 /** `<root> 0x00`: the key under which a structure's data lives (a container marker for list and map). */
 export function bodyKey(keys: DocumentKeys): Buffer {

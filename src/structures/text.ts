@@ -1,14 +1,15 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import { childKey, decodePosition, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { childKey, decodePosition, descendantsBegin, META_BYTES, META_LENGTH, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { joinChunks, MAX_CHUNK_BYTES, splitUtf8 } from '../document/values/chunks';
 import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
 import { Structure } from './structure';
-import { bodyKey, META_BYTES, META_LENGTH } from './structure-keys';
+import { bodyKey } from './structure-keys';
 
 /** Largest chunk: FoundationDB's value limit. */
-export const TEXT_CHUNK_BYTES = 100_000;
+export const TEXT_CHUNK_BYTES = MAX_CHUNK_BYTES;
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -46,7 +47,7 @@ export class DocText extends Structure {
       if (last !== undefined && last.value.length + bytes.length <= TEXT_CHUNK_BYTES) {
         if (bytes.length > 0) tr.appendIfFits(last.key, bytes);
       } else {
-        writeChunks(tr, body, last === undefined ? 0 : last.position + 1, splitUtf8(bytes));
+        writeChunks(tr, body, last === undefined ? 0 : last.position + 1, splitUtf8(bytes, TEXT_CHUNK_BYTES));
       }
       addLengths(tr, keys, s.length, bytes.length);
       this.changed(tr, keys);
@@ -68,7 +69,7 @@ export class DocText extends Structure {
       if (first !== undefined && first.value.length + bytes.length <= TEXT_CHUNK_BYTES) {
         if (bytes.length > 0) tr.set(first.key, Buffer.concat([bytes, first.value]));
       } else {
-        const chunks = splitUtf8(bytes);
+        const chunks = splitUtf8(bytes, TEXT_CHUNK_BYTES);
         writeChunks(tr, body, (first === undefined ? 0 : first.position) - chunks.length, chunks);
       }
       addLengths(tr, keys, s.length, bytes.length);
@@ -88,7 +89,7 @@ export class DocText extends Structure {
       const body = bodyKey(keys);
       create();
       tr.clearRange(descendantsBegin(body), subtreeEnd(body));
-      writeChunks(tr, body, 0, splitUtf8(bytes));
+      writeChunks(tr, body, 0, splitUtf8(bytes, TEXT_CHUNK_BYTES));
       tr.set(keys.meta(META_LENGTH), encodeInt64(BigInt(s.length)));
       tr.set(keys.meta(META_BYTES), encodeInt64(BigInt(bytes.length)));
       this.changed(tr, keys);
@@ -165,24 +166,8 @@ function encode(s: unknown): Buffer {
   return Buffer.from(s, 'utf8');
 }
 
-/**
- * UTF-8 bytes in pieces of at most {@link TEXT_CHUNK_BYTES}, each ending on a character boundary (a
- * piece never ends before a continuation byte `10xxxxxx`).
- */
-export function splitUtf8(bytes: Buffer, max = TEXT_CHUNK_BYTES): Buffer[] {
-  const out: Buffer[] = [];
-  let at = 0;
-  while (at < bytes.length) {
-    let end = Math.min(at + max, bytes.length);
-    while (end < bytes.length && (bytes[end] & 0xc0) === 0x80) end--;
-    out.push(bytes.subarray(at, end));
-    at = end;
-  }
-  return out;
-}
-
 function decodeChunks(values: readonly Buffer[]): string {
-  return utf8.decode(values.length === 1 ? values[0] : Buffer.concat(values));
+  return utf8.decode(joinChunks(values));
 }
 
 /** The JSON form: the string. */

@@ -142,14 +142,46 @@ function unescape(b: Buffer, start: number, stop: number, escapes: number): Buff
   return out;
 }
 
+/**
+ * The end of the byte or Unicode string whose type code is at `b[at]` (just after its terminator), or
+ * -1 when it has none.
+ */
+export function stringEnd(b: Buffer, at: number): number {
+  const n = b.length;
+  for (let i = at + 1; i < n; i++) {
+    if (b[i] === 0x00) {
+      if (i + 1 < n && b[i + 1] === 0xff) i++;
+      else return i + 1;
+    }
+  }
+  return -1;
+}
+
 // ---- integers: 0x0c..0x1c hold up to 8 bytes, 0x0b/0x1d a length byte and up to 255 ----
 
 const INT_ZERO = 0x14;
 const NEG_BIG = 0x0b;
 const POS_BIG = 0x1d;
 
+// The largest magnitude of 0..4 bytes: negatives are stored as the one's complement, so decoding
+// subtracts it. A table, because `2 ** (8 * n)` is a float power call on every negative integer read.
+const ALL_ONES = [0, 0xff, 0xffff, 0xffffff, 0xffffffff];
+
 function byteLength32(a: number): number {
   return a < 0x100 ? 1 : a < 0x10000 ? 2 : a < 0x1000000 ? 3 : 4;
+}
+
+/** The end of the integer whose type code is at `b[at]`, or -1 when the bytes end first. */
+export function integerEnd(b: Buffer, at: number): number {
+  const code = b[at];
+  let end: number;
+  if (code === POS_BIG || code === NEG_BIG) {
+    if (at + 1 >= b.length) return -1;
+    end = at + 2 + (code === NEG_BIG ? b[at + 1] ^ 0xff : b[at + 1]);
+  } else {
+    end = at + 1 + (code < INT_ZERO ? INT_ZERO - code : code - INT_ZERO);
+  }
+  return end <= b.length ? end : -1;
 }
 
 /** Integers within ±(2^53-1), without bigint: negatives are written as the one's complement. */
@@ -219,7 +251,7 @@ function readLongInteger(b: Buffer, p: number, n: number, neg: boolean): number 
   for (let i = 0; i < hn; i++) hi = hi * 256 + b[p + i];
   let lo = b.readUInt32BE(p + hn);
   if (neg) {
-    hi = 2 ** (8 * hn) - 1 - hi;
+    hi = ALL_ONES[hn] - hi;
     lo = 0xffffffff - lo;
   }
   if (hi < 0x200000) {
@@ -318,6 +350,29 @@ const BYTES: TypeCodec<Uint8Array> = {
   compare: compareBytes,
 };
 
+/**
+ * Reads a Unicode string whose type code (0x02) has been consumed. Exported for the document layer,
+ * which reads a string from most leaves and calls this directly rather than through the table.
+ */
+export function readString(r: Reader): string {
+  const start = r.pos;
+  const stop = scanTerminated(r, 'string');
+  r.pos = stop + 1;
+  if (!r.nonAscii && r.escapes === 0) {
+    // Short ASCII strings (field names, small keys) build faster in JS than through a native call.
+    if (stop - start > 12) return r.buf.toString('latin1', start, stop);
+    const b = r.buf;
+    let out = '';
+    for (let i = start; i < stop; i++) out += String.fromCharCode(b[i]);
+    return out;
+  }
+  try {
+    return utf8.decode(unescape(r.buf, start, stop, r.escapes));
+  } catch {
+    throw new TupleError('TUPLE_DECODE', 'string is not valid UTF-8', start - 1);
+  }
+}
+
 const STRING: TypeCodec<string> = {
   first: 0x02,
   last: 0x02,
@@ -357,24 +412,7 @@ const STRING: TypeCodec<string> = {
     b[p++] = 0x00;
     w.pos = p;
   },
-  decode(r) {
-    const start = r.pos;
-    const stop = scanTerminated(r, 'string');
-    r.pos = stop + 1;
-    if (!r.nonAscii && r.escapes === 0) {
-      // Short ASCII strings (field names, small keys) build faster in JS than through a native call.
-      if (stop - start > 12) return r.buf.toString('latin1', start, stop);
-      const b = r.buf;
-      let out = '';
-      for (let i = start; i < stop; i++) out += String.fromCharCode(b[i]);
-      return out;
-    }
-    try {
-      return utf8.decode(unescape(r.buf, start, stop, r.escapes));
-    } catch {
-      throw new TupleError('TUPLE_DECODE', 'string is not valid UTF-8', start - 1);
-    }
-  },
+  decode: readString,
   // UTF-8 byte order is code point order, which JS's `<` (UTF-16 code units) gets wrong once surrogates
   // meet characters U+E000..U+FFFF. Shifting surrogates above those units fixes it.
   compare(a, b) {
@@ -463,7 +501,7 @@ const INTEGER: TypeCodec<number | bigint> = {
     const b = r.buf;
     let x = 0;
     for (let i = p; i < p + n; i++) x = x * 256 + b[i];
-    return neg ? x - (2 ** (8 * n) - 1) : x;
+    return neg ? x - ALL_ONES[n] : x;
   },
   compare: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
 };
@@ -657,6 +695,7 @@ export function decodeItem(r: Reader): TupleItem {
   const code = r.buf[r.pos];
   const c = BY_CODE[code];
   if (c === undefined) {
+    if (r.pos >= r.end) throw new TupleError('TUPLE_DECODE', 'an element expected, the input ends', r.pos);
     throw new TupleError('TUPLE_DECODE', `unknown type code 0x${code.toString(16).padStart(2, '0')}`, r.pos);
   }
   r.pos++;

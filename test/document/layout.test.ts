@@ -8,6 +8,16 @@ import {
   elementEnd,
   isIntegerElement,
   Layout,
+  META_BYTES,
+  META_EXPIRY,
+  META_KIND,
+  META_LENGTH,
+  META_PUSHED,
+  META_SIZE,
+  META_TOKENS,
+  META_VERSION,
+  metaKey,
+  metaNameOf,
   subtreeEnd,
 } from '../../src/document/keys/layout';
 import { encodeLeb128 } from '../../src/document/keys/leb128';
@@ -68,6 +78,22 @@ describe('DocumentKeys', () => {
     }
     expect(within(Buffer.concat([node, pack([null, 3])]), node, end)).toBe(true);
     for (const path of [['ab\0c'], ['ab\0'], ['abc'], ['a'], ['b']]) expect(within(keys.dataKey(path), node, end)).toBe(false);
+  });
+
+  it('allocates each metadata name once, as the stored bytes v k x s l b p t, with the expiry last', () => {
+    const names = [META_VERSION, META_KIND, META_EXPIRY, META_SIZE, META_LENGTH, META_BYTES, META_PUSHED, META_TOKENS];
+    expect(Buffer.from(names).toString('latin1')).toBe('vkxslbpt');
+    expect(Math.max(...names)).toBe(META_EXPIRY);
+  });
+
+  it('builds metadata keys as <docPrefix> 0x00 <name> and recognises exactly those', () => {
+    const keys = new DocumentKeys(collection, 'doc');
+    const size = metaKey(keys.prefix, META_SIZE);
+    expect(size).toEqual(Buffer.concat([keys.prefix, Buffer.of(0x00, 0x73)]));
+    expect(keys.meta(META_SIZE)).toEqual(size);
+    expect(metaNameOf(size, keys.prefix.length)).toBe(META_SIZE);
+    expect(metaNameOf(keys.root, keys.prefix.length)).toBe(-1);
+    expect(metaNameOf(Buffer.concat([keys.meta(META_TOKENS), pack([1])]), keys.prefix.length)).toBe(-1);
   });
 
   it('childKey extends a key by one element', () => {

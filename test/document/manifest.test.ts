@@ -3,7 +3,6 @@ import { isDocumentError, type DocumentError } from '../../src/document/errors';
 import {
   addCollection,
   addScope,
-  capExpiry,
   compareUids,
   defaultManifest,
   diffManifests,
@@ -633,25 +632,6 @@ describe('dropScope', () => {
   it('refuses the _default scope and unknown scopes', () => {
     expect(thrown(() => dropScope(APP, '_default')).code).toBe('INVALID_ARGUMENT');
     expect(thrown(() => dropScope(APP, 'nope')).code).toBe('UNKNOWN_SCOPE');
-  });
-});
-
-describe('capExpiry', () => {
-  const now = 1_700_000_000;
-
-  it('leaves the expiry alone without a maxTTL (absent or 0)', () => {
-    expect(capExpiry(undefined, undefined, now)).toBeUndefined();
-    expect(capExpiry(0, now + 10 ** 6, now)).toBe(now + 10 ** 6);
-  });
-
-  it('gives a document without expiry one of maxTTL seconds', () => {
-    expect(capExpiry(60, undefined, now)).toBe(now + 60);
-    expect(capExpiry(60, 0, now)).toBe(now + 60);
-  });
-
-  it('brings a later expiry down to maxTTL seconds from now, and keeps an earlier one', () => {
-    expect(capExpiry(60, now + 3600, now)).toBe(now + 60);
-    expect(capExpiry(60, now + 30, now)).toBe(now + 30);
   });
 });
 

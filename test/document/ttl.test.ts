@@ -6,6 +6,7 @@
  * Every layer here runs on a clock the test moves (`open({ now })`), in ms since the epoch.
  */
 import { LookupInSpec, MutateInSpec, open, type DocLayer } from '../../src';
+import { capExpiry } from '../../src/document/collection/expiry';
 import { Layout } from '../../src/document/keys/layout';
 import { strinc } from '../../src/kv/contract/bytes';
 import type { Database } from '../../src/kv/contract/database';
@@ -49,6 +50,25 @@ async function documentKeys(kv: Database, collectionId: number): Promise<number>
   const prefix = layout.collectionPrefix(collectionId);
   return (await kv.getRangeAll(prefix, strinc(prefix))).length;
 }
+
+describe('capExpiry', () => {
+  const now = 1_700_000_000;
+
+  it('leaves the expiry alone without a maxTTL (absent or 0)', () => {
+    expect(capExpiry(undefined, undefined, now)).toBeUndefined();
+    expect(capExpiry(0, now + 10 ** 6, now)).toBe(now + 10 ** 6);
+  });
+
+  it('gives a document without expiry one of maxTTL seconds', () => {
+    expect(capExpiry(60, undefined, now)).toBe(now + 60);
+    expect(capExpiry(60, 0, now)).toBe(now + 60);
+  });
+
+  it('brings a later expiry down to maxTTL seconds from now, and keeps an earlier one', () => {
+    expect(capExpiry(60, now + 3600, now)).toBe(now + 60);
+    expect(capExpiry(60, now + 30, now)).toBe(now + 30);
+  });
+});
 
 documentSuite('document expiry', (ctx) => {
   const layer = clocked(ctx);

@@ -4,7 +4,8 @@
  */
 import { descendantsBegin, subtreeEnd, type DocumentKeys } from '../../src/document/keys/layout';
 import { bodyKey } from '../../src/structures/structure-keys';
-import { splitUtf8, TEXT_CHUNK_BYTES } from '../../src/structures/text';
+import { splitUtf8 } from '../../src/document/values/chunks';
+import { TEXT_CHUNK_BYTES } from '../../src/structures/text';
 import { Random, testSeed } from '../support/random';
 import { documentSuite } from '../document/document-suite';
 import { errorOf, retriesOf } from './support';

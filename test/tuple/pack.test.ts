@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { Double, Float32, pack, range, strinc, unpack, UserType, Uuid, Versionstamp, type Tuple, type TupleItem } from '../../src/tuple';
+import { integerEnd, Reader, readString, stringEnd } from '../../src/tuple/codec';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const bytes = (h: string) => Buffer.from(h.replace(/ /g, ''), 'hex');
@@ -306,5 +307,34 @@ describe('strinc', () => {
     expect(hex(strinc(pack(['a'])))).toBe('026101');
     expect(hex(strinc(bytes('01 ff ff')))).toBe('02');
     expect(() => strinc(bytes('ff ff'))).toThrow(RangeError);
+  });
+});
+
+describe('the codec functions the document layer calls directly', () => {
+  it('stringEnd and integerEnd find where an element ends, or -1 when it is cut short', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.uint8Array()), fc.oneof(fc.integer(), fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n })), (s, n) => {
+        const str = pack([s]);
+        const int = pack([n]);
+        expect(stringEnd(Buffer.concat([str, int]), 0)).toBe(str.length);
+        expect(integerEnd(Buffer.concat([int, str]), 0)).toBe(int.length);
+        expect(stringEnd(str.subarray(0, str.length - 1), 0)).toBe(-1);
+        if (int.length > 1) expect(integerEnd(int.subarray(0, int.length - 1), 0)).toBe(-1);
+      }),
+    );
+    expect(stringEnd(bytes('02 61 00 ff 62'), 0)).toBe(-1);
+    expect(integerEnd(bytes('1d 02 01'), 0)).toBe(-1);
+    expect(integerEnd(bytes('14 02'), 0)).toBe(1);
+  });
+
+  it('readString reads what decoding the element reads', () => {
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        const packed = Buffer.concat([pack([s]), pack([1])]);
+        const r = new Reader(packed, 1);
+        expect(readString(r)).toBe(s);
+        expect(r.pos).toBe(pack([s]).length);
+      }),
+    );
   });
 });

@@ -3,7 +3,7 @@ import { isKvError } from '../../kv/contract/errors';
 import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { structureJson, type JsonForms } from '../keys/kind';
-import { DATA_SECTION, META_EXPIRY, META_KIND, META_SECTION, META_VERSION, type DocumentKeys } from '../keys/layout';
+import { DATA_SECTION, META_EXPIRY, META_KIND, META_SECTION, META_VERSION, metaNameOf, type DocumentKeys } from '../keys/layout';
 import { casOf, wasWritten } from '../keys/version';
 import type { Cas, DocId, GetResult, JsonValue } from '../types';
 import { unflatten } from '../values/flatten';
@@ -56,9 +56,10 @@ export function documentOf(
   for (; data < to; data++) {
     const key = entries[data].key;
     if (key[prefixLength] !== META_SECTION) break;
-    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_VERSION) cas = casOf(entries[data].value);
-    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_KIND) kind = entries[data].value;
-    if (key.length === prefixLength + 2 && key[prefixLength + 1] === META_EXPIRY) expiresAt = decodeExpiry(entries[data].value);
+    const name = metaNameOf(key, prefixLength);
+    if (name === META_VERSION) cas = casOf(entries[data].value);
+    else if (name === META_KIND) kind = entries[data].value;
+    else if (name === META_EXPIRY) expiresAt = decodeExpiry(entries[data].value);
   }
   if (data === to || entries[data].key[prefixLength] !== DATA_SECTION || isExpired(expiresAt, now)) return undefined;
   if (kind !== undefined) return withExpiry({ content: structureJson(forms, kind, entries.slice(from, to), keysOf()), cas }, expiresAt);

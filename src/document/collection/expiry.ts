@@ -3,9 +3,8 @@ import type { Database } from '../../kv/contract/database';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { pack, unpack, type Subspace, type TupleItem } from '../../tuple';
 import { DocTransaction } from '../doc-transaction';
-import { DocumentError } from '../errors';
-import { DocumentKeys, META_EXPIRY, type Layout } from '../keys/layout';
-import { capExpiry } from '../manifest/manifest';
+import { corruptData, DocumentError } from '../errors';
+import { DocumentKeys, META_EXPIRY, metaNameOf, type Layout } from '../keys/layout';
 import type { Expiry, ExpiryOptions } from '../types';
 
 /**
@@ -54,6 +53,21 @@ export function requestedExpiry(expiry: Expiry | undefined, now: number): number
   return at;
 }
 
+/**
+ * The expiry of a document written to a collection with `maxTTL`, as Couchbase applies it: with no
+ * cap (0 or absent) the expiry is unchanged; otherwise a document without one (`undefined` or 0)
+ * expires `maxTTL` from `now`, and a later expiry is brought down to that. The three numbers are in
+ * one unit: Couchbase's seconds, or the milliseconds {@link effectiveExpiry} passes.
+ *
+ * @param expiry absolute expiry since the Unix epoch; 0 or `undefined` for none
+ * @param now the current time since the Unix epoch
+ */
+export function capExpiry(maxTTL: number | undefined, expiry: number | undefined, now: number): number | undefined {
+  if (!maxTTL) return expiry;
+  const limit = now + maxTTL;
+  return expiry === undefined || expiry === 0 || expiry > limit ? limit : expiry;
+}
+
 /** The expiry a write gives a document: the one asked for, capped by its collection's maxTTL (seconds). */
 export function effectiveExpiry(maxTTL: number | undefined, requested: number | undefined, now: number): number | undefined {
   return capExpiry(maxTTL === undefined ? undefined : maxTTL * 1000, requested, now);
@@ -83,9 +97,10 @@ export function encodeExpiry(expiresAt: number): Buffer {
   return pack([expiresAt]);
 }
 
+/** @throws DocumentError CORRUPT_DATA when the stored expiry is not an integer. */
 export function decodeExpiry(value: Uint8Array): number {
   const [at] = unpack(value);
-  if (typeof at !== 'number') throw new Error('doclayer: corrupt document metadata: the expiry is not an integer');
+  if (typeof at !== 'number') throw corruptData('document metadata: the expiry is not an integer');
   return at;
 }
 
@@ -123,7 +138,7 @@ export async function readPresence(tr: ReadTransaction, keys: DocumentKeys): Pro
   let exists = false;
   for (const { key, value } of pairs) {
     if (key.equals(keys.root)) exists = true;
-    else if (key[keys.prefix.length + 1] === META_EXPIRY && key.length === keys.prefix.length + 2) expiresAt = decodeExpiry(value);
+    else if (metaNameOf(key, keys.prefix.length) === META_EXPIRY) expiresAt = decodeExpiry(value);
   }
   return { exists, expiresAt };
 }

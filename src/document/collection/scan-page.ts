@@ -4,7 +4,7 @@ import { decodeItem, Reader } from '../../tuple/codec';
 import { DocTransaction } from '../doc-transaction';
 import { docIdOf } from '../keys/ids';
 import type { JsonForms } from '../keys/kind';
-import { DATA_SECTION, DocumentKeys, META_SECTION, META_VERSION } from '../keys/layout';
+import { DATA_SECTION, DocumentKeys, META_VERSION, metaKey } from '../keys/layout';
 import type { DocId, ScanItem } from '../types';
 import { documentOf } from './document-read';
 
@@ -72,7 +72,7 @@ function versionKeysWritten(tr: Transaction, collection: Buffer, begin: Buffer, 
   for (const identity of DocTransaction.of(tr).writtenDocuments()) {
     const prefix = Buffer.from(identity, 'latin1');
     if (prefix.length <= collection.length || prefix.compare(collection, 0, collection.length, 0, collection.length) !== 0) continue;
-    const key = Buffer.concat([prefix, Buffer.of(META_SECTION, META_VERSION)]);
+    const key = metaKey(prefix, META_VERSION);
     if (Buffer.compare(key, begin) >= 0 && Buffer.compare(key, end) < 0) out.push(key);
   }
   return out.sort(Buffer.compare);

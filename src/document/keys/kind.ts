@@ -1,5 +1,5 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
-import { DocumentError, isDocumentError } from '../errors';
+import { corruptData, DocumentError, isDocumentError } from '../errors';
 import { isExpired, readPresence } from '../collection/expiry';
 import { META_KIND, type DocumentKeys } from './layout';
 import type { JsonValue } from '../types';
@@ -41,7 +41,7 @@ export function encodeKind(kind: StructureKind): Buffer {
 /** The kind a kind metadata value names. */
 export function decodeKind(value: Uint8Array): StructureKind {
   const name = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
-  if (!KINDS.has(name)) throw new DocumentError('CORRUPT_DATA', `unknown structure kind ${JSON.stringify(name)} in a document's metadata`);
+  if (!KINDS.has(name)) throw corruptData(`document data: unknown structure kind ${JSON.stringify(name)}`);
   return name as StructureKind;
 }
 

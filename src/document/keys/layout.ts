@@ -1,5 +1,7 @@
 import { pack, Subspace, type Tuple, type TupleItem } from '../../tuple';
+import { decodeItem, integerEnd, Reader, stringEnd } from '../../tuple/codec';
 import { packPrefixed } from '../../tuple/pack';
+import { corruptData } from '../errors';
 import { encodeLeb128 } from './leb128';
 
 /**
@@ -8,7 +10,7 @@ import { encodeLeb128 } from './leb128';
  * ```
  * <prefix> 0x00 <tuple(...)>                              system data (manifest, expiry index)
  * <prefix> 0x01 <leb128(c)> <tuple(id)>                   docPrefix(c, id)
- * <docPrefix> 0x00 <name byte>                            metadata: 'v' version, 'k' kind, 'x' expiry
+ * <docPrefix> 0x00 <name byte>                            metadata: the META_ names below
  * <docPrefix> 0x01 <tuple(path...)>                       data: one entry per container and per leaf
  * ```
  *
@@ -23,15 +25,30 @@ export const DOCUMENTS_SECTION = 0x01;
 export const META_SECTION = 0x00;
 export const DATA_SECTION = 0x01;
 
-/** Metadata names: the byte after `<docPrefix> 0x00`. */
+/**
+ * Metadata names: the byte after `<docPrefix> 0x00`. Every layer's names are allocated here, in one
+ * table, so that no two owners take the same byte; `expiry.ts` relies on 'x' sorting after the others.
+ */
+/** The version: a versionstamped value written by every write of the document. */
 export const META_VERSION = 0x76; // 'v'
+/** A structure's kind (`structures/kind.ts`); absent for a plain document. */
 export const META_KIND = 0x6b; // 'k'
+/** The document's expiry (`collection/expiry.ts`). */
 export const META_EXPIRY = 0x78; // 'x'
+/** Members of a set, keys of a map, items of a queue: a little-endian int64 kept by atomic add. */
+export const META_SIZE = 0x73; // 's'
+/** A text's length in UTF-16 code units, by atomic add. */
+export const META_LENGTH = 0x6c; // 'l'
+/** A text's length in UTF-8 bytes, by atomic add. */
+export const META_BYTES = 0x62; // 'b'
+/** A queue's push signal: a versionstamped value set by every push, for blocked pops to watch. */
+export const META_PUSHED = 0x70; // 'p'
+/** The prefix of a queue's idempotency tokens and receipts. */
+export const META_TOKENS = 0x74; // 't'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;
 export const STRING_CODE = 0x02;
-const INT_ZERO = 0x14;
 const NEG_BIG = 0x0b;
 const POS_BIG = 0x1d;
 
@@ -82,12 +99,9 @@ export class DocumentKeys {
     return concat(this.prefix, DATA_SECTION + 1);
   }
 
+  /** The key of metadata `name` (one of the `META_` names). */
   meta(name: number): Buffer {
-    const key = Buffer.allocUnsafe(this.prefix.length + 2);
-    this.prefix.copy(key, 0);
-    key[this.prefix.length] = META_SECTION;
-    key[this.prefix.length + 1] = name;
-    return key;
+    return metaKey(this.prefix, name);
   }
 
   /** The key of the version: a versionstamped value written by every write of the document. */
@@ -104,6 +118,23 @@ export class DocumentKeys {
   get identity(): string {
     return this.prefix.toString('latin1');
   }
+}
+
+/** `<docPrefix> 0x00 <name>`: the key of metadata `name` of the document whose prefix is `docPrefix`. */
+export function metaKey(docPrefix: Uint8Array, name: number): Buffer {
+  const key = Buffer.allocUnsafe(docPrefix.length + 2);
+  key.set(docPrefix, 0);
+  key[docPrefix.length] = META_SECTION;
+  key[docPrefix.length + 1] = name;
+  return key;
+}
+
+/**
+ * The metadata name of `key` when it is exactly a metadata key of the document whose prefix is
+ * `prefixLength` bytes long (`<docPrefix> 0x00 <name>`), otherwise -1.
+ */
+export function metaNameOf(key: Uint8Array, prefixLength: number): number {
+  return key.length === prefixLength + 2 && key[prefixLength] === META_SECTION ? key[prefixLength + 1] : -1;
 }
 
 /** The key of a node's child: an object key (a string) or an array position (an integer). */
@@ -132,32 +163,14 @@ export function concat(key: Uint8Array, byte: number): Buffer {
 /**
  * The offset just after the path element that starts at `key[at]`, or -1 if no valid element starts
  * there. Elements are tuple strings (object keys), tuple integers (array positions) and the chunk
- * element `null` of long strings.
+ * element `null` of long strings. Called for every entry of a document read: the codec's per-type
+ * functions are called directly rather than through its table.
  */
-export function elementEnd(key: Uint8Array, at: number): number {
+export function elementEnd(key: Buffer, at: number): number {
   const code = key[at];
-  if (code === STRING_CODE) {
-    const n = key.length;
-    for (let i = at + 1; i < n; i++) {
-      if (key[i] === 0x00) {
-        if (i + 1 < n && key[i + 1] === 0xff) i++;
-        else return i + 1;
-      }
-    }
-    return -1;
-  }
-  if (code > NEG_BIG && code < POS_BIG) {
-    const end = at + 1 + (code < INT_ZERO ? INT_ZERO - code : code - INT_ZERO);
-    return end <= key.length ? end : -1;
-  }
-  if (code === NEG_BIG || code === POS_BIG) {
-    if (at + 1 >= key.length) return -1;
-    const n = code === NEG_BIG ? key[at + 1] ^ 0xff : key[at + 1];
-    const end = at + 2 + n;
-    return end <= key.length ? end : -1;
-  }
-  if (code === CHUNK_CODE) return at + 1;
-  return -1;
+  if (code === STRING_CODE) return stringEnd(key, at);
+  if (code >= NEG_BIG && code <= POS_BIG) return integerEnd(key, at);
+  return code === CHUNK_CODE ? at + 1 : -1;
 }
 
 /** True when the element at `key[at]` is an integer (an array position). */
@@ -166,51 +179,25 @@ export function isIntegerElement(key: Uint8Array, at: number): boolean {
   return code >= NEG_BIG && code <= POS_BIG;
 }
 
-const utf8 = new TextDecoder('utf-8');
-
-/** The object key of the string element spanning `key[at..end)` (type code and terminator included). */
+/**
+ * The object key of the string element spanning `key[at..end)` (type code and terminator included).
+ *
+ * @throws DocumentError CORRUPT_DATA when no string element spans exactly those bytes.
+ */
 export function decodeStringElement(key: Buffer, at: number, end: number): string {
-  const from = at + 1;
-  const to = end - 1;
-  let ascii = true;
-  for (let i = from; i < to; i++) {
-    const c = key[i];
-    if (c === 0 || c >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
-  if (ascii) {
-    if (to - from > 16) return key.toString('latin1', from, to);
-    let s = '';
-    for (let i = from; i < to; i++) s += String.fromCharCode(key[i]);
-    return s;
-  }
-  let escapes = 0;
-  for (let i = from; i < to; i++) {
-    if (key[i] === 0) {
-      escapes++;
-      i++;
-    }
-  }
-  if (escapes === 0) return utf8.decode(key.subarray(from, to));
-  const out = Buffer.allocUnsafe(to - from - escapes);
-  let o = 0;
-  for (let i = from; i < to; i++) {
-    out[o++] = key[i];
-    if (key[i] === 0) i++;
-  }
-  return utf8.decode(out);
+  const r = new Reader(key, at);
+  const name = decodeItem(r);
+  if (typeof name !== 'string' || r.pos !== end) throw corruptData('document data: a key whose element is not an object key');
+  return name;
 }
 
-/** The array position of the integer element at `key[at]` (a safe integer: positions move by one). */
-export function decodePosition(key: Uint8Array, at: number): number {
-  const code = key[at];
-  if (code === INT_ZERO) return 0;
-  const neg = code < INT_ZERO;
-  const n = neg ? INT_ZERO - code : code - INT_ZERO;
-  if (n > 7) throw new RangeError('array position out of range');
-  let x = 0;
-  for (let i = at + 1; i <= at + n; i++) x = x * 256 + key[i];
-  return neg ? x - (2 ** (8 * n) - 1) : x;
+/**
+ * The array position of the integer element at `key[at]` (a safe integer: positions move by one).
+ *
+ * @throws DocumentError CORRUPT_DATA when the element is not a safe integer.
+ */
+export function decodePosition(key: Buffer, at: number): number {
+  const position = decodeItem(new Reader(key, at));
+  if (typeof position !== 'number') throw corruptData('document data: a key whose element is not an array position');
+  return position;
 }

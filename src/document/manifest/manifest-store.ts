@@ -2,7 +2,8 @@ import { strinc } from '../../kv/contract/bytes';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import type { Subspace } from '../../tuple';
 import { DocTransaction } from '../doc-transaction';
-import { DocumentError, isDocumentError } from '../errors';
+import { corruptData, DocumentError, isDocumentError } from '../errors';
+import { joinChunks, splitBytes } from '../values/chunks';
 import {
   addCollection,
   compareUids,
@@ -131,16 +132,16 @@ export async function readManifestUid(tr: ReadTransaction, sys: Subspace): Promi
 /**
  * The stored manifest, `undefined` when none was set. One range read (its chunks).
  *
- * @throws Error when the stored bytes are not a valid manifest (corruption).
+ * @throws DocumentError CORRUPT_DATA when the stored bytes are not a valid manifest.
  */
 export async function readManifest(tr: ReadTransaction, sys: Subspace): Promise<Manifest | undefined> {
   const { begin, end } = sys.range(manifestKeys.chunks);
   const chunks = await tr.getRangeAll(begin, end);
   if (chunks.length === 0) return undefined;
   try {
-    return parseManifest(Buffer.concat(chunks.map((kv) => kv.value)).toString('utf8'));
+    return parseManifest(joinChunks(chunks.map((kv) => kv.value)).toString('utf8'));
   } catch (err) {
-    throw new Error('doclayer: corrupt collections manifest', { cause: err });
+    throw corruptData('collections manifest', err);
   }
 }
 
@@ -225,10 +226,8 @@ export async function prepareManifestWrite(
     }
     const { begin, end } = sys.range(manifestKeys.chunks);
     tr.clearRange(begin, end);
-    const json = Buffer.from(JSON.stringify(manifest), 'utf8');
-    for (let i = 0; i * CHUNK_BYTES < json.length; i++) {
-      tr.set(sys.pack(manifestKeys.chunk(i)), json.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
-    }
+    const chunks = splitBytes(Buffer.from(JSON.stringify(manifest), 'utf8'), CHUNK_BYTES);
+    chunks.forEach((chunk, i) => tr.set(sys.pack(manifestKeys.chunk(i)), chunk));
     tr.set(manifestUidKey(sys), manifest.uid);
     for (const id of diff.droppedScopes) tr.set(sys.pack(manifestKeys.droppedScope(id)), '');
     for (const id of diff.droppedCollections) {

@@ -456,21 +456,6 @@ export function dropScope(manifest: Manifest, name: string): Manifest {
   return freeze({ uid, scopes: manifest.scopes.filter((s) => s.name !== name) });
 }
 
-/**
- * The expiry of a document written to a collection with `maxTTL`, as Couchbase applies it: with no
- * cap (0 or absent) the expiry is unchanged; otherwise a document without one (`undefined` or 0)
- * expires `maxTTL` from `now`, and a later expiry is brought down to that. The three numbers are in
- * one unit: Couchbase's seconds, or the milliseconds the document layer passes (`expiry.ts`).
- *
- * @param expiry absolute expiry since the Unix epoch; 0 or `undefined` for none
- * @param now the current time since the Unix epoch
- */
-export function capExpiry(maxTTL: number | undefined, expiry: number | undefined, now: number): number | undefined {
-  if (!maxTTL) return expiry;
-  const limit = now + maxTTL;
-  return expiry === undefined || expiry === 0 || expiry > limit ? limit : expiry;
-}
-
 /** -1, 0 or 1 as uid `a` is lower than, equal to or higher than uid `b` (base-16 strings). */
 export function compareUids(a: string, b: string): number {
   const x = BigInt(`0x${a}`);

@@ -49,7 +49,8 @@ export async function lookupIn(tr: Transaction, keys: DocumentKeys, specs: reado
       } catch (err) {
         if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) missingDocument = true;
         if ((spec as LookupInSpec).op === 'exists' && isDocumentError(err, 'PATH_NOT_FOUND')) return { value: false };
-        if (!isDocumentError(err)) throw err;
+        // Corrupt stored data is the document's failure, not a spec's result.
+        if (!isDocumentError(err) || err.code === 'CORRUPT_DATA') throw err;
         return { error: forSpec(err, i) as DocumentError };
       }
     }),

@@ -2,16 +2,15 @@ import type { KeyValue } from '../../kv/contract/types';
 import { Limits } from '../../kv/contract/limits';
 import { encodeItem } from '../../tuple/codec';
 import { Writer } from '../../tuple/writer';
-import { DocumentError } from '../errors';
+import { corruptData, DocumentError } from '../errors';
+import { splitBytes } from './chunks';
 import {
   ARRAY_MARKER,
   ARRAY_VALUE,
-  CHUNK_BYTES,
-  corrupt,
   decodeScalar,
   encodeScalar,
   isLongString,
-  joinChunks,
+  joinLongString,
   LONG_STRING_MARKER,
   longStringHeader,
   OBJECT_MARKER,
@@ -103,27 +102,25 @@ function visit(value: JsonValue, state: State): void {
     }
     return;
   }
-  const mark = w.pos;
   if (Array.isArray(value)) {
     push(key, ARRAY_VALUE, state);
-    for (let i = 0; i < value.length; i++) {
-      encodeItem(w, i);
-      state.path.push(i);
-      visit(value[i], state);
-      state.path.pop();
-      w.pos = mark;
-    }
+    for (let i = 0; i < value.length; i++) visitChild(i, value[i], state);
   } else {
     push(key, OBJECT_VALUE, state);
     const object = value as { [key: string]: JsonValue };
-    for (const name of Object.keys(object)) {
-      encodeItem(w, name);
-      state.path.push(name);
-      visit(object[name], state);
-      state.path.pop();
-      w.pos = mark;
-    }
+    for (const name of Object.keys(object)) visitChild(name, object[name], state);
   }
+}
+
+/** Visits the child at `element` of the node whose key the writer holds, and leaves that key there. */
+function visitChild(element: PathElement, child: JsonValue, state: State): void {
+  const w = writer;
+  const mark = w.pos;
+  encodeItem(w, element);
+  state.path.push(element);
+  visit(child, state);
+  state.path.pop();
+  w.pos = mark;
 }
 
 function push(key: Buffer, value: Buffer, state: State): void {
@@ -143,15 +140,15 @@ function push(key: Buffer, value: Buffer, state: State): void {
 /** A string too long for one value: a header at its key, then chunks at `key ++ tuple(null, i)`. */
 function pushLongString(key: Buffer, s: string, state: State): void {
   const bytes = Buffer.from(s, 'utf8');
-  const count = Math.ceil(bytes.length / CHUNK_BYTES);
-  push(key, longStringHeader(bytes.length, count), state);
+  const chunks = splitBytes(bytes);
+  push(key, longStringHeader(bytes.length, chunks.length), state);
   const w = writer;
   const mark = w.pos;
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < chunks.length; i++) {
     w.ensure(1);
     w.buf[w.pos++] = CHUNK_CODE;
     encodeItem(w, i);
-    push(w.result(0), bytes.subarray(i * CHUNK_BYTES, Math.min(bytes.length, (i + 1) * CHUNK_BYTES)), state);
+    push(w.result(0), chunks[i], state);
     w.pos = mark;
   }
 }
@@ -166,21 +163,22 @@ function where(path: readonly PathElement[]): string {
  *
  * Keys are decoded incrementally: consecutive keys share the path of their common ancestor, so each key
  * is compared with the previous one and only its last element is decoded; array positions are never
- * decoded at all (elements arrive in position order). Throws a plain Error for entries that no
- * document could have written.
+ * decoded at all (elements arrive in position order).
+ *
+ * @throws DocumentError CORRUPT_DATA for entries that no document could have written.
  */
 export function unflatten(entries: readonly KeyValue[], start: number, end: number, baseLength: number): JsonValue {
   const first = entries[start];
-  if (first.key.length !== baseLength) throw corrupt('a subtree without an entry for its root');
+  if (first.key.length !== baseLength) throw corruptData('document data: a subtree without an entry for its root');
   const rootValue = first.value;
   const rootCode = rootValue[0];
   if (rootCode !== OBJECT_MARKER && rootCode !== ARRAY_MARKER) {
     if (rootCode === LONG_STRING_MARKER) {
       const s = readLongString(entries, start, end, rootValue);
-      if (start + 1 + s.chunks !== end) throw corrupt('entries below a string');
+      if (start + 1 + s.chunks !== end) throw corruptData('document data: entries below a string');
       return s.value;
     }
-    if (end !== start + 1) throw corrupt('entries below a scalar');
+    if (end !== start + 1) throw corruptData('document data: entries below a scalar');
     return decodeScalar(rootValue);
   }
   const root: JsonValue = rootCode === OBJECT_MARKER ? {} : [];
@@ -205,7 +203,7 @@ export function unflatten(entries: readonly KeyValue[], start: number, end: numb
     while (keyEnds[depth] > common || (depth > 0 && key[keyEnds[depth]] === 0xff)) depth--;
     const at = keyEnds[depth];
     const stop = elementEnd(key, at);
-    if (stop !== key.length) throw corrupt('an entry whose parent has no entry');
+    if (stop !== key.length) throw corruptData('document data: an entry whose parent has no entry');
     previous = key;
     let child: JsonValue;
     const code = value[0];
@@ -218,10 +216,10 @@ export function unflatten(entries: readonly KeyValue[], start: number, end: numb
     } else child = decodeScalar(value);
     const parent = containers[depth];
     if (isArray[depth]) {
-      if (!isIntegerElement(key, at)) throw corrupt('an array child that is not a position');
+      if (!isIntegerElement(key, at)) throw corruptData('document data: an array child that is not a position');
       (parent as JsonValue[]).push(child);
     } else {
-      if (key[at] !== STRING_CODE) throw corrupt('an object child that is not a key');
+      if (key[at] !== STRING_CODE) throw corruptData('document data: an object child that is not a key');
       const ordinal = ordinals[depth]++;
       const known = names[depth][ordinal];
       let name: string;
@@ -276,17 +274,17 @@ function readLongString(
   header: Buffer,
 ): { value: string; chunks: number } {
   const { byteLength, chunkCount } = readLongStringHeader(header);
-  if (at + chunkCount >= end) throw corrupt('a long string with missing chunks');
+  if (at + chunkCount >= end) throw corruptData('document data: a long string with missing chunks');
   const headerKey = entries[at].key;
   const chunks: Buffer[] = [];
   for (let i = 1; i <= chunkCount; i++) {
     const { key, value } = entries[at + i];
     if (key.length <= headerKey.length || key[headerKey.length] !== CHUNK_CODE || !key.subarray(0, headerKey.length).equals(headerKey)) {
-      throw corrupt('a long string with missing chunks');
+      throw corruptData('document data: a long string with missing chunks');
     }
     chunks.push(value);
   }
-  return { value: joinChunks(chunks, byteLength), chunks: chunkCount };
+  return { value: joinLongString(chunks, byteLength), chunks: chunkCount };
 }
 
 /**

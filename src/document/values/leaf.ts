@@ -1,6 +1,9 @@
 import { DocumentError } from '../errors';
 import { Double, Float32, pack, unpack, type TupleItem } from '../../tuple';
+import { decodeItem, Reader, readString } from '../../tuple/codec';
+import { corruptData } from '../errors';
 import type { JsonValue } from '../types';
+import { joinChunks, MAX_CHUNK_BYTES } from './chunks';
 
 /**
  * The bytes at a data key (docs/documents.md, "Values"): a container marker, a long string's header,
@@ -16,9 +19,7 @@ export const OBJECT_VALUE: Buffer = Buffer.of(OBJECT_MARKER);
 export const ARRAY_VALUE: Buffer = Buffer.of(ARRAY_MARKER);
 
 /** A string whose packed leaf is longer than this is stored in chunks (FDB's value limit). */
-export const MAX_LEAF_BYTES = 100_000;
-/** Bytes of a long string per chunk. */
-export const CHUNK_BYTES = 100_000;
+export const MAX_LEAF_BYTES = MAX_CHUNK_BYTES;
 
 /** What a node is, from its entry's value. */
 export type NodeKind = 'object' | 'array' | 'scalar';
@@ -28,6 +29,7 @@ export function kindOf(value: Uint8Array): NodeKind {
   return b === OBJECT_MARKER ? 'object' : b === ARRAY_MARKER ? 'array' : 'scalar';
 }
 
+const STRING_CODE = 0x02;
 const NULL_VALUE = Buffer.of(0x00);
 const FALSE_VALUE = Buffer.of(0x26);
 const TRUE_VALUE = Buffer.of(0x27);
@@ -66,82 +68,47 @@ export function longStringHeader(byteLength: number, chunkCount: number): Buffer
   return out;
 }
 
+/**
+ * What a long string's header holds.
+ *
+ * @throws DocumentError CORRUPT_DATA for a header that does not hold two integers.
+ */
 export function readLongStringHeader(value: Buffer): { byteLength: number; chunkCount: number } {
-  const [byteLength, chunkCount] = unpack(value.subarray(1));
-  if (typeof byteLength !== 'number' || typeof chunkCount !== 'number') throw corrupt('a long string header');
+  let items: TupleItem[];
+  try {
+    items = unpack(value.subarray(1));
+  } catch (err) {
+    throw corruptData('document data: a long string header', err);
+  }
+  const [byteLength, chunkCount] = items;
+  if (typeof byteLength !== 'number' || typeof chunkCount !== 'number') throw corruptData('document data: a long string header');
   return { byteLength, chunkCount };
 }
-
-const utf8 = new TextDecoder('utf-8');
-const f64 = new DataView(new ArrayBuffer(8));
 
 /**
  * The scalar a packed leaf holds. Doubles come back as plain numbers, also those the tuple layer
  * returns as `Double` (integral values, written by other clients); integers outside the safe range
  * as bigints.
+ *
+ * @throws TupleError TUPLE_DECODE when the bytes are not a tuple element; DocumentError CORRUPT_DATA
+ *   for an element of a type JSON has no form for.
  */
 export function decodeScalar(value: Buffer): JsonValue {
-  const code = value[0];
-  switch (code) {
-    case 0x00:
-      return null;
-    case 0x26:
-      return false;
-    case 0x27:
-      return true;
-    case 0x14:
-      return 0;
-    case 0x15:
-      return value[1];
-    case 0x16:
-      return (value[1] << 8) | value[2];
-    case 0x13:
-      return value[1] - 0xff;
-    case 0x02:
-      return decodeString(value);
-    case 0x21:
-      return decodeDouble(value);
-  }
-  return fromTuple(unpack(value)[0]);
+  // Most leaves are strings: their decoder is called directly, not through the codec's table.
+  if (value[0] === STRING_CODE) return readString(new Reader(value, 1));
+  return fromTuple(decodeItem(new Reader(value, 0)));
 }
 
-function decodeString(value: Buffer): JsonValue {
-  const end = value.length - 1;
-  let plain = true;
-  for (let i = 1; i < end; i++) {
-    const c = value[i];
-    if (c === 0 || c >= 0x80) {
-      plain = false;
-      break;
-    }
-  }
-  if (!plain) return fromTuple(unpack(value)[0]);
-  if (end - 1 > 16) return value.toString('latin1', 1, end);
-  let s = '';
-  for (let i = 1; i < end; i++) s += String.fromCharCode(value[i]);
-  return s;
-}
-
-function decodeDouble(value: Buffer): number {
-  let hi = value.readUInt32BE(1);
-  let lo = value.readUInt32BE(5);
-  if (hi & 0x80000000) {
-    hi ^= 0x80000000;
-  } else {
-    hi = ~hi;
-    lo = ~lo;
-  }
-  f64.setUint32(0, hi);
-  f64.setUint32(4, lo);
-  return f64.getFloat64(0);
-}
-
-/** A tuple element as a JSON scalar. */
+/**
+ * A tuple element as a JSON scalar.
+ *
+ * @throws DocumentError CORRUPT_DATA for an element of a type JSON has no form for.
+ */
 export function fromTuple(item: TupleItem): JsonValue {
-  if (item instanceof Double || item instanceof Float32) return item.value;
   if (item === null || typeof item === 'string' || typeof item === 'number' || typeof item === 'bigint') return item;
   if (typeof item === 'boolean') return item;
-  throw corrupt('a leaf of a type JSON has no form for');
+  if (item instanceof Double || item instanceof Float32) return item.value;
+  throw corruptData('document data: a leaf of a type JSON has no form for');
 }
 
 /** True when a packed leaf holds an integer (not a double, even an integral one). */
@@ -149,13 +116,15 @@ export function isIntegerLeaf(value: Uint8Array): boolean {
   return value[0] >= 0x0b && value[0] <= 0x1d;
 }
 
-/** The string of a long string's chunks, concatenated. */
-export function joinChunks(chunks: readonly Uint8Array[], byteLength: number): string {
-  const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-  if (all.length !== byteLength) throw corrupt('a long string whose chunks do not add up');
-  return utf8.decode(all);
-}
+const utf8 = new TextDecoder('utf-8');
 
-export function corrupt(what: string): Error {
-  return new DocumentError('CORRUPT_DATA', `corrupt document data: ${what}`);
+/**
+ * The long string whose header says `byteLength`, from its chunks.
+ *
+ * @throws DocumentError CORRUPT_DATA when the chunks do not add up to `byteLength`.
+ */
+export function joinLongString(chunks: readonly Buffer[], byteLength: number): string {
+  const all = joinChunks(chunks);
+  if (all.length !== byteLength) throw corruptData('document data: a long string whose chunks do not add up');
+  return utf8.decode(all);
 }

@@ -7,9 +7,11 @@ import { formatPath } from './path';
 import type { JsonValue, PathElement } from '../types';
 
 /**
- * Reads and writes of subtrees and arrays inside a transaction. Everything here works on data keys
- * (see `layout.ts`); what a path means for an operation, and its errors, are `subdoc.ts`'s and
- * `collection.ts`'s.
+ * Reads and writes of subtrees and arrays inside a transaction, on data keys (see `layout.ts`). Paths
+ * are resolved to keys here, and when one leads nowhere, the reason is diagnosed and its error
+ * (DOCUMENT_NOT_FOUND, PATH_NOT_FOUND, PATH_MISMATCH) built here, so every operation reports it alike;
+ * which of those errors an operation throws, and its other errors, are the operation's own
+ * (`collection/`, `subdoc/`).
  *
  * An array's elements sit at contiguous integer positions `first..last`; index `i` is position
  * `first + i`. `first` and `last` are read with limit-1 range reads over the array's descendants, so

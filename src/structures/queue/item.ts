@@ -1,4 +1,4 @@
-import { DocumentError } from '../../document/errors';
+import { corruptData, DocumentError } from '../../document/errors';
 import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../document/values/json-value';
 import { fromTuple } from '../../document/values/leaf';
 import { decodeLeb128, encodeLeb128 } from '../../document/keys/leb128';
@@ -101,5 +101,5 @@ function fromTupleItem(item: TupleItem): JsonValue {
 }
 
 function corrupt(what: string): Error {
-  return new Error(`doclayer: corrupt queue data: ${what}`);
+  return corruptData(`queue data: ${what}`);
 }

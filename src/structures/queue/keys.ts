@@ -1,7 +1,8 @@
-import { concat, type DocumentKeys } from '../../document/keys/layout';
+import { corruptData } from '../../document/errors';
+import { concat, META_PUSHED, META_SIZE, META_TOKENS, type DocumentKeys } from '../../document/keys/layout';
 import { Uuid, Versionstamp, type TupleItem } from '../../tuple';
 import { packPrefixed, packPrefixedWithVersionstamp, unpackFrom } from '../../tuple/pack';
-import { bodyKey, META_SIZE } from '../structure-keys';
+import { bodyKey } from '../structure-keys';
 
 /**
  * Every key of one queue's document (see docs/queue.md):
@@ -18,11 +19,6 @@ import { bodyKey, META_SIZE } from '../structure-keys';
  *                                               uniq: the lease id) and nacked items (uniq: the lease id)
  * ```
  */
-
-/** Metadata: a versionstamped value set by every push, so that blocked pops can watch one key. */
-export const META_PUSHED = 0x70; // 'p'
-/** Metadata: the prefix of idempotency tokens and receipts. */
-export const META_TOKENS = 0x74; // 't'
 
 const READY_AREA = 0;
 const SCHEDULED_AREA = 1;
@@ -100,7 +96,7 @@ export class QueueKeys {
     if (area === SCHEDULED_AREA && typeof at === 'number' && (uniq instanceof Uuid || uniq instanceof Versionstamp)) {
       return { area: 'scheduled', at, uniq };
     }
-    throw new Error(`doclayer: corrupt queue data: an item key ${key.toString('hex')}`);
+    throw corruptData(`queue data: an item key ${key.toString('hex')}`);
   }
 
   isReady(key: Buffer): boolean {
