@@ -215,6 +215,11 @@ describe('doclayer demo', () => {
     expect(out).toContain('the same mutation again with the old cas: CAS_MISMATCH, nothing written');
     expect(out).toMatch(/200 popped, 200 distinct: each exactly once/);
     expect(out).toContain('What each step cost:');
+    // The load's line and its row of the table count the same transactions.
+    const loaded = /Loaded 3,000 orders in ([\d,]+) transactions/.exec(out)?.[1];
+    const row = /^ {2}load the sample\s+[\d,]+\s+[\d,]+\s+([\d,]+)\s/m.exec(out)?.[1];
+    expect(row).toBeDefined();
+    expect(loaded).toBe(row);
   });
 
   it('reuses the data on the second run, and says so', async () => {
