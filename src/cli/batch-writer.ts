@@ -1,61 +1,69 @@
-import type { Collection } from '../collection';
 import { isDocumentError } from '../document/errors';
-import type { DocId, JsonValue } from '../document/types';
 import type { Database } from '../kv/contract/database';
 import { isKvError } from '../kv/contract/errors';
+import type { RecordWrite } from './record-writes';
 
 /**
- * Writes many documents with as few transactions as FoundationDB's limits allow: documents are
- * upserted in batches, one transaction each, of about {@link TARGET_TRANSACTION_BYTES} (what FDB's
- * documentation recommends staying under; the hard limit is 10,000,000 bytes and 5 seconds).
+ * Writes many records with as few transactions as FoundationDB's limits allow: the writes of records
+ * (`record-writes.ts`: an upsert per plain document, slices of a structure's elements) are run in
+ * batches, one transaction each, of about {@link TARGET_TRANSACTION_BYTES} (what FDB's documentation
+ * recommends staying under; the hard limit is 10,000,000 bytes and 5 seconds).
  *
  * A batch's size in the transaction is not known before it is written (every leaf is a key that
  * repeats the document's prefix), so the writer learns the ratio of transaction bytes to JSON bytes
  * from each committed batch and sizes the next one by it. A batch that still fails with
  * `transaction_too_large` (2101) or `transaction_too_old` (1007) is split in two and each half
- * written in order; so is a batch in which the document layer rejects a document, until the
- * document is alone, and then {@link BatchWriterOptions.onRejected} decides whether to go on.
+ * written in order; so is a batch in which the document layer rejects a write, until the write is
+ * alone, and then {@link BatchWriterOptions.onRejected} decides whether to go on (without the rest of
+ * that record's writes).
+ *
+ * The writes of one record run in order, in one transaction or across several; in one transaction,
+ * the writes of different records run concurrently.
  */
 
 /** FDB's recommended upper bound for a transaction's size. */
 const TARGET_TRANSACTION_BYTES = 1_000_000;
 /** A first guess of transaction bytes per JSON byte, before a batch has been measured. */
 const INITIAL_RATIO = 8;
-const MAX_DOCUMENTS_PER_BATCH = 5_000;
+/** Documents and structure elements per transaction, at most. */
+const MAX_ELEMENTS_PER_BATCH = 5_000;
 /** Retries of one batch (conflicts with other writers) before its error is the import's. */
 const MAX_RETRIES = 8;
 
 export interface BatchItem<T> {
-  readonly id: DocId;
-  readonly doc: JsonValue;
-  /** The size of the document's JSON text: what batches are measured in. */
-  readonly bytes: number;
-  /** The caller's own data, handed back with a rejection (e.g. where the record was in the input). */
+  readonly write: RecordWrite;
+  /** The record the write belongs to: the caller's own data, handed back with a rejection. */
   readonly tag: T;
+  /** The write's place among its record's writes (0: the first). */
+  readonly part: number;
+  /** Whether it is its record's last write: once it commits, the record is written. */
+  readonly last: boolean;
 }
 
 export interface BatchWriterOptions<T> {
-  /** Called after each commit with the number of documents it wrote. */
-  onCommitted?(documents: number): void;
+  /** Called after each commit with the number of records it completed. */
+  onCommitted?(records: number): void;
   /**
-   * Called when the document layer rejects a document (alone in its batch, after every document
-   * before it has been written); returns whether to go on with the documents after it.
+   * Called when the document layer rejects a write (alone in its batch, after every write before it
+   * has been written); resolves to whether to go on with the records after it.
    */
-  onRejected(item: BatchItem<T>, error: Error): boolean;
+  onRejected(item: BatchItem<T>, error: Error): Promise<boolean> | boolean;
 }
 
 export class BatchWriter<T> {
   private pending: BatchItem<T>[] = [];
   private pendingBytes = 0;
+  private pendingElements = 0;
   private ratio = INITIAL_RATIO;
   private stopped = false;
+  /** Records a rejection ended: their later writes are dropped. */
+  private readonly rejected = new Set<T>();
   /** Transactions committed. */
   transactions = 0;
-  /** Documents written. */
+  /** Records written. */
   written = 0;
 
   constructor(
-    private readonly collection: Collection,
     private readonly kv: Database,
     private readonly options: BatchWriterOptions<T>,
   ) {}
@@ -65,13 +73,17 @@ export class BatchWriter<T> {
     return this.stopped;
   }
 
-  /** Queues a document; writes the batch once it is full. */
-  async add(item: BatchItem<T>): Promise<void> {
-    if (this.stopped) return;
-    this.pending.push(item);
-    this.pendingBytes += item.bytes;
-    if (this.pendingBytes * this.ratio >= TARGET_TRANSACTION_BYTES || this.pending.length >= MAX_DOCUMENTS_PER_BATCH) {
-      await this.flush();
+  /** Queues the writes of one record; writes batches as they fill. */
+  async add(tag: T, writes: readonly RecordWrite[]): Promise<void> {
+    for (let part = 0; part < writes.length && !this.stopped && !this.rejected.has(tag); part++) {
+      const write = writes[part];
+      if (write.afterCommit) await this.flush();
+      this.pending.push({ write, tag, part, last: part === writes.length - 1 });
+      this.pendingBytes += write.bytes;
+      this.pendingElements += write.elements;
+      if (this.pendingBytes * this.ratio >= TARGET_TRANSACTION_BYTES || this.pendingElements >= MAX_ELEMENTS_PER_BATCH) {
+        await this.flush();
+      }
     }
   }
 
@@ -80,18 +92,24 @@ export class BatchWriter<T> {
     const batch = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
+    this.pendingElements = 0;
     if (batch.length > 0 && !this.stopped) this.stopped = !(await this.write(batch));
   }
 
   /** Writes `batch` in order, splitting it as needed; false once a rejection says to stop. */
   private async write(batch: BatchItem<T>[]): Promise<boolean> {
+    batch = batch.filter((item) => !this.rejected.has(item.tag));
+    if (batch.length === 0) return true;
     try {
       await this.commit(batch);
       return true;
     } catch (err) {
       const tooBig = isKvError(err, 'transaction_too_large') || isKvError(err, 'transaction_too_old');
       if (!tooBig && !isDocumentError(err)) throw err;
-      if (batch.length === 1) return this.options.onRejected(batch[0], err as Error);
+      if (batch.length === 1) {
+        this.rejected.add(batch[0].tag);
+        return this.options.onRejected(batch[0], err as Error);
+      }
       if (tooBig) this.ratio *= 2;
       const half = Math.ceil(batch.length / 2);
       return (await this.write(batch.slice(0, half))) && this.write(batch.slice(half));
@@ -100,20 +118,32 @@ export class BatchWriter<T> {
 
   private async commit(batch: BatchItem<T>[]): Promise<void> {
     let size = 0;
+    const [first, ...rest] = batch;
+    // The writes of each record in order; the records concurrently.
+    const byRecord = new Map<T, RecordWrite[]>();
+    for (const item of rest) {
+      const writes = byRecord.get(item.tag);
+      if (writes === undefined) byRecord.set(item.tag, [item.write]);
+      else writes.push(item.write);
+    }
     await this.kv.transact(
       async (tr) => {
         // The first write may create the collection; the others then find it.
-        const [first, ...rest] = batch;
-        await this.collection.upsert(first.id, first.doc, { tr });
-        await Promise.all(rest.map((item) => this.collection.upsert(item.id, item.doc, { tr })));
+        await first.write.run(tr);
+        await Promise.all(
+          [...byRecord.values()].map(async (writes) => {
+            for (const write of writes) await write.run(tr);
+          }),
+        );
         size = await tr.getApproximateSize();
       },
       { maxRetries: MAX_RETRIES },
     );
-    const bytes = batch.reduce((sum, item) => sum + item.bytes, 0);
+    const bytes = batch.reduce((sum, item) => sum + item.write.bytes, 0);
     if (bytes > 0 && size > 0) this.ratio = size / bytes;
+    const completed = batch.filter((item) => item.last).length;
     this.transactions++;
-    this.written += batch.length;
-    this.options.onCommitted?.(batch.length);
+    this.written += completed;
+    this.options.onCommitted?.(completed);
   }
 }

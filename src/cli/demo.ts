@@ -7,6 +7,7 @@ import type { KvCounts } from '../kv/counting-engine';
 import { stringifyJson } from './json-text';
 import type { Output } from './output';
 import { formatCount, ProgressBar } from './progress';
+import { documentWrites } from './record-writes';
 import { SAMPLE_SEED, SAMPLE_SIZE, sampleOrderId, sampleOrders } from './sample-data';
 import type { Session } from './session';
 
@@ -73,22 +74,24 @@ export async function runDemo(session: Session, output: Output, options: DemoOpt
     );
     const progress = new ProgressBar(output.stderr, { verb: '   loading', noun: 'orders', total: SAMPLE_SIZE });
     const { result: writer, cost } = await measure('load the sample', async () => {
-      const writer = new BatchWriter<undefined>(orders, session.kv, {
+      const writer = new BatchWriter<string>(session.kv, {
         onCommitted: () => progress.update(writer.written),
         onRejected: (_, error) => {
           throw error;
         },
       });
       for (const doc of sampleOrders()) {
-        await writer.add({ id: doc.id as string, doc, bytes: JSON.stringify(doc).length, tag: undefined });
+        const id = doc.id as string;
+        await writer.add(id, documentWrites(orders, id, doc, JSON.stringify(doc).length));
       }
       await writer.flush();
-      await session.collection(DEMO_META).upsert(MARKER_ID, { seed: SAMPLE_SEED, size: SAMPLE_SIZE, loadedAt: new Date().toISOString() });
       return writer;
     });
     progress.finish();
+    // Outside the step measured: its cost and the table's row are the load's alone.
+    await session.collection(DEMO_META).upsert(MARKER_ID, { seed: SAMPLE_SEED, size: SAMPLE_SIZE, loadedAt: new Date().toISOString() });
     costs.push(cost);
-    await say(`   Loaded ${formatCount(writer.written)} orders in ${formatCount(writer.transactions)} transactions ${costText(cost)}`);
+    await say(`   Loaded ${formatCount(writer.written)} orders in ${formatCount(cost.counts.commits)} transactions ${costText(cost)}`);
   }
   await say();
 

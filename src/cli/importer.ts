@@ -3,19 +3,28 @@ import { generateId } from '../document/keys/ids';
 import type { DocId, JsonValue } from '../document/types';
 import type { Database } from '../kv/contract/database';
 import { BatchWriter, type BatchItem } from './batch-writer';
+import { CliError } from './error-report';
+import { headerProblem, isDocId, isExportHeader, recordOf } from './export-format';
 import { JsonSyntaxError, parseJson } from './json-text';
 import { InputStructureError, type InputRecord } from './record-reader';
+import { documentWrites, recordWrites, removeDocument, type RecordWrite } from './record-writes';
 import { offsetBy, positionOf, type TextPosition } from './text-position';
 
 /**
  * `doclayer import`: JSON records (see `record-reader.ts`) into a collection, in batches that respect
  * FoundationDB's transaction limits (`batch-writer.ts`).
  *
- * A record that is not valid JSON, lacks the id field or is refused by the document layer is a bad
- * record, reported with its line (and column, for bad JSON). By default the first one stops the
- * import: every record before it is committed, nothing after it is read, and the summary gives the
- * line to resume from (`--from-line`). With `skipBad` it is reported and skipped. An input that
- * cannot be split into records stops the import the same way, whatever `skipBad` says.
+ * The first record tells what the input holds: an export's header (`export-format.ts`) starts the
+ * records of an export, each with its id, kind and expiry, re-created exactly (`record-writes.ts`);
+ * anything else is plain documents, each record a document, its id taken from `idField` or generated.
+ *
+ * A record that is not valid JSON, lacks the id field, is not a record of the export, or is refused
+ * by the document layer is a bad record, reported with its line (and column, for bad JSON). By
+ * default the first one stops the import: every record before it is committed, nothing of it or after
+ * it is (a structure written in part is removed), and the summary gives the line to resume from
+ * (`--from-line`). With `skipBad` it is reported and skipped. An input that cannot be split into
+ * records stops the import the same way, whatever `skipBad` says; so does a first record that is not
+ * valid JSON, since what the input holds cannot be told.
  */
 
 export interface ImportOptions {
@@ -56,6 +65,19 @@ export interface ImportSummary {
   stoppedAt?: BadRecord;
 }
 
+/** What the input holds, as its first record tells. */
+type InputContent = 'export' | 'documents';
+
+/** A record to write: its writes, and the id a partly written structure is removed by. */
+interface Writes {
+  readonly record: InputRecord;
+  readonly id: DocId;
+  readonly writes: RecordWrite[];
+}
+
+/**
+ * @throws CliError for an export given `idField` (its records carry their ids)
+ */
 export async function importRecords(records: AsyncIterable<InputRecord>, options: ImportOptions): Promise<ImportSummary> {
   const summary: ImportSummary = { imported: 0, skipped: [], passedOver: 0, transactions: 0 };
   let bytesRead = 0;
@@ -68,27 +90,57 @@ export async function importRecords(records: AsyncIterable<InputRecord>, options
     summary.stoppedAt = record;
     return false;
   };
-  const writer = new BatchWriter<InputRecord>(options.collection, options.kv, {
-    onCommitted: (documents) => {
-      summary.imported += documents;
+  const writer = new BatchWriter<Writes>(options.kv, {
+    onCommitted: (completed) => {
+      summary.imported += completed;
       options.onProgress?.(summary.imported, bytesRead);
     },
-    onRejected: (item, error) => bad(badRecord(item.tag, item.tag.start, error.message)),
+    onRejected: async (item: BatchItem<Writes>, error) => {
+      const { record, id } = item.tag;
+      if (item.part > 0) await removeDocument(options.collection, id);
+      return bad(badRecord(record, record.start, error.message));
+    },
   });
   const fromLine = options.fromLine ?? 1;
+  let content: InputContent | undefined;
   try {
     for await (const record of records) {
       bytesRead = record.bytesRead;
+      let parsed: JsonValue | BadRecord | undefined;
+      if (content === undefined) {
+        parsed = parseRecord(record);
+        if (isBadRecord(parsed)) {
+          summary.stoppedAt = { ...parsed, reason: `${parsed.reason} (the first record tells an export from plain documents)`, skippable: false };
+          options.onBadRecord?.(summary.stoppedAt);
+          break;
+        }
+        content = isExportHeader(parsed) ? 'export' : 'documents';
+        if (content === 'export' && options.idField !== undefined) {
+          throw new CliError('the input is a doclayer export, whose records carry their ids: import it without --id-field');
+        }
+      }
+      if (content === 'export') {
+        parsed ??= parseRecord(record);
+        if (!isBadRecord(parsed) && isExportHeader(parsed)) {
+          // A header: the first line, or where another export was appended.
+          const problem = headerProblem(parsed);
+          if (problem === undefined) continue;
+          summary.stoppedAt = { ...badRecord(record, record.start, problem), skippable: false };
+          options.onBadRecord?.(summary.stoppedAt);
+          break;
+        }
+      }
       if (record.start.line < fromLine) {
         summary.passedOver++;
         continue;
       }
-      const item = toItem(record, options.idField);
-      if ('reason' in item) {
+      parsed ??= parseRecord(record);
+      const item = isBadRecord(parsed) ? parsed : content === 'export' ? exportItem(options.collection, record, parsed) : documentItem(options.collection, record, parsed, options.idField);
+      if (isBadRecord(item)) {
         if (bad(item)) continue;
         break;
       }
-      await writer.add(item);
+      await writer.add(item, item.writes);
       if (writer.isStopped) break;
     }
   } catch (err) {
@@ -111,15 +163,22 @@ function badRecord(record: InputRecord, position: TextPosition, reason: string):
   return { index: record.index, position, line: record.start.line, reason, skippable: true };
 }
 
-/** The document and id of a record, or why it is bad. */
-function toItem(record: InputRecord, idField: string | undefined): BatchItem<InputRecord> | BadRecord {
-  let doc: JsonValue;
+function isBadRecord(value: unknown): value is BadRecord {
+  return typeof value === 'object' && value !== null && 'reason' in value && 'skippable' in value;
+}
+
+/** The record's JSON, or why it is not JSON. */
+function parseRecord(record: InputRecord): JsonValue | BadRecord {
   try {
-    doc = parseJson(record.text);
+    return parseJson(record.text);
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
     return badRecord(record, offsetBy(positionOf(record.text, err.offset), record.start), `bad JSON: ${err.reason}`);
   }
+}
+
+/** The writes of a plain document, with its id from `idField` or generated; or why it is bad. */
+function documentItem(collection: Collection, record: InputRecord, doc: JsonValue, idField: string | undefined): Writes | BadRecord {
   let id: DocId;
   if (idField === undefined) {
     id = generateId();
@@ -131,9 +190,12 @@ function toItem(record: InputRecord, idField: string | undefined): BatchItem<Inp
     }
     id = field;
   }
-  return { id, doc, bytes: record.text.length, tag: record };
+  return { record, id, writes: documentWrites(collection, id, doc, record.text.length) };
 }
 
-function isDocId(value: JsonValue): value is DocId {
-  return (typeof value === 'string' && value.length > 0) || typeof value === 'bigint' || Number.isSafeInteger(value);
+/** The writes of a record of an export, or why it is bad. */
+function exportItem(collection: Collection, record: InputRecord, value: JsonValue): Writes | BadRecord {
+  const parsed = recordOf(value);
+  if ('reason' in parsed) return badRecord(record, record.start, parsed.reason);
+  return { record, id: parsed.id, writes: recordWrites(collection, parsed, record.text.length) };
 }

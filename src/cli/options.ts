@@ -14,6 +14,8 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
 
 export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'id-field', value: 'required', valueName: 'field', description: 'the top-level field holding each id' },
+  { name: 'format', value: 'required', valueName: 'json|ndjson', description: "the input's format (default: by its extension)" },
+  { name: 'documents', value: 'none', description: 'the documents alone, without ids, kinds and expiry' },
   { name: 'skip-bad', value: 'none', description: 'skip bad records instead of stopping' },
   { name: 'from-line', value: 'required', valueName: 'n', description: 'skip the records before line n' },
   { name: 'limit', value: 'required', valueName: 'n', description: 'at most n documents' },

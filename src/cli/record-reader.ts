@@ -4,9 +4,14 @@ import type { TextPosition } from './text-position';
 
 /**
  * Splits an input of JSON records into the text of each record, streaming, with where each starts.
- * The format is told by the content, not the file name: an input whose first character (after
- * whitespace and a byte order mark) is `[` is one JSON array, each element a record (`.json`);
- * anything else is newline-delimited JSON, each non-blank line a record (`.ndjson`, `.jsonl`).
+ * Two formats: one JSON array, each element a record (`json`, a `.json` file); and newline-delimited
+ * JSON, each non-blank line a record (`ndjson`, a `.ndjson` or `.jsonl` file). The caller says which
+ * when it knows (by `--format` or the file's extension); otherwise the content tells, only where it
+ * cannot mean the other: an input whose first character (after whitespace and a byte order mark) is
+ * not `[` is ndjson (an array starts with `[`). One that starts with `[` is an array unless its first
+ * line is a whole JSON value (a line of a pretty-printed array is not); then it is ndjson when more
+ * lines follow (an array would have ended), and cannot be told at all when it is the only line (an
+ * array of documents, or one document that is an array): {@link UnclearFormatError}.
  *
  * Records are not parsed here: a record that is not valid JSON is the importer's to report (and
  * perhaps skip). What this module throws, {@link InputStructureError}, is an input that cannot be cut
@@ -20,6 +25,9 @@ import type { TextPosition } from './text-position';
  * for 15 MB of NDJSON) but does only the NDJSON half, without positions or bytes read, and would need
  * the format known before the input is piped into it.
  */
+
+/** The formats of an input: one JSON array of records, or one record per line. */
+export type InputFormat = 'json' | 'ndjson';
 
 export interface InputRecord {
   /** 1-based position in the input: the record's number. */
@@ -43,6 +51,15 @@ export class InputStructureError extends Error {
   }
 }
 
+/** The input starts with `[` and is one line holding a whole JSON value: its format cannot be told. */
+export class UnclearFormatError extends Error {
+  override readonly name = 'UnclearFormatError';
+
+  constructor() {
+    super('one line holding a JSON array is either an array of documents or one document that is an array');
+  }
+}
+
 type Format = 'unknown' | 'lines' | 'array';
 
 /** Where the array splitter is between elements. */
@@ -53,6 +70,9 @@ const CLOSER: Record<string, string> = { '{': '}', '[': ']' };
 /** Streaming splitter: feed it text with {@link push}, then {@link end}; each returns the records completed. */
 export class RecordSplitter {
   private format: Format = 'unknown';
+  // Before the format is known: the input so far, and how far the search for its first newline went.
+  private held = '';
+  private searchedTo = 0;
   private index = 0;
   private bytesRead = 0;
   // Position of the next character to be scanned.
@@ -60,6 +80,9 @@ export class RecordSplitter {
   private column = 1;
   private started = false;
   private failure: InputStructureError | undefined;
+
+  /** @param told the input's format, when the caller knows it; otherwise the content tells (see the top of this file). */
+  constructor(private readonly told?: InputFormat) {}
 
   // ndjson: the current line so far.
   private partialLine = '';
@@ -102,21 +125,58 @@ export class RecordSplitter {
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
     if (this.format === 'unknown') {
-      const first = text.search(/\S/);
-      if (first === -1) {
-        this.advance(text);
-        return;
-      }
-      this.format = text[first] === '[' ? 'array' : 'lines';
-      this.partialStart = { line: this.line, column: this.column };
+      this.held += text;
+      const format = this.formatOf(false);
+      if (format === undefined) return;
+      this.format = format;
+      text = this.held;
+      this.held = '';
     }
     if (this.format === 'lines') this.pushLines(text, out);
     else this.pushArray(text, out);
   }
 
-  /** The records left at the end of the input. @throws InputStructureError for an unfinished array. */
+  /**
+   * The format of the input held so far (see the top of this file), or `undefined` while more of it
+   * is needed to tell.
+   *
+   * @throws UnclearFormatError for one line holding a whole JSON value that starts with `[`
+   */
+  private formatOf(atEnd: boolean): Format | undefined {
+    const held = this.held;
+    const first = held.search(/\S/);
+    if (first === -1) return atEnd ? 'lines' : undefined;
+    if (this.told !== undefined) return this.told === 'json' ? 'array' : 'lines';
+    if (held[first] !== '[') return 'lines';
+    const newline = held.indexOf('\n', Math.max(first, this.searchedTo));
+    if (newline === -1) {
+      this.searchedTo = held.length;
+      if (!atEnd) return undefined;
+    }
+    const firstLine = held.slice(first, newline === -1 ? undefined : newline);
+    if (!isWholeJson(firstLine)) return 'array';
+    if (newline !== -1 && /\S/.test(held.slice(newline))) return 'lines';
+    if (!atEnd) return undefined;
+    throw new UnclearFormatError();
+  }
+
+  /**
+   * The records left at the end of the input; once it has returned them, it returns none. When the
+   * input cannot be split, the records before the place it cannot are returned first and the error is
+   * thrown by the next call, as by {@link push}.
+   *
+   * @throws InputStructureError for an unfinished array; UnclearFormatError
+   */
   end(): InputRecord[] {
     this.throwFailure();
+    if (this.format === 'unknown') {
+      this.format = this.formatOf(true) as Format;
+      const held = this.held;
+      this.held = '';
+      const out = this.push(held, 0);
+      if (this.failure !== undefined) return out;
+      return [...out, ...this.end()];
+    }
     const out: InputRecord[] = [];
     if (this.format === 'lines') {
       this.emitLine(this.partialLine, this.partialStart, out);
@@ -132,16 +192,6 @@ export class RecordSplitter {
 
   private record(text: string, start: TextPosition): InputRecord {
     return { index: ++this.index, start, text, bytesRead: this.bytesRead };
-  }
-
-  private advance(text: string): void {
-    const last = text.lastIndexOf('\n');
-    if (last === -1) {
-      this.column += text.length;
-      return;
-    }
-    this.line += text.split('\n').length - 1;
-    this.column = text.length - last;
   }
 
   private pushLines(text: string, out: InputRecord[]): void {
@@ -202,6 +252,7 @@ export class RecordSplitter {
         if (!isSpace(c)) {
           switch (this.state) {
             case 'open':
+              if (c !== '[') this.fail(`a JSON array of documents starts with '[', not '${c}' (for one document per line, use --format ndjson or a .ndjson file)`);
               this.state = 'value-or-end';
               break;
             case 'value-or-end':
@@ -252,13 +303,28 @@ export class RecordSplitter {
   }
 }
 
+/** Whether `text` is one whole JSON value. */
+function isWholeJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isSpace(c: string): boolean {
   return c === ' ' || c === '\n' || c === '\r' || c === '\t';
 }
 
-/** The records of a stream of JSON records (see the top of this file), as they arrive. */
-export async function* readRecords(input: Readable): AsyncIterable<InputRecord> {
-  const splitter = new RecordSplitter();
+/**
+ * The records of a stream of JSON records (see the top of this file), as they arrive.
+ *
+ * @param format the input's format, when known; otherwise its content tells
+ * @throws InputStructureError, UnclearFormatError
+ */
+export async function* readRecords(input: Readable, format?: InputFormat): AsyncIterable<InputRecord> {
+  const splitter = new RecordSplitter(format);
   const decoder = new StringDecoder('utf8');
   for await (const chunk of input) {
     const bytes = chunk as Buffer;
@@ -266,5 +332,7 @@ export async function* readRecords(input: Readable): AsyncIterable<InputRecord> 
   }
   const rest = decoder.end();
   if (rest.length > 0) yield* splitter.push(rest, 0);
+  yield* splitter.end();
+  // Throws what the first call found after the records it returned, if anything.
   yield* splitter.end();
 }

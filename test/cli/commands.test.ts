@@ -75,6 +75,15 @@ describe('doclayer set, get, remove', () => {
     expect(await ok([...db(), 'get', '"42"', 'kind'])).toBe('"string"\n');
   });
 
+  it('keeps -0 as -0, in a value given and in what it prints', async () => {
+    await ok([...db(), 'set', 'zero', '', '{"a":-0,"b":[0,-0.0]}']);
+    await ok([...db(), 'set', 'zero', 'c', '-0']);
+    expect(await ok([...db(), 'get', 'zero', 'c'])).toBe('-0\n');
+    expect(await ok([...db(), 'get', 'zero'])).toBe('{\n  "a": -0,\n  "b": [\n    0,\n    -0\n  ],\n  "c": -0\n}\n');
+    expect(await ok([...db(), 'scan', '--json'])).toContain('"content":{"a":-0,"b":[0,-0],"c":-0}');
+    await ok([...db(), 'remove', 'zero']);
+  });
+
   it('removes a path, then the document', async () => {
     expect(await ok([...db(), 'remove', 'ada', 'address.zip'])).toMatch(/^removed address\.zip of ada \(cas /);
     expect(await ok([...db(), 'get', 'ada', 'address'])).toBe(`${JSON.stringify({ city: 'London' }, null, 2)}\n`);
@@ -91,7 +100,7 @@ describe('doclayer import, scan, count, export', () => {
   it('imports a JSON array with generated ids, in import order', async () => {
     writeFileSync(join(dir, 'people.json'), '[\n  {"name": "Ada"},\n  {"name": "Grace"},\n  {"name": "Edsger"}\n]\n');
     expect(await ok([...db(), 'import', 'people.json'])).toMatch(/^imported 3 documents into _default\._default in [\d.]+ s \(1 transaction\)\n$/);
-    expect(await ok([...db(), 'export'])).toBe('{"name":"Ada"}\n{"name":"Grace"}\n{"name":"Edsger"}\n');
+    expect(await ok([...db(), 'export', '--documents'])).toBe('{"name":"Ada"}\n{"name":"Grace"}\n{"name":"Edsger"}\n');
     expect(await ok([...db(), 'count'])).toBe('3 documents in _default._default\n');
   });
 
@@ -206,6 +215,11 @@ describe('doclayer demo', () => {
     expect(out).toContain('the same mutation again with the old cas: CAS_MISMATCH, nothing written');
     expect(out).toMatch(/200 popped, 200 distinct: each exactly once/);
     expect(out).toContain('What each step cost:');
+    // The load's line and its row of the table count the same transactions.
+    const loaded = /Loaded 3,000 orders in ([\d,]+) transactions/.exec(out)?.[1];
+    const row = /^ {2}load the sample\s+[\d,]+\s+[\d,]+\s+([\d,]+)\s/m.exec(out)?.[1];
+    expect(row).toBeDefined();
+    expect(loaded).toBe(row);
   });
 
   it('reuses the data on the second run, and says so', async () => {
@@ -214,5 +228,18 @@ describe('doclayer demo', () => {
     expect(second.stdout).toContain('Reusing the orders an earlier run loaded (3,000 orders, loaded ');
     expect(second.stdout).toMatch(/revisions now 2 /);
     expect(second.stdout).toMatch(/200 popped, 200 distinct/);
+  });
+
+  it('exports what the demo wrote, and an empty database imports it exactly', async () => {
+    for (const collection of ['demo.work', 'demo.orders']) {
+      const exported = await ok(['--collection', collection, 'export']);
+      expect(exported.split('\n', 1)[0]).toBe('{"doclayer":"export","version":1}');
+      writeFileSync(join(dir, 'demo-export.ndjson'), exported);
+      const fresh = ['--db', join(dir, `demo-copy-${collection}`), '--collection', collection];
+      expect(await ok([...fresh, 'import', 'demo-export.ndjson'])).toMatch(new RegExp(`^imported ${(exported.split('\n').length - 2).toLocaleString('en-US')} documents? into ${collection.replace('.', '\\.')} `));
+      expect(await ok([...fresh, 'export'])).toBe(exported);
+    }
+    const copy = ['--db', join(dir, 'demo-copy-demo.work'), '--collection', 'demo.work'];
+    expect(await ok([...copy, 'set', 'countries-shipped-to', 'members'])).toBe(await ok(['--collection', 'demo.work', 'set', 'countries-shipped-to', 'members']));
   });
 });

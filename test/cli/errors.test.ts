@@ -88,7 +88,7 @@ describe('doclayer errors', () => {
     const resumed = await run(['import', 'bad.ndjson', '--collection', 'app.lines', '--id-field', 'id', '--from-line', '3']);
     expect(resumed.status).toBe(0);
     expect(resumed.stdout).toMatch(/^imported 2 documents into app\.lines .*\npassed over 2 records before line 3\n$/);
-    expect((await run(['--collection', 'app.lines', 'export'])).stdout).toBe(`${lines.map((l) => JSON.stringify(JSON.parse(l))).join('\n')}\n`);
+    expect((await run(['--collection', 'app.lines', 'export', '--documents'])).stdout).toBe(`${lines.map((l) => JSON.stringify(JSON.parse(l))).join('\n')}\n`);
   });
 
   it('skips bad records with --skip-bad and lists them', async () => {
@@ -119,6 +119,25 @@ describe('doclayer errors', () => {
     expect(failed.status).toBe(1);
     expect(failed.stderr).toBe("stdin:1:14: expected ',' or ']' after an array element, found '{'\n");
     expect(failed.stdout).toMatch(/^imported 1 document into app\.arrays .*\nstopped at line 1: .*\nto resume once it is fixed: doclayer import - --collection app\.arrays --id-field id --skip-bad --from-line 1\n$/);
+  });
+
+  it('asks for --format when a one-line JSON array on stdin could be documents or one document', async () => {
+    const unclear = await run(['--collection', 'app.unclear', 'import', '-'], '[{"n": 1}, {"n": 2}]\n');
+    expect(unclear).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'doclayer: cannot tell the format of stdin: one line holding a JSON array is either an array of documents ' +
+        'or one document that is an array (say which: --format json or --format ndjson)\n',
+    });
+    expect((await run(['--collection', 'app.unclear', 'import', '-', '--format', 'json'], '[{"n": 1}, {"n": 2}]\n')).stdout).toMatch(/^imported 2 documents /);
+    expect((await run(['--collection', 'app.unclear', 'import', '-', '--format', 'ndjson'], '[{"n": 1}, {"n": 2}]\n')).stdout).toMatch(/^imported 1 document /);
+    writeFileSync(join(dir, 'lines.json'), '{"n": 1}\n{"n": 2}\n');
+    const misnamed = await run(['--collection', 'app.unclear', 'import', 'lines.json']);
+    expect(misnamed.stderr).toBe(
+      "lines.json:1:1: a JSON array of documents starts with '[', not '{' (for one document per line, use --format ndjson or a .ndjson file)\n",
+    );
+    expect((await run(['--collection', 'app.unclear', 'import', 'lines.json', '--format', 'ndjson'])).stdout).toMatch(/^imported 2 documents /);
   });
 
   it('says that libfdb_c is missing for --fdb, in one line', async () => {

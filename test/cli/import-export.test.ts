@@ -44,7 +44,7 @@ describe('doclayer import and export', () => {
     expect(imported.stdout).toMatch(/^imported 100,000 documents into app\.docs in [\d.]+ s \([\d,]+ transactions\)\n$/);
 
     const exportStarted = Date.now();
-    const exported = await doclayer(['--db', db, '--collection', 'app.docs', 'export'], { cwd: dir });
+    const exported = await doclayer(['--db', db, '--collection', 'app.docs', 'export', '--id-field', 'id'], { cwd: dir });
     const exportMs = Date.now() - exportStarted;
     expect(exported.status).toBe(0);
     expect(exported.stdout.length).toBe(input.length);

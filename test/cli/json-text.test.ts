@@ -64,3 +64,18 @@ describe('stringifyJson', () => {
     expect(parseJson(stringifyJson(value))).toEqual({ a: [1, { b: 123456789012345678901234567890n }, [], {}], c: 'x' });
   });
 });
+
+describe('stringifyJson then parseJson', () => {
+  it('keeps -0 (JSON.stringify writes 0)', () => {
+    expect(stringifyJson({ a: -0, b: [0, -0] })).toBe('{"a":-0,"b":[0,-0]}');
+    expect(stringifyJson(-0)).toBe('-0');
+    expect(Object.is(parseJson(stringifyJson(-0)), -0)).toBe(true);
+    expect(stringifyJson({ a: -0 }, 2)).toBe('{\n  "a": -0\n}');
+  });
+
+  it('keeps an integral number beyond 2^53 a number, and a bigint a bigint', () => {
+    const value: JsonValue = [2 ** 53, -(2 ** 60), 2n ** 53n, 1e21, 123.5];
+    expect(stringifyJson(value)).toBe('[9007199254740992.0,-1152921504606847000.0,9007199254740992,1e+21,123.5]');
+    expect(parseJson(stringifyJson(value))).toEqual(value);
+  });
+});

@@ -1,18 +1,20 @@
 import { Readable } from 'stream';
-import { InputStructureError, readRecords, RecordSplitter, type InputRecord } from '../../src/cli/record-reader';
+import { InputStructureError, readRecords, RecordSplitter, UnclearFormatError, type InputFormat, type InputRecord } from '../../src/cli/record-reader';
 
 /** The records of `text`, fed to the splitter in pieces of `size` characters. */
-function split(text: string, size = text.length): { index: number; line: number; column: number; text: string }[] {
-  const splitter = new RecordSplitter();
+function split(text: string, size = text.length, format?: InputFormat): { index: number; line: number; column: number; text: string }[] {
+  const splitter = new RecordSplitter(format);
   const records: InputRecord[] = [];
   for (let i = 0; i < text.length; i += size) records.push(...splitter.push(text.slice(i, i + size)));
+  records.push(...splitter.end());
+  // As readRecords: a failure found at the end after records is thrown by the next call.
   records.push(...splitter.end());
   return records.map((r) => ({ index: r.index, line: r.start.line, column: r.start.column, text: r.text }));
 }
 
-function structureError(text: string): InputStructureError {
+function structureError(text: string, format?: InputFormat): InputStructureError {
   try {
-    split(text);
+    split(text, text.length, format);
   } catch (err) {
     if (err instanceof InputStructureError) return err;
     throw err;
@@ -53,21 +55,58 @@ describe('RecordSplitter', () => {
   it('reads an empty input as no records', () => {
     expect(split('')).toEqual([]);
     expect(split(' \n ')).toEqual([]);
-    expect(split('[ ]')).toEqual([]);
+    expect(split('[ ]', 3, 'json')).toEqual([]);
   });
 
   it('refuses an array it cannot split, at the place it cannot', () => {
     expect(structureError('[{"a":1} {"b":2}]')).toMatchObject({ position: { line: 1, column: 10 }, reason: "expected ',' or ']' after an array element, found '{'" });
     expect(structureError('[\n {"a": [1}]')).toMatchObject({ position: { line: 2, column: 10 } });
     expect(structureError('[1,,2]')).toMatchObject({ position: { line: 1, column: 4 } });
-    expect(structureError('[1]\nx')).toMatchObject({ position: { line: 2, column: 1 } });
+    expect(structureError('[1]\nx', 'json')).toMatchObject({ position: { line: 2, column: 1 } });
     expect(structureError('[{"a":1},\n')).toMatchObject({ reason: "the input ends inside the array (a ']' is missing)" });
+  });
+});
+
+describe('RecordSplitter, told the format', () => {
+  it('reads an input as the format it is told, whatever its first character', () => {
+    expect(split('[1, 2]\n[3]\n', 4, 'ndjson').map((r) => r.text)).toEqual(['[1, 2]', '[3]']);
+    expect(split('[[1, 2], [3]]', 4, 'json').map((r) => r.text)).toEqual(['[1, 2]', '[3]']);
+    expect(split('[{"a":1}]', 3, 'ndjson').map((r) => r.text)).toEqual(['[{"a":1}]']);
+  });
+
+  it('refuses an input told to be a JSON array that does not start with [', () => {
+    expect(structureError('{"a":1}\n{"b":2}\n', 'json')).toMatchObject({
+      position: { line: 1, column: 1 },
+      reason: "a JSON array of documents starts with '[', not '{' (for one document per line, use --format ndjson or a .ndjson file)",
+    });
+  });
+});
+
+describe('RecordSplitter, not told the format', () => {
+  it('reads lines when the first line is a whole JSON value and more lines follow, whatever it starts with', () => {
+    // What an export of a set structure as a plain array began with: one document per line, not an array.
+    const text = '["AU","CA","CH"]\n{"id":"order-00001"}\n';
+    for (const size of [1, 5, text.length]) expect(split(text, size).map((r) => r.text)).toEqual(['["AU","CA","CH"]', '{"id":"order-00001"}']);
+    expect(split('  [1]\n\n\n[2]').map((r) => r.line)).toEqual([1, 4]);
+  });
+
+  it('reads an array when its first line is not a whole JSON value', () => {
+    expect(split('[\n{"a":1},\n{"b":2}\n]', 2).map((r) => r.text)).toEqual(['{"a":1}', '{"b":2}']);
+    expect(split('[{"a":1},\n {"b":2}]').map((r) => r.text)).toEqual(['{"a":1}', '{"b":2}']);
+    // Not JSON on one line: split as the array it starts, so each bad element is reported on its own.
+    expect(split('[{"a":1}, {"b":}]').map((r) => r.text)).toEqual(['{"a":1}', '{"b":}']);
+  });
+
+  it('cannot tell one line holding a whole JSON array: documents, or one document that is an array', () => {
+    for (const text of ['[1, 2]', ' [{"a":1},{"b":2}] \n\n', '[]']) {
+      expect(() => split(text, 2)).toThrow(UnclearFormatError);
+    }
   });
 });
 
 describe('RecordSplitter.push', () => {
   it('returns the records before a place it cannot split, and throws on the next call', () => {
-    const splitter = new RecordSplitter();
+    const splitter = new RecordSplitter('json');
     expect(splitter.push('[{"a":1}, 2 {"b":2}]').map((r) => r.text)).toEqual(['{"a":1}', '2']);
     expect(() => splitter.end()).toThrow(InputStructureError);
   });

@@ -1,5 +1,11 @@
+import { spawnSync } from 'child_process';
 import { createHash } from 'crypto';
-import { SAMPLE_SIZE, sampleOrderId, sampleOrders } from '../../src/cli/sample-data';
+import { mkdtempSync, readFileSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join, resolve } from 'path';
+import { SAMPLE_SEED, SAMPLE_SIZE, sampleOrderId, sampleOrders } from '../../src/cli/sample-data';
+
+const REPO = resolve(__dirname, '../..');
 
 /** Object keys in sorted order at every level, as the document layer returns them. */
 function sortedKeys(value: unknown): boolean {
@@ -23,4 +29,26 @@ describe('the sample data set', () => {
     expect(orders.every(sortedKeys)).toBe(true);
     expect(orders[41]).toMatchObject({ id: 'order-00042', customer: { address: { city: expect.any(String) } }, items: expect.any(Array) });
   });
+});
+
+describe('npm run sample', () => {
+  const expected = (count: number, seed = SAMPLE_SEED) => `${[...sampleOrders(count, seed)].map((o) => JSON.stringify(o)).join('\n')}\n`;
+  const npm = (args: string[]) => spawnSync('npm', args, { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+
+  it('writes the orders to the file --out names, and nothing else there (npm prints its banner to stdout)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'doclayer-sample-'));
+    try {
+      const run = npm(['run', 'sample', '--', '--out', join(dir, 'orders.ndjson'), '7', '3']);
+      expect(run.status).toBe(0);
+      expect(readFileSync(join(dir, 'orders.ndjson'), 'utf8')).toBe(expected(7, 3));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('prints the orders alone with -s, as the README redirects them to orders.ndjson', () => {
+    const run = npm(['run', '-s', 'sample', '--', '5']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(expected(5));
+  }, 60_000);
 });

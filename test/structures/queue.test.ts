@@ -17,9 +17,14 @@ import { CountingEngine } from '../../src/kv/counting-engine';
 /** The engine the tests of the current block run on: every block below runs once per engine. */
 let current: DocumentEngine = documentEngines[0];
 
+/** What setUp opened, closed after each test (an open LMDB store with a watch keeps the process alive). */
+const opened: { close(): Promise<void> }[] = [];
+
 async function setUp(options: { now?: () => number; maxAttempts?: number } = {}) {
   const engine = new CountingEngine((await current.open()).engine);
-  const docs = await open({ database: new Database(engine) });
+  const database = new Database(engine);
+  const docs = await open({ database });
+  opened.push(docs, database);
   const c = docs.collection();
   const q = c.queue<JsonValue>('q', options);
   return { docs, c, q, engine };
@@ -51,6 +56,9 @@ for (const engine of documentEngines) {
 describe(`Queue [${engine.name}]`, () => {
   beforeAll(() => {
     current = engine;
+  });
+  afterEach(async () => {
+    for (const closable of opened.splice(0)) await closable.close();
   });
   afterAll(async () => engine.cleanup?.());
 

@@ -1,11 +1,11 @@
 import { createReadStream, statSync } from 'fs';
-import { resolve } from 'path';
+import { extname, resolve } from 'path';
 import type { Readable } from 'stream';
-import { checkArity, integerOption, stringOption } from '../args';
+import { checkArity, integerOption, stringOption, UsageError } from '../args';
 import { CliError, EXIT_FAILURE } from '../error-report';
 import { importRecords, type BadRecord, type ImportSummary } from '../importer';
 import { formatCount, ProgressBar } from '../progress';
-import { readRecords } from '../record-reader';
+import { readRecords, UnclearFormatError, type InputFormat } from '../record-reader';
 import { collectionLabel, type Command, type CommandContext } from './command';
 
 /**
@@ -14,9 +14,19 @@ import { collectionLabel, type Command, type CommandContext } from './command';
  */
 export const importCommand: Command = {
   name: 'import',
-  forms: [{ usage: 'import <file.json|file.ndjson|-> [--id-field <field>] [--skip-bad] [--from-line <n>]', summary: 'import documents: a JSON array, or one per line (- reads stdin)' }],
+  forms: [
+    {
+      usage: 'import <file.json|file.ndjson|-> [--format json|ndjson] [--id-field <field>] [--skip-bad] [--from-line <n>]',
+      summary: 'import what export wrote, or plain documents: a JSON array or one per line (- is stdin)',
+    },
+  ],
   details: [
-    'A file whose first character is [ is a JSON array of documents; any other is one document per line.',
+    'What export writes is imported exactly: each document with its id, kind (list, map, set, queue,',
+    'counter, text) and expiry; a document or structure with an id that exists replaces it.',
+    'Any other input is plain documents: --id-field names the field holding their ids, or ids are generated.',
+    '--format json|ndjson  a JSON array of records, or one record per line; by default the file\'s',
+    '                    extension says (.json; .ndjson or .jsonl), and for others the content, where it',
+    '                    cannot mean the other (a one-line array needs --format)',
     '--id-field <field>  take each id from this top-level field (kept in the document); a document',
     '                    with an id that exists replaces it. Without it, ids are generated (UUIDv7).',
     '--skip-bad          report a bad record and go on; by default the first one stops the import,',
@@ -24,11 +34,12 @@ export const importCommand: Command = {
     '--from-line <n>     skip the records that start before line n (to resume)',
     'Documents are written in batches of about 1 MB per transaction (FoundationDB\'s limits are 10 MB, 5 s).',
   ],
-  options: ['id-field', 'skip-bad', 'from-line'],
+  options: ['format', 'id-field', 'skip-bad', 'from-line'],
   createsDatabase: true,
   async run(context) {
     checkArity(context.args, 1, 1, 'import');
     const [source] = context.args.positionals as [string];
+    const format = inputFormat(context, source);
     const idField = stringOption(context.args, 'id-field');
     const fromLine = integerOption(context.args, 'from-line', 1, 'import');
     const skipBad = context.args.options.has('skip-bad');
@@ -40,7 +51,7 @@ export const importCommand: Command = {
       ...(size === undefined ? {} : { total: size }),
     });
     const started = Date.now();
-    const summary = await importRecords(readRecords(input), {
+    const summary = await importRecords(readRecords(input, format), {
       collection: session.collection(context.collectionName),
       kv: session.kv,
       ...(idField === undefined ? {} : { idField }),
@@ -51,12 +62,29 @@ export const importCommand: Command = {
         progress.finish();
         context.output.stderr.write(`${describeBad(source, bad)}\n`);
       },
+    }).catch((err: unknown) => {
+      if (!(err instanceof UnclearFormatError)) throw err;
+      throw new CliError(`cannot tell the format of ${source === '-' ? 'stdin' : source}: ${err.message} (say which: --format json or --format ndjson)`);
     });
     progress.finish();
     await report(context, source, summary, (Date.now() - started) / 1000);
     return summary.stoppedAt === undefined ? 0 : EXIT_FAILURE;
   },
 };
+
+/** The format `--format` or the file's extension names; `undefined`: the content tells. */
+function inputFormat(context: CommandContext, source: string): InputFormat | undefined {
+  const given = stringOption(context.args, 'format');
+  if (given !== undefined) {
+    if (given !== 'json' && given !== 'ndjson') throw new UsageError(`--format is json or ndjson, got ${JSON.stringify(given)}`, 'import');
+    return given;
+  }
+  if (source === '-') return undefined;
+  const extension = extname(source).toLowerCase();
+  if (extension === '.json') return 'json';
+  if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
+  return undefined;
+}
 
 function openSource(context: CommandContext, source: string): { input: Readable; size?: number } {
   if (source === '-') return { input: context.stdin };

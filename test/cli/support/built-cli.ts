@@ -2,13 +2,15 @@ import { spawn } from 'child_process';
 import { createHash } from 'crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
-import { join, resolve } from 'path';
+import { dirname, join, resolve } from 'path';
 
 /**
- * The real `doclayer` binary for end-to-end tests: `src/cli/main.ts` and what it imports, compiled by
- * `tsc` with the package's build configuration (`tsconfig.build.json`, as `npm run build` does) into a
- * folder under the OS's temporary directory, then run as `node <folder>/dist/cli/main.js`, exactly as
- * `npx doclayer` runs `dist/cli/main.js`.
+ * The real package for end-to-end tests, as `npm run build` makes it: every module the package's
+ * `exports` and `bin` name (`src/index.ts`, `src/cli/main.ts`, ...) and what they import, compiled by
+ * `tsc` with the package's build configuration (`tsconfig.build.json`) into a folder under the OS's
+ * temporary directory, with the package's `package.json` beside `dist/` and its dependencies reachable.
+ * The CLI runs as `node <folder>/dist/cli/main.js`, exactly as `npx doclayer` runs `dist/cli/main.js`;
+ * a module in the folder imports the package by its name (`import ... from 'doclayer'`), as an app does.
  *
  * The build is named by a hash of the sources and configuration, so it is made once (test files in
  * several jest workers wait for the one that builds it, by a lock folder) and reused until a source
@@ -30,12 +32,25 @@ function filesUnder(dir: string): string[] {
 
 function sourceHash(): string {
   const hash = createHash('sha256');
-  const files = [...filesUnder(join(REPO, 'src')).sort(), join(REPO, 'tsconfig.json'), join(REPO, 'tsconfig.build.json'), join(REPO, 'package.json')];
+  // This file too: what it builds is part of the build.
+  const files = [...filesUnder(join(REPO, 'src')).sort(), join(REPO, 'tsconfig.json'), join(REPO, 'tsconfig.build.json'), join(REPO, 'package.json'), __filename];
   for (const file of files) hash.update(file).update('\0').update(readFileSync(file)).update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The sources of every module the package's `exports` and `bin` name (`./dist/x.js` is built from `src/x.ts`). */
+function entryPoints(): string[] {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+    exports: Record<string, string | { default?: string }>;
+  };
+  const built = [...Object.values(pkg.bin), ...Object.values(pkg.exports).map((entry) => (typeof entry === 'string' ? entry : entry.default))];
+  return built
+    .filter((path): path is string => path !== undefined && /^(\.\/)?dist\/.*\.js$/.test(path))
+    .map((path) => join(REPO, 'src', path.replace(/^(\.\/)?dist\//, '').replace(/\.js$/, '.ts')));
+}
 
 function compile(into: string): Promise<void> {
   mkdirSync(into, { recursive: true });
@@ -50,7 +65,7 @@ function compile(into: string): Promise<void> {
       typeRoots: [join(REPO, 'node_modules/@types')],
     },
     include: [],
-    files: [join(REPO, 'src/cli/main.ts')],
+    files: entryPoints(),
   };
   writeFileSync(join(into, 'tsconfig.json'), JSON.stringify(config));
   // As in the installed package: package.json beside dist/ (for --version), its dependencies reachable.
@@ -73,6 +88,11 @@ let built: Promise<string> | undefined;
 export function builtCli(): Promise<string> {
   built ??= build();
   return built;
+}
+
+/** The folder of the built package (its `package.json`, `dist/`, `node_modules`), building it first if needed. */
+export async function builtPackage(): Promise<string> {
+  return dirname(dirname(dirname(await builtCli())));
 }
 
 async function build(): Promise<string> {

@@ -1,0 +1,325 @@
+import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { Readable } from 'stream';
+import type { Collection } from '../../src/collection';
+import { runCli } from '../../src/cli/cli';
+import type { OutputStream } from '../../src/cli/output';
+import { parseJson, stringifyJson } from '../../src/cli/json-text';
+import type { StructureKind } from '../../src/document/keys/kind';
+import type { DocId, JsonValue } from '../../src/document/types';
+import { open } from '../../src/open';
+import type { SetMember } from '../../src/structures/set';
+import { jsonDocument, jsonKey, jsonScalar, jsonString, jsonValue } from '../support/json-arbitrary';
+import { testSeed } from '../support/random';
+
+/**
+ * `doclayer export` then `doclayer import` into an empty database reproduces the collection exactly:
+ * every document and structure with its id (strings, integers, bigints, UUIDs), its kind and its
+ * expiry, and every value (-0, bigints and integral numbers beyond 2^53 included). The commands run
+ * in this process (`runCli`, what the binary runs) on durable stores in a temporary folder.
+ */
+
+jest.setTimeout(300_000);
+
+let dir: string;
+let stores = 0;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'doclayer-cli-round-trip-'));
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const COLLECTION = 'app.things';
+
+/** A document or a structure of the generated collection. */
+type Entry =
+  | { kind: 'document'; id: DocId; value: JsonValue; expiresAt?: Date }
+  | { kind: 'list' | 'queue'; id: DocId; items: JsonValue[] }
+  | { kind: 'set'; id: DocId; members: SetMember[] }
+  | { kind: 'map'; id: DocId; entries: [string, JsonValue][] }
+  | { kind: 'counter'; id: DocId; value: number | bigint }
+  | { kind: 'text'; id: DocId; text: string };
+
+const docId: fc.Arbitrary<DocId> = fc.oneof(
+  fc.string({ minLength: 1, maxLength: 12 }),
+  fc.constantFrom('42', '"q"', 'a.b', '\u{10ffff}', 'order-00042'),
+  fc.uuid(),
+  fc.integer({ min: -1e6, max: 1e6 }),
+  fc.constantFrom(0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+  fc.bigInt({ min: 2n ** 53n, max: 2n ** 70n }),
+  fc.bigInt({ min: -(2n ** 70n), max: -(2n ** 53n) }),
+);
+
+/** The key ids are told apart by: an integer is the same id as a number or a bigint. */
+function idKey(id: DocId): string {
+  return typeof id === 'string' ? `s${id}` : `n${BigInt(id)}`;
+}
+
+const setMember: fc.Arbitrary<SetMember> = fc.oneof(jsonScalar as fc.Arbitrary<SetMember>, jsonString);
+const counterValue = fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }));
+const future = fc.integer({ min: 60_000, max: 10 * 365 * 86_400_000 }).map((ms) => new Date(Date.now() + ms));
+const items = fc.array(jsonValue({ maxDepth: 3, maxChildren: 3 }), { maxLength: 6 });
+
+const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.record({ value: jsonValue({ maxDepth: 4, maxChildren: 4 }), expiresAt: fc.option(future, { nil: undefined }) }).map(({ value, expiresAt }): Entry => ({ kind: 'document', id, value, ...(expiresAt === undefined ? {} : { expiresAt }) })) },
+    { weight: 1, arbitrary: jsonDocument({ maxDepth: 3 }).map((value): Entry => ({ kind: 'document', id, value })) },
+    { weight: 1, arbitrary: items.map((list): Entry => ({ kind: 'list', id, items: list })) },
+    { weight: 1, arbitrary: items.map((queue): Entry => ({ kind: 'queue', id, items: queue })) },
+    { weight: 1, arbitrary: fc.array(setMember, { maxLength: 8 }).map((members): Entry => ({ kind: 'set', id, members })) },
+    { weight: 1, arbitrary: fc.array(fc.tuple(jsonKey, jsonValue({ maxDepth: 3, maxChildren: 3 })), { maxLength: 5 }).map((entries): Entry => ({ kind: 'map', id, entries })) },
+    { weight: 1, arbitrary: counterValue.map((value): Entry => ({ kind: 'counter', id, value })) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map((text): Entry => ({ kind: 'text', id, text })) },
+  );
+
+const collection: fc.Arbitrary<Entry[]> = fc
+  .uniqueArray(docId, { selector: idKey, minLength: 1, maxLength: 12 })
+  .chain((ids) => fc.tuple(...ids.map(entryOf)));
+
+/** Writes `entries` through the library's own API. */
+async function write(c: Collection, entries: readonly Entry[]): Promise<void> {
+  for (const entry of entries) {
+    switch (entry.kind) {
+      case 'document':
+        await c.upsert(entry.id, entry.value, entry.expiresAt === undefined ? {} : { expiry: entry.expiresAt });
+        break;
+      case 'list':
+        await c.list(entry.id).push(null);
+        await c.list(entry.id).pop();
+        for (const item of entry.items) await c.list(entry.id).push(item);
+        break;
+      case 'queue':
+        await c.queue(entry.id).push(null);
+        await c.queue(entry.id).pop();
+        await c.queue(entry.id).pushMany(entry.items);
+        break;
+      case 'set':
+        await c.set(entry.id).add(true);
+        await c.set(entry.id).delete(true);
+        for (const member of entry.members) await c.set(entry.id).add(member);
+        break;
+      case 'map':
+        await c.map(entry.id).set('x', 1);
+        await c.map(entry.id).delete('x');
+        for (const [key, value] of entry.entries) await c.map(entry.id).set(key, value);
+        break;
+      case 'counter':
+        await c.counter(entry.id).set(entry.value);
+        break;
+      case 'text':
+        await c.text(entry.id).set(entry.text);
+        break;
+    }
+  }
+}
+
+/** What a store holds: every document as `get` reads it, by id. */
+async function contents(path: string): Promise<Map<string, { id: DocId; content: JsonValue; expiresAt?: Date }>> {
+  const docs = await open({ path });
+  try {
+    const out = new Map<string, { id: DocId; content: JsonValue; expiresAt?: Date }>();
+    for await (const { id, content, expiresAt } of docs.collection(COLLECTION).scan()) {
+      out.set(idKey(id), { id, content, ...(expiresAt === undefined ? {} : { expiresAt }) });
+    }
+    return out;
+  } finally {
+    await docs.close();
+  }
+}
+
+/** Runs `doclayer <args>` in this process; resolves to its status and output. */
+async function doclayer(args: string[], input = ''): Promise<{ status: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const stream = (append: (text: string) => void): OutputStream => ({
+    write: (text: string, callback?: (err?: Error | null) => void) => {
+      append(text);
+      callback?.();
+      return true;
+    },
+    once: () => undefined,
+  });
+  const status = await runCli(args, {
+    stdin: Readable.from([Buffer.from(input)]),
+    stdout: stream((text) => (stdout += text)),
+    stderr: stream((text) => (stderr += text)),
+    cwd: dir,
+    debug: true,
+  });
+  return { status, stdout, stderr };
+}
+
+async function ok(args: string[], input?: string): Promise<string> {
+  const run = await doclayer(args, input);
+  if (run.status !== 0) throw new Error(`doclayer ${args.join(' ')} exited with ${run.status}:\n${run.stderr}${run.stdout}`);
+  return run.stdout;
+}
+
+/** Exports the collection of the store at `from` and imports it into a new store: its path, the export, the import's transactions. */
+async function roundTrip(from: string): Promise<{ to: string; exported: string; transactions: number }> {
+  const to = join(dir, `store-${++stores}`);
+  const exported = await ok(['--db', from, '--collection', COLLECTION, 'export']);
+  const summary = await ok(['--db', to, '--collection', COLLECTION, 'import', '-', '--json'], exported);
+  return { to, exported, transactions: (parseJson(summary) as { transactions: number }).transactions };
+}
+
+const KIND_OF: Record<Entry['kind'], StructureKind | undefined> = {
+  document: undefined,
+  list: 'list',
+  queue: 'queue',
+  set: 'set',
+  map: 'map',
+  counter: 'counter',
+  text: 'text',
+};
+
+describe('doclayer export, then import into an empty database', () => {
+  it('reproduces every document and structure: ids, kinds, expiry and values', async () => {
+    await fc.assert(
+      fc.asyncProperty(collection, async (entries) => {
+        const from = join(dir, `store-${++stores}`);
+        const docs = await open({ path: from });
+        try {
+          await write(docs.collection(COLLECTION), entries);
+        } finally {
+          await docs.close();
+        }
+        const { to, exported } = await roundTrip(from);
+
+        // The export holds every document, with its id, kind and expiry.
+        const [header, ...lines] = exported.trimEnd().split('\n');
+        expect(header).toBe('{"doclayer":"export","version":1}');
+        const records = new Map(lines.map((line) => parseJson(line) as { id: DocId; kind?: string; expiresAt?: string }).map((r) => [idKey(r.id), r]));
+        expect(records.size).toBe(entries.length);
+        for (const entry of entries) {
+          const record = records.get(idKey(entry.id));
+          expect(record?.kind).toBe(KIND_OF[entry.kind]);
+          expect(record?.expiresAt).toBe(entry.kind === 'document' ? entry.expiresAt?.toISOString() : undefined);
+        }
+
+        // The imported store reads exactly as the original, and exports the same bytes.
+        const [before, after] = [await contents(from), await contents(to)];
+        // (toEqual tells -0 from 0, and a bigint from a number.)
+        expect(after).toEqual(before);
+        expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+      }),
+      { seed: testSeed(1307), numRuns: 40 },
+    );
+  });
+
+  it('re-creates structures too large for one transaction through their own APIs, in bounded transactions', async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    const c = docs.collection(COLLECTION);
+    const members = Array.from({ length: 6_000 }, (_, i) => `member-${i}`);
+    const items = Array.from({ length: 3_000 }, (_, i) => ({ n: i, tag: `t${i % 7}` }));
+    const text = 'ab\u{1f600}'.repeat(200_000);
+    try {
+      for (let i = 0; i < members.length; i += 1_000) {
+        await docs.kv.transact(async (tr) => {
+          for (const member of members.slice(i, i + 1_000)) await c.set('members').add(member, { tr });
+        });
+      }
+      for (let i = 0; i < items.length; i += 1_000) await c.queue('jobs').pushMany(items.slice(i, i + 1_000));
+      await docs.kv.transact(async (tr) => {
+        for (const item of items.slice(0, 1_500)) await c.list('log').push(item, { tr });
+      });
+      for (let i = 0; i < text.length; i += 300_000) await c.text('essay').append(text.slice(i, i + 300_000));
+    } finally {
+      await docs.close();
+    }
+    const { to, exported, transactions } = await roundTrip(from);
+    // 10,503 elements: at most 5,000 a transaction.
+    expect(transactions).toBeGreaterThanOrEqual(3);
+    const [before, after] = [await contents(from), await contents(to)];
+    expect([...after.keys()].sort()).toEqual(['sessay', 'sjobs', 'slog', 'smembers']);
+    expect(after).toEqual(before);
+    expect((after.get('sessay')?.content as string).length).toBe(text.length);
+    expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+  });
+
+  it('replaces what is at a record\'s id, and imports the same export again to the same result', async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    try {
+      const c = docs.collection(COLLECTION);
+      await c.set('s').add('x');
+      await c.upsert('d', { a: -0 });
+      await c.counter('n').set(2n ** 62n);
+      // Empty structures exist (and are exported) as much as full ones.
+      await c.list('empty-list').push(1).then(() => c.list('empty-list').pop());
+      await c.set('empty-set').add(1).then(() => c.set('empty-set').delete(1));
+      await c.map('empty-map').set('k', 1).then(() => c.map('empty-map').delete('k'));
+      await c.queue('empty-queue').push(1).then(() => c.queue('empty-queue').pop());
+      await c.text('empty-text').set('');
+      await c.counter('zero').set(0);
+    } finally {
+      await docs.close();
+    }
+    const { to, exported } = await roundTrip(from);
+    const other = await open({ path: to });
+    try {
+      const c = other.collection(COLLECTION);
+      await c.remove('s');
+      await c.upsert('s', { a: 'plain document in the set\'s place' });
+      await c.remove('d');
+      await c.list('d').push(1);
+    } finally {
+      await other.close();
+    }
+    await ok(['--db', to, '--collection', COLLECTION, 'import', '-'], exported);
+    expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+    expect(exported).toContain('{"id":"d","value":{"a":-0}}');
+    expect(exported).toContain('{"id":"n","kind":"counter","value":4611686018427387904}');
+    for (const kind of ['list', 'set', 'queue', 'text']) expect(exported).toContain(`{"id":"empty-${kind}","kind":"${kind}","value":${kind === 'text' ? '""' : '[]'}}`);
+    expect(exported).toContain('{"id":"empty-map","kind":"map","value":{}}');
+  });
+});
+
+describe('doclayer import of an export', () => {
+  const header = '{"doclayer":"export","version":1}';
+
+  it('stops at a bad record with everything before it imported, and resumes after the header', async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const lines = [header, '{"id":"a","value":1}', '{"id":"b","kind":"bag","value":[]}', '{"id":"c","kind":"set","value":[1]}'];
+    const failed = await doclayer([...db, 'import', '-'], `${lines.join('\n')}\n`);
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toBe('stdin:3:1: unknown kind "bag" (one of list, map, set, queue, counter, text; absent for a plain document) (record 3)\n');
+    expect(failed.stdout).toMatch(/^imported 1 document into app\.things .*\nstopped at line 3: /);
+    lines[2] = '{"id":"b","kind":"list","value":[]}';
+    const resumed = await ok([...db, 'import', '-', '--from-line', '3'], `${lines.join('\n')}\n`);
+    expect(resumed).toMatch(/^imported 2 documents into app\.things .*\npassed over 1 records before line 3\n$/);
+    expect(await ok([...db, 'export'])).toBe(`${[header, '{"id":"a","value":1}', '{"id":"b","kind":"list","value":[]}', '{"id":"c","kind":"set","value":[1]}'].join('\n')}\n`);
+  });
+
+  it('leaves nothing of a structure the document layer refuses part-way, and skips it with --skip-bad', async () => {
+    let deep: JsonValue = 1;
+    for (let i = 0; i < 40; i++) deep = [deep];
+    const items: JsonValue[] = Array.from({ length: 2_500 }, (_, i) => i);
+    items[2_200] = deep;
+    const input = `${[header, '{"id":"a","value":1}', stringifyJson({ id: 'deep', kind: 'list', value: items }), '{"id":"z","value":2}'].join('\n')}\n`;
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const failed = await doclayer([...db, 'import', '-'], input);
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toMatch(/^stdin:3:1: VALUE_TOO_DEEP: .* \(record 3\)\n$/);
+    expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n`);
+    const skipped = await doclayer([...db, 'import', '-', '--skip-bad'], input);
+    expect(skipped.status).toBe(0);
+    expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"z","value":2}\n`);
+  });
+
+  it('refuses --id-field for an export, and reads an export appended to another', async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const refused = await doclayer([...db, 'import', '-', '--id-field', 'id'], `${header}\n{"id":"a","value":1}\n`);
+    expect(refused).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'doclayer: the input is a doclayer export, whose records carry their ids: import it without --id-field\n',
+    });
+    await ok([...db, 'import', '-'], `${header}\n{"id":"a","value":1}\n${header}\n{"id":"b","value":2}\n`);
+    expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"b","value":2}\n`);
+  });
+});
