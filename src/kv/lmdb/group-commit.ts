@@ -1,4 +1,4 @@
-import { kvError } from '../contract/errors';
+import { isKvError, kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import { Deferred } from '../client/deferred';
 import type { CommitOutcome, CommitRequest } from './commit-batch';
@@ -41,8 +41,9 @@ class BatchFailed {
  * While one batch is being written, the commits that arrive queue up; when its LMDB transaction has
  * committed, the next batch (all of them) starts at once, and the flush of the first overlaps with it
  * (LMDB's overlapping sync). Each commit resolves as its {@link Durability} says. A batch that fails
- * before committing applied nothing: its commits fail with internal_error (4100); one whose commit or
- * flush fails may or may not be on disk: commit_unknown_result (1021).
+ * before committing applied nothing: its commits fail with internal_error (4100), or with the store's
+ * typed error when LMDB failed the write (the disk is full: file_not_writable, 1514; see
+ * `writeFailure`); one whose flush fails may or may not be on disk: commit_unknown_result (1021).
  */
 export class GroupCommit {
   private queue: PendingCommit[] = [];
@@ -96,7 +97,9 @@ export class GroupCommit {
         const error =
           err instanceof BatchFailed
             ? kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`)
-            : kvError('commit_unknown_result', `the LMDB commit failed: ${String(err)}`);
+            : isKvError(err)
+              ? err
+              : kvError('commit_unknown_result', `the LMDB commit failed: ${String(err)}`);
         for (const pending of batch) pending.outcome.reject(error);
         continue;
       }

@@ -1,5 +1,7 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
+import { assertRoomToOpen } from './free-space';
+import { writeFailure } from './store-failure';
 
 /**
  * LMDB, as the lmdb engine uses it: the only module that uses the `lmdb` package (loaded when the first
@@ -213,6 +215,8 @@ export class LmdbStore {
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
     private readonly dbs: StoreDatabases,
+    /** The folder of the store. */
+    readonly path: string,
   ) {
     this.writer = new StoreWriteAccess(dbs);
   }
@@ -224,6 +228,7 @@ export class LmdbStore {
    *   are too small for {@link LMDB_MAX_KEY_BYTES}.
    */
   static open(path: string, initialVersion: bigint): LmdbStore {
+    assertRoomToOpen(path);
     const root = lmdbPackage().open<Buffer, Buffer>({
       path,
       // A folder even when the path has an extension, which the package would take for a file name.
@@ -233,6 +238,9 @@ export class LmdbStore {
       maxReaders: MAX_READERS,
       keyEncoding: 'binary',
       encoding: 'binary',
+      // Every write is an explicit transaction (write()). With the package's batching of the writes of
+      // an event turn on, a failed commit also rejects a promise of its own that nothing can handle.
+      eventTurnBatching: false,
     });
     try {
       const dbOptions = { keyEncoding: 'binary' as const, encoding: 'binary' as const, encoder: rawBytes };
@@ -260,7 +268,7 @@ export class LmdbStore {
       // opening an existing one waits for no other process's writes.
       if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
       else initialize();
-      return new LmdbStore(root, dbs);
+      return new LmdbStore(root, dbs, path);
     } catch (err) {
       void root.close();
       throw err;
@@ -279,9 +287,40 @@ export class LmdbStore {
    * Runs `fn` inside the next exclusive LMDB write transaction (LMDB serializes them across processes)
    * and resolves with its result once that transaction has committed and is visible. If `fn` throws,
    * none of its writes are applied and the promise rejects with its error. `fn` must be synchronous.
+   *
+   * @throws KvError file_not_writable (1514) when the disk is full, file_corrupt (1522), io_error
+   *   (1510): LMDB failed the transaction, and none of its writes are applied (see `writeFailure`).
    */
-  write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
-    return this.dbs.data.childTransaction(() => fn(this.writer));
+  async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
+    let thrown: { error: unknown } | undefined;
+    try {
+      return await this.dbs.data.childTransaction(() => {
+        try {
+          return fn(this.writer);
+        } catch (error) {
+          thrown = { error };
+          throw error;
+        }
+      });
+    } catch (err) {
+      if (thrown && err === thrown.error) throw err;
+      const failure = writeFailure(await commitCause(err), this.path);
+      await this.recoverFromFailedWrite();
+      throw failure;
+    }
+  }
+
+  /**
+   * After a failed commit the package never settles that commit's flush, and closing the environment
+   * waits for the flush of the last commit: one empty write transaction (which writes no page, so it
+   * commits on a full disk too) becomes the last commit instead.
+   */
+  private async recoverFromFailedWrite(): Promise<void> {
+    try {
+      await this.dbs.data.childTransaction(() => undefined);
+    } catch (err) {
+      await commitCause(err);
+    }
   }
 
   /** Resolves once every transaction committed so far is flushed to disk. */
@@ -340,4 +379,16 @@ function versionKey(version: bigint): Buffer {
 function readVersion(bytes: Buffer | undefined, what: string): bigint {
   if (!bytes || bytes.length !== 8) throw new Error(`the store's ${what} is missing or malformed`);
   return bytes.readBigUInt64BE(0);
+}
+
+/**
+ * LMDB's error for a failed commit. The package rejects a failed commit with a generic error whose
+ * `commitError` promise rejects with LMDB's, in the same turn of the event loop; handling it here also
+ * keeps it from becoming an unhandled rejection.
+ */
+function commitCause(err: unknown): Promise<unknown> {
+  const pending = (err as { commitError?: unknown } | null)?.commitError;
+  if (!(pending instanceof Promise)) return Promise.resolve(err);
+  const nextTurn = new Promise<unknown>((resolve) => setImmediate(resolve, err));
+  return Promise.race([pending.then(() => err, (cause: unknown) => cause), nextTurn]);
 }
