@@ -30,6 +30,7 @@ export const ErrorCodes = {
   invalid_option_value: 2006,
   used_during_commit: 2017,
   no_commit_version: 2021,
+  incompatible_protocol_version: 2100,
   transaction_too_large: 2101,
   key_too_large: 2102,
   value_too_large: 2103,

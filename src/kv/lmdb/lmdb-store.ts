@@ -1,7 +1,9 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
+import { isKvError, kvError } from '../contract/errors';
+import { assertOpenable } from './file-checks';
 import { assertRoomToOpen } from './free-space';
-import { writeFailure } from './store-failure';
+import { openFailure, writeFailure } from './store-failure';
 
 /**
  * LMDB, as the lmdb engine uses it: the only module that uses the `lmdb` package (loaded when the first
@@ -224,24 +226,33 @@ export class LmdbStore {
   /**
    * Opens (creating if needed) the store in the folder `path`. A new store starts at `initialVersion`.
    *
-   * @throws Error when the folder holds a store of another format, or an LMDB environment whose pages
-   *   are too small for {@link LMDB_MAX_KEY_BYTES}.
+   * @throws KvError file_corrupt (1522) when the data file is damaged in a way seen on open (see
+   *   `assertOpenable`) or the store has data but no format stamp; incompatible_protocol_version (2100)
+   *   for a store of another format, or an LMDB environment whose pages are too small for
+   *   {@link LMDB_MAX_KEY_BYTES}; file_not_writable (1514) on a full disk; io_error (1510) when LMDB
+   *   cannot open the folder.
    */
   static open(path: string, initialVersion: bigint): LmdbStore {
     assertRoomToOpen(path);
-    const root = lmdbPackage().open<Buffer, Buffer>({
-      path,
-      // A folder even when the path has an extension, which the package would take for a file name.
-      noSubdir: false,
-      pageSize: PAGE_SIZE,
-      maxDbs: 4,
-      maxReaders: MAX_READERS,
-      keyEncoding: 'binary',
-      encoding: 'binary',
-      // Every write is an explicit transaction (write()). With the package's batching of the writes of
-      // an event turn on, a failed commit also rejects a promise of its own that nothing can handle.
-      eventTurnBatching: false,
-    });
+    assertOpenable(path);
+    let root: RootDatabase<Buffer, Buffer>;
+    try {
+      root = lmdbPackage().open<Buffer, Buffer>({
+        path,
+        // A folder even when the path has an extension, which the package would take for a file name.
+        noSubdir: false,
+        pageSize: PAGE_SIZE,
+        maxDbs: 4,
+        maxReaders: MAX_READERS,
+        keyEncoding: 'binary',
+        encoding: 'binary',
+        // Every write is an explicit transaction (write()). With the package's batching of the writes of
+        // an event turn on, a failed commit also rejects a promise of its own that nothing can handle.
+        eventTurnBatching: false,
+      });
+    } catch (err) {
+      throw openFailure(err, path);
+    }
     try {
       const dbOptions = { keyEncoding: 'binary' as const, encoding: 'binary' as const, encoder: rawBytes };
       const dbs: StoreDatabases = {
@@ -251,17 +262,27 @@ export class LmdbStore {
       };
       const maxKeySize = (dbs.data as unknown as { maxKeySize: number }).maxKeySize;
       if (maxKeySize < LMDB_MAX_KEY_BYTES + 1) {
-        throw new Error(`the LMDB environment at ${path} allows keys of ${maxKeySize} bytes; the lmdb engine needs ${LMDB_MAX_KEY_BYTES + 1} (8 KiB pages)`);
+        throw kvError(
+          'incompatible_protocol_version',
+          `the LMDB environment at ${path} allows keys of ${maxKeySize} bytes; the lmdb engine needs ${LMDB_MAX_KEY_BYTES + 1} (8 KiB pages)`,
+        );
       }
       const initialize = () => {
         const format = dbs.meta.get(META_FORMAT);
         if (format === undefined) {
+          // The stamp is written with the store's first state: data without it is a damaged store.
+          if (dbs.meta.get(META_VERSION) !== undefined || dbs.data.getKeysCount({ limit: 1 }) > 0) {
+            throw kvError('file_corrupt', `the store at ${path} holds data but no format stamp`);
+          }
           const start = versionKey(initialVersion);
           dbs.meta.putSync(META_FORMAT, Buffer.from([FORMAT]));
           dbs.meta.putSync(META_VERSION, start);
           dbs.meta.putSync(META_HORIZON, start);
         } else if (format.length !== 1 || format[0] !== FORMAT) {
-          throw new Error(`the store at ${path} has format ${format.toString('hex')}; this version of the lmdb engine reads format ${FORMAT}`);
+          throw kvError(
+            'incompatible_protocol_version',
+            `the store at ${path} has format ${format.toString('hex')}; this version of the lmdb engine reads format ${FORMAT}`,
+          );
         }
       };
       // A new store is initialized in a write transaction (another process may be creating it too);
@@ -271,7 +292,7 @@ export class LmdbStore {
       return new LmdbStore(root, dbs, path);
     } catch (err) {
       void root.close();
-      throw err;
+      throw isKvError(err) ? err : openFailure(err, path);
     }
   }
 
@@ -328,6 +349,15 @@ export class LmdbStore {
     return new Promise((resolve, reject) => {
       this.root.flushed.then(() => resolve(), reject);
     });
+  }
+
+  /**
+   * Writes a compacted copy of the store as of one moment (an LMDB read transaction, so writers of any
+   * process go on meanwhile) into the folder `dest`, as its `data.mdb`: only pages in use, renumbered.
+   * The copy is a store that opens as it is. Rejects with LMDB's error; `dest` must not hold a data file.
+   */
+  copyTo(dest: string): Promise<void> {
+    return this.root.backup(dest, true);
   }
 
   /** Waits for the writes in progress, then closes the environment (in this process). */

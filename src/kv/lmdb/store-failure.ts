@@ -56,6 +56,26 @@ export function writeFailure(err: unknown, folder: string): KvError {
   return kvError('io_error', `the write to the store failed (${detail})`);
 }
 
+/** The typed error for an LMDB failure to open the store in `folder`. */
+export function openFailure(err: unknown, folder: string): KvError {
+  const code = lmdbCode(err);
+  const detail = `${folder}: ${describe(err)}`;
+  if (code !== undefined && DISK_FULL.has(code)) return kvError('file_not_writable', `the disk is full (${detail})`);
+  if (code !== undefined && DAMAGED.has(code)) return kvError('file_corrupt', `the store is damaged (${detail})`);
+  return kvError('io_error', `the store cannot be opened (${detail})`);
+}
+
+/**
+ * The typed error for a failed copy of the store into `folder`. The package reports it with LMDB's
+ * message only, so a full disk is recognized by the free space left.
+ */
+export function copyFailure(err: unknown, folder: string): KvError {
+  const free = freeBytes(folder);
+  const detail = `${folder}: ${describe(err)}`;
+  if (free !== undefined && free < NEARLY_FULL_BYTES) return kvError('file_not_writable', `the disk is full; the copy was removed (${free} bytes free; ${detail})`);
+  return kvError('io_error', `the copy failed and was removed (${detail})`);
+}
+
 function diskFull(detail: string): KvError {
   return kvError('file_not_writable', `the disk is full; nothing of this commit was written (${detail})`);
 }
