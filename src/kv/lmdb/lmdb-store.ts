@@ -37,6 +37,13 @@ export const LMDB_MAX_KEY_BYTES = 4025;
 const PAGE_SIZE = 8192;
 /** LMDB keeps one slot per open read transaction in its lock file, shared by every process. */
 const MAX_READERS = 1024;
+/**
+ * How often a store frees the reader slots of processes that died without closing (SIGKILL, crash).
+ * Until then such a slot pins the snapshot its process was reading: no process can reuse the pages
+ * freed since, and the data file grows. LMDB frees them only on request: the package does on open and
+ * every 10 minutes of writing.
+ */
+const STALE_READERS_CHECK_MS = 5_000;
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 const DATA_END = Buffer.from([DATA_PREFIX + 1]);
@@ -213,6 +220,7 @@ interface StoreDatabases {
 /** One LMDB environment, opened by one engine; other processes may have the same folder open. */
 export class LmdbStore {
   private readonly writer: StoreWriteAccess;
+  private staleReadersCheckedAt = Date.now();
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
@@ -298,6 +306,7 @@ export class LmdbStore {
 
   /** A snapshot of the latest commit, in whichever process it was made. Release it. */
   snapshot(): StoreSnapshot {
+    if (Date.now() - this.staleReadersCheckedAt > STALE_READERS_CHECK_MS) this.clearStaleReaders();
     // The package shares one read transaction per event-loop turn; resetting it first makes this one
     // see every commit that has completed, in any process, before this call (causal consistency).
     this.dbs.data.resetReadTxn();
@@ -358,6 +367,15 @@ export class LmdbStore {
    */
   copyTo(dest: string): Promise<void> {
     return this.root.backup(dest, true);
+  }
+
+  /**
+   * Frees the reader slots of processes that died without closing the store (see
+   * {@link STALE_READERS_CHECK_MS}); returns how many.
+   */
+  clearStaleReaders(): number {
+    this.staleReadersCheckedAt = Date.now();
+    return this.root.readerCheck();
   }
 
   /** Waits for the writes in progress, then closes the environment (in this process). */
