@@ -82,6 +82,7 @@ interface Slot {
   killedByUs: boolean;
   /** Whether the process in the slot has opened the store and handles SIGTERM. */
   ready: boolean;
+  startedAt: number;
   stderr: string;
 }
 
@@ -90,6 +91,8 @@ class Soak {
   private readonly slots: Slot[];
   private readonly random: () => number;
   private kills = 0;
+  /** When each SIGKILL was sent, to tell what happened just before a crash. */
+  private readonly killedAt: number[] = [];
   private spawns = 0;
   private stopping = false;
 
@@ -97,9 +100,10 @@ class Soak {
     private readonly options: Settings,
     private readonly store: string,
     private readonly worker: string,
+    private readonly scratch: string,
   ) {
     this.random = seededRandom(options.seed);
-    this.slots = Array.from({ length: options.workers }, (_, index) => ({ index, incarnation: 0, child: undefined, killedByUs: false, ready: false, stderr: '' }));
+    this.slots = Array.from({ length: options.workers }, (_, index) => ({ index, incarnation: 0, child: undefined, killedByUs: false, ready: false, startedAt: 0, stderr: '' }));
   }
 
   async run(): Promise<void> {
@@ -129,11 +133,14 @@ class Soak {
     slot.incarnation++;
     slot.killedByUs = false;
     slot.ready = false;
+    slot.startedAt = Date.now();
     slot.stderr = '';
     this.spawns++;
     const seed = Math.floor(this.random() * 2 ** 31);
     const child = spawn(process.execPath, [this.worker, this.store, String(slot.index), String(slot.incarnation), String(seed), this.options.durability], {
       env: { ...process.env, NODE_PATH: join(REPO, 'node_modules') },
+      // Where a crash leaves its core file, if core files are on (ulimit -c).
+      cwd: this.scratch,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     slot.child = child;
@@ -157,7 +164,13 @@ class Soak {
       // SIGTERM ends a worker that has not opened the store yet: it has nothing to close.
       const expected = slot.killedByUs || (this.stopping && (code === 0 || (!slot.ready && signal === 'SIGTERM')));
       if (!expected) {
-        this.findings.push(`${name} died by itself with ${signal ?? `exit code ${code}`}${slot.stderr ? `: ${slot.stderr.trim()}` : ''}`);
+        const now = Date.now();
+        const recentKills = this.killedAt.filter((at) => now - at < 1000).length;
+        this.findings.push(
+          `${name} died by itself with ${signal ?? `exit code ${code}`}, ${now - slot.startedAt} ms after it started ` +
+            `(${slot.ready ? 'after' : 'before'} opening the store; ${recentKills} SIGKILLs in the second before)` +
+            `${slot.stderr ? `: ${slot.stderr.trim()}` : ''}`,
+        );
       }
       if (!this.stopping) this.spawn(slot);
     });
@@ -167,6 +180,7 @@ class Soak {
     if (!slot.child) return;
     slot.killedByUs = true;
     this.kills++;
+    this.killedAt.push(Date.now());
     slot.child.kill('SIGKILL');
   }
 
@@ -253,7 +267,7 @@ async function main(): Promise<void> {
       `durability ${options.durability}, seed ${options.seed}\n`,
   );
   const started = Date.now();
-  const soak = new Soak(options, store, worker);
+  const soak = new Soak(options, store, worker, scratch);
   await soak.run();
   const { problems, counts } = await checkInvariants(store, options.workers);
   const report = await checkLmdbStore(store);

@@ -95,7 +95,8 @@ export function inspectDataFile(path: string): DataFileReport {
 }
 
 class PageFile {
-  readonly bytes: number;
+  /** The size of the file, as of the last meta pages read: another process may be making it longer. */
+  bytes: number;
   private readonly fd: number;
 
   constructor(path: string) {
@@ -131,6 +132,9 @@ class PageFile {
       else metas.push(meta);
     }
     if (metas.length === 0) return { meta: undefined, problems };
+    // LMDB writes a commit's pages before its meta page: the file is long enough for the metas read
+    // once they are read, not necessarily before.
+    this.bytes = fstatSync(this.fd).size;
     const meta = metas.reduce((newest, next) => (next.txnId > newest.txnId ? next : newest));
     if (this.bytes < 2 * meta.pageSize) problems.push(`the data file has ${this.bytes} bytes, less than its two meta pages`);
     for (const checked of metas) {

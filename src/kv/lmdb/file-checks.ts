@@ -23,8 +23,9 @@ export function dataFilePath(folder: string): string {
 
 /** Another process creating the store writes its meta pages within this time of creating the file. */
 const CREATION_MS = 1000;
-/** How often a check that found damage is repeated, in case a commit of another process moved on. */
+/** How often a check that found damage runs, in case it read the file in the middle of a commit. */
 const ATTEMPTS = 3;
+const RETRY_MS = 20;
 
 /**
  * @throws KvError file_corrupt (1522) when the data file of the store in `folder` is damaged in a way
@@ -61,25 +62,25 @@ export function damaged(folder: string, problems: readonly string[]): KvError {
 /** A data file that another process has just created is empty until it writes the meta pages. */
 function waitForCreation(file: string): void {
   const deadline = Date.now() + CREATION_MS;
-  const waiter = new Int32Array(new SharedArrayBuffer(4));
-  while (statSync(file).size === 0 && Date.now() < deadline) Atomics.wait(waiter, 0, 0, 20);
+  while (statSync(file).size === 0 && Date.now() < deadline) pause(RETRY_MS);
 }
 
 /**
- * Runs `inspect` until it finds no problem, or finds them twice at the same transaction: while other
- * processes commit, plain reads of the file can mix pages of two commits.
+ * Runs `inspect` until it finds no problem, at most {@link ATTEMPTS} times, and returns the problems of
+ * the last run: while other processes commit, plain reads of the file can mix pages of two commits (a
+ * meta page read while it is written, a page reused after the meta page that led to it was read), and
+ * such a mix does not repeat; damage does.
  */
-function repeatWhileChanging(
-  file: string,
-  inspect: (file: string) => { problems: readonly string[]; meta: { txnId: bigint } | undefined },
-): readonly string[] {
+function repeatWhileChanging(file: string, inspect: (file: string) => { problems: readonly string[] }): readonly string[] {
   let problems: readonly string[] = [];
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const result = inspect(file);
-    problems = result.problems;
+    if (attempt > 0) pause(RETRY_MS);
+    problems = inspect(file).problems;
     if (problems.length === 0) return problems;
-    const after = inspectHeader(file).meta?.txnId;
-    if (after === undefined || after === result.meta?.txnId) return problems;
   }
   return problems;
+}
+
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

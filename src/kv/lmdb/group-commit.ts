@@ -14,8 +14,7 @@ import type { LmdbStore, StoreWriter } from './lmdb-store';
  *   flush, which follows in the background. It survives a crash of the process, but a crash of the OS
  *   or a power loss may lose the last commits (whole ones: the store stays consistent).
  *
- * Both modes run on the same store at once (the mode is each engine's). On Windows, where the `lmdb`
- * package flushes inside the commit, `'fast'` waits for the flush too.
+ * Both modes run on the same store at once (the mode is each engine's).
  */
 export type Durability = 'sync' | 'fast';
 
@@ -48,8 +47,10 @@ class BatchFailed {
 export class GroupCommit {
   private queue: PendingCommit[] = [];
   private draining: Promise<void> | undefined;
-  /** Commits resolved when their flush completes, for close() to wait on. */
+  /** Commits resolved when their flush completes, and background flushes, for close() to wait on. */
   private readonly settling = new Set<Promise<void>>();
+  /** In `'fast'` mode, whether commits were made since the background flush running now started. */
+  private flushAgain: boolean | undefined;
 
   constructor(
     private readonly store: LmdbStore,
@@ -107,6 +108,7 @@ export class GroupCommit {
       if (anyCommitted) this.onCommitted();
       if (this.durability === 'fast' || !anyCommitted) {
         batch.forEach((pending, i) => pending.outcome.resolve(outcomes[i]));
+        if (anyCommitted) this.flushInBackground();
         continue;
       }
       const settled = this.store.flushed().then(
@@ -120,6 +122,28 @@ export class GroupCommit {
       void settled.then(() => this.settling.delete(settled));
     }
     this.draining = undefined;
+  }
+
+  /**
+   * Flushes the commits of `'fast'` mode soon after they resolve: one flush at a time, and one more
+   * after it for the commits made meanwhile. A failed flush is not reported: the commits it covered
+   * have resolved, and `'fast'` promises nothing about the flush.
+   */
+  private flushInBackground(): void {
+    if (this.flushAgain !== undefined) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushAgain = false;
+    const flushing = (async () => {
+      do {
+        this.flushAgain = false;
+        await this.store.flushed().catch(() => undefined);
+      } while (this.flushAgain);
+      this.flushAgain = undefined;
+    })();
+    this.settling.add(flushing);
+    void flushing.then(() => this.settling.delete(flushing));
   }
 
   private takeBatch(): PendingCommit[] {

@@ -19,13 +19,16 @@ import { openFailure, writeFailure } from './store-failure';
  *   `meta` (the last commit version, the conflict-log horizon and the format) and `log` (the write
  *   conflict ranges of recent commits, by commit version).
  * - Reads go through explicit LMDB read transactions ({@link StoreSnapshot}); writes through one
- *   exclusive, asynchronous LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB
- *   serializes across processes.
+ *   exclusive LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB serializes across
+ *   processes.
  * - Durability: the environment uses the package's `overlappingSync` (its default except on Windows): a
- *   write transaction becomes visible when it commits, and {@link LmdbStore.flushed} resolves once it is
- *   also flushed to disk. A committed transaction survives a crash of the process (it is in the OS page
- *   cache, and reopening on the same boot uses it); only a flushed one survives a crash of the OS or a
- *   power loss.
+ *   write transaction becomes visible when it commits, without a flush, and {@link LmdbStore.flushed}
+ *   flushes every commit so far on a thread of its own. A committed transaction survives a crash of the
+ *   process (it is in the OS page cache, and reopening on the same boot uses it); only a flushed one
+ *   survives a crash of the OS or a power loss.
+ * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
+ *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
+ *   `openFailure`).
  *
  * Values are copied out of LMDB's reusable read buffer by the decoder below rather than by the
  * package's own copy, which is several times slower on Node's Buffers.
@@ -211,6 +214,11 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
   }
 }
 
+/** The package's flush of every commit so far (`mdb_env_sync`), which its types do not declare. */
+interface PackageSync {
+  sync(callback: (err?: Error) => void): void;
+}
+
 interface StoreDatabases {
   readonly data: LmdbDatabase<Buffer, Buffer>;
   readonly meta: LmdbDatabase<Buffer, Buffer>;
@@ -220,6 +228,7 @@ interface StoreDatabases {
 /** One LMDB environment, opened by one engine; other processes may have the same folder open. */
 export class LmdbStore {
   private readonly writer: StoreWriteAccess;
+  private readonly writeFlags: number;
   private staleReadersCheckedAt = Date.now();
 
   private constructor(
@@ -229,6 +238,9 @@ export class LmdbStore {
     readonly path: string,
   ) {
     this.writer = new StoreWriteAccess(dbs);
+    const flags = lmdbPackage().TransactionFlags;
+    // Committed before transactionSync returns, flushed by flushed() rather than inside the commit.
+    this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
   }
 
   /**
@@ -254,9 +266,6 @@ export class LmdbStore {
         maxReaders: MAX_READERS,
         keyEncoding: 'binary',
         encoding: 'binary',
-        // Every write is an explicit transaction (write()). With the package's batching of the writes of
-        // an event turn on, a failed commit also rejects a promise of its own that nothing can handle.
-        eventTurnBatching: false,
       });
     } catch (err) {
       throw openFailure(err, path);
@@ -315,8 +324,14 @@ export class LmdbStore {
 
   /**
    * Runs `fn` inside the next exclusive LMDB write transaction (LMDB serializes them across processes)
-   * and resolves with its result once that transaction has committed and is visible. If `fn` throws,
-   * none of its writes are applied and the promise rejects with its error. `fn` must be synchronous.
+   * and resolves with its result once that transaction has committed and is visible; {@link flushed}
+   * flushes it. If `fn` throws, none of its writes are applied and the promise rejects with its error.
+   * `fn` must be synchronous.
+   *
+   * The transaction is a top-level one, begun and committed on this thread (which waits meanwhile for
+   * the writers of other processes), not a child of the package's asynchronous write transaction:
+   * committing such a child crashed processes (SIGSEGV in LMDB's merge of the child's pages into its
+   * parent) in the soak test, `npm run soak`.
    *
    * @throws KvError file_not_writable (1514) when the disk is full, file_corrupt (1522), io_error
    *   (1510): LMDB failed the transaction, and none of its writes are applied (see `writeFailure`).
@@ -324,39 +339,24 @@ export class LmdbStore {
   async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
     let thrown: { error: unknown } | undefined;
     try {
-      return await this.dbs.data.childTransaction(() => {
+      return this.root.transactionSync(() => {
         try {
           return fn(this.writer);
         } catch (error) {
           thrown = { error };
           throw error;
         }
-      });
+      }, this.writeFlags);
     } catch (err) {
       if (thrown && err === thrown.error) throw err;
-      const failure = writeFailure(await commitCause(err), this.path);
-      await this.recoverFromFailedWrite();
-      throw failure;
+      throw writeFailure(err, this.path);
     }
   }
 
-  /**
-   * After a failed commit the package never settles that commit's flush, and closing the environment
-   * waits for the flush of the last commit: one empty write transaction (which writes no page, so it
-   * commits on a full disk too) becomes the last commit instead.
-   */
-  private async recoverFromFailedWrite(): Promise<void> {
-    try {
-      await this.dbs.data.childTransaction(() => undefined);
-    } catch (err) {
-      await commitCause(err);
-    }
-  }
-
-  /** Resolves once every transaction committed so far is flushed to disk. */
+  /** Resolves once every transaction committed so far, by any process, is flushed to disk. */
   flushed(): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.root.flushed.then(() => resolve(), reject);
+      (this.root as unknown as PackageSync).sync((err) => (err ? reject(err) : resolve()));
     });
   }
 
@@ -429,14 +429,3 @@ function readVersion(bytes: Buffer | undefined, what: string): bigint {
   return bytes.readBigUInt64BE(0);
 }
 
-/**
- * LMDB's error for a failed commit. The package rejects a failed commit with a generic error whose
- * `commitError` promise rejects with LMDB's, in the same turn of the event loop; handling it here also
- * keeps it from becoming an unhandled rejection.
- */
-function commitCause(err: unknown): Promise<unknown> {
-  const pending = (err as { commitError?: unknown } | null)?.commitError;
-  if (!(pending instanceof Promise)) return Promise.resolve(err);
-  const nextTurn = new Promise<unknown>((resolve) => setImmediate(resolve, err));
-  return Promise.race([pending.then(() => err, (cause: unknown) => cause), nextTurn]);
-}
