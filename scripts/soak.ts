@@ -177,7 +177,7 @@ class Soak {
   }
 
   private kill(slot: Slot): void {
-    if (!slot.child) return;
+    if (!slot.child || slot.killedByUs) return;
     slot.killedByUs = true;
     this.kills++;
     this.killedAt.push(Date.now());

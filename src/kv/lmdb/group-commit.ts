@@ -10,9 +10,10 @@ import type { LmdbStore, StoreWriter } from './lmdb-store';
  *   process, of the OS, or a power loss (as far as the disk honours flushes). Other transactions may
  *   read it a little earlier, between LMDB's commit and the flush: if the OS crashes in that window
  *   the commit is lost, and so is every later commit (they are flushed after it).
- * - `'fast'`: once its LMDB transaction has committed and is visible to every process, before the
- *   flush, which follows in the background. It survives a crash of the process, but a crash of the OS
- *   or a power loss may lose the last commits (whole ones: the store stays consistent).
+ * - `'fast'`: once its LMDB transaction has committed and is visible to every process. It survives a
+ *   crash of the process, but a crash of the OS or a power loss may lose the last commits (whole
+ *   ones: the store stays consistent). That is all it promises; today the commit is also flushed by
+ *   then, as LMDB flushes inside each commit (see `LmdbStore.write`).
  *
  * Both modes run on the same store at once (the mode is each engine's).
  */
@@ -37,20 +38,17 @@ class BatchFailed {
  * Group commit: the commits one process makes concurrently share LMDB write transactions, so that their
  * throughput is not bounded by one flush per transaction.
  *
- * While one batch is being written, the commits that arrive queue up; when its LMDB transaction has
- * committed, the next batch (all of them) starts at once, and the flush of the first overlaps with it
- * (LMDB's overlapping sync). Each commit resolves as its {@link Durability} says. A batch that fails
+ * While one batch is being written and flushed, the commits that arrive queue up; then the next batch
+ * (all of them) starts at once. Each commit resolves as its {@link Durability} says. A batch that fails
  * before committing applied nothing: its commits fail with internal_error (4100), or with the store's
  * typed error when LMDB failed the write (the disk is full: file_not_writable, 1514; see
- * `writeFailure`); one whose flush fails may or may not be on disk: commit_unknown_result (1021).
+ * `writeFailure`); one whose flush fails may not be on disk: commit_unknown_result (1021).
  */
 export class GroupCommit {
   private queue: PendingCommit[] = [];
   private draining: Promise<void> | undefined;
-  /** Commits resolved when their flush completes, and background flushes, for close() to wait on. */
+  /** Commits resolved when their flush completes, for close() to wait on. */
   private readonly settling = new Set<Promise<void>>();
-  /** In `'fast'` mode, whether commits were made since the background flush running now started. */
-  private flushAgain: boolean | undefined;
 
   constructor(
     private readonly store: LmdbStore,
@@ -85,30 +83,29 @@ export class GroupCommit {
       const batch = this.takeBatch();
       const requests = batch.map((pending) => pending.request);
       let outcomes: CommitOutcome[];
+      let attempted: CommitOutcome[] | undefined;
       try {
         outcomes = await this.store.write((writer) => {
           try {
-            return this.resolve(writer, requests);
+            return (attempted = this.resolve(writer, requests));
           } catch (err) {
             throw new BatchFailed(err);
           }
         });
       } catch (err) {
         this.onWriteFailed();
-        const error =
-          err instanceof BatchFailed
-            ? kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`)
-            : isKvError(err)
-              ? err
-              : kvError('commit_unknown_result', `the LMDB commit failed: ${String(err)}`);
-        for (const pending of batch) pending.outcome.reject(error);
+        if (err instanceof BatchFailed) {
+          const error = kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`);
+          for (const pending of batch) pending.outcome.reject(error);
+        } else {
+          this.failed(batch, attempted, err);
+        }
         continue;
       }
       const anyCommitted = outcomes.some((outcome) => outcome.committed);
       if (anyCommitted) this.onCommitted();
       if (this.durability === 'fast' || !anyCommitted) {
         batch.forEach((pending, i) => pending.outcome.resolve(outcomes[i]));
-        if (anyCommitted) this.flushInBackground();
         continue;
       }
       const settled = this.store.flushed().then(
@@ -125,25 +122,35 @@ export class GroupCommit {
   }
 
   /**
-   * Flushes the commits of `'fast'` mode soon after they resolve: one flush at a time, and one more
-   * after it for the commits made meanwhile. A failed flush is not reported: the commits it covered
-   * have resolved, and `'fast'` promises nothing about the flush.
+   * Settles a batch whose LMDB transaction failed. LMDB flushes inside the commit, after the transaction
+   * is visible: a failed flush leaves it committed, which the batch's record in the conflict log shows.
+   * Its commits may then not be durable: commit_unknown_result (1021); the transactions that did not
+   * commit keep their outcomes. Otherwise nothing was applied, and each commit fails with the store's
+   * error (the disk is full: file_not_writable, 1514; see `writeFailure`).
    */
-  private flushInBackground(): void {
-    if (this.flushAgain !== undefined) {
-      this.flushAgain = true;
+  private failed(batch: readonly PendingCommit[], attempted: readonly CommitOutcome[] | undefined, err: unknown): void {
+    const version = attempted?.find((outcome) => outcome.committed)?.version;
+    if (version === undefined || !this.isInStore(version)) {
+      const error = isKvError(err) ? err : kvError('commit_unknown_result', `the LMDB commit failed: ${String(err)}`);
+      for (const pending of batch) pending.outcome.reject(error);
       return;
     }
-    this.flushAgain = false;
-    const flushing = (async () => {
-      do {
-        this.flushAgain = false;
-        await this.store.flushed().catch(() => undefined);
-      } while (this.flushAgain);
-      this.flushAgain = undefined;
-    })();
-    this.settling.add(flushing);
-    void flushing.then(() => this.settling.delete(flushing));
+    const error = kvError('commit_unknown_result', `committed, but LMDB's flush failed: ${String(err)}`);
+    batch.forEach((pending, i) => (attempted![i].committed ? pending.outcome.reject(error) : pending.outcome.resolve(attempted![i])));
+  }
+
+  /** Whether the batch of commit version `version` is in the store; true when that cannot be read. */
+  private isInStore(version: bigint): boolean {
+    try {
+      const snapshot = this.store.snapshot();
+      try {
+        return snapshot.conflictRecords(version - 1n, 1)[0]?.version === version;
+      } finally {
+        snapshot.release();
+      }
+    } catch {
+      return true;
+    }
   }
 
   private takeBatch(): PendingCommit[] {

@@ -15,9 +15,9 @@ export interface LmdbEngineOptions {
    * When a commit resolves. Default `'sync'`.
    * - `'sync'`: once flushed to disk: it survives a crash of the process, a crash of the OS and a power
    *   loss (as far as the disk honours flushes).
-   * - `'fast'`: once committed and visible to every process, with the flush following in the
-   *   background: it survives a crash of the process, but a crash of the OS or a power loss may lose the
-   *   last commits (whole ones; the store stays consistent).
+   * - `'fast'`: once committed and visible to every process: it survives a crash of the process, but a
+   *   crash of the OS or a power loss may lose the last commits (whole ones; the store stays
+   *   consistent). Today the commit is flushed by then as well.
    *
    * See `Durability` (exported as `LmdbDurability`) for the fine print.
    */

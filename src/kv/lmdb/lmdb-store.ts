@@ -3,7 +3,7 @@ import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDa
 import { isKvError, kvError } from '../contract/errors';
 import { assertOpenable } from './file-checks';
 import { assertRoomToOpen } from './free-space';
-import { openFailure, writeFailure } from './store-failure';
+import { openFailure, readFailure, writeFailure } from './store-failure';
 
 /**
  * LMDB, as the lmdb engine uses it: the only module that uses the `lmdb` package (loaded when the first
@@ -22,10 +22,10 @@ import { openFailure, writeFailure } from './store-failure';
  *   exclusive LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB serializes across
  *   processes.
  * - Durability: the environment uses the package's `overlappingSync` (its default except on Windows): a
- *   write transaction becomes visible when it commits, without a flush, and {@link LmdbStore.flushed}
- *   flushes every commit so far on a thread of its own. A committed transaction survives a crash of the
- *   process (it is in the OS page cache, and reopening on the same boot uses it); only a flushed one
- *   survives a crash of the OS or a power loss.
+ *   write transaction becomes visible when it commits, then LMDB flushes it after releasing the write
+ *   lock, before the commit returns. A committed transaction survives a crash of the process (it is in
+ *   the OS page cache, and reopening on the same boot uses it); only a flushed one survives a crash of
+ *   the OS or a power loss.
  * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
  *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
  *   `openFailure`).
@@ -214,11 +214,6 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
   }
 }
 
-/** The package's flush of every commit so far (`mdb_env_sync`), which its types do not declare. */
-interface PackageSync {
-  sync(callback: (err?: Error) => void): void;
-}
-
 interface StoreDatabases {
   readonly data: LmdbDatabase<Buffer, Buffer>;
   readonly meta: LmdbDatabase<Buffer, Buffer>;
@@ -239,7 +234,7 @@ export class LmdbStore {
   ) {
     this.writer = new StoreWriteAccess(dbs);
     const flags = lmdbPackage().TransactionFlags;
-    // Committed before transactionSync returns, flushed by flushed() rather than inside the commit.
+    // Committed and flushed before transactionSync returns, the flush outside the write lock.
     this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
   }
 
@@ -313,20 +308,28 @@ export class LmdbStore {
     }
   }
 
-  /** A snapshot of the latest commit, in whichever process it was made. Release it. */
+  /**
+   * A snapshot of the latest commit, in whichever process it was made. Release it.
+   *
+   * @throws KvError io_error (1510) or file_corrupt (1522) when LMDB cannot begin the read.
+   */
   snapshot(): StoreSnapshot {
     if (Date.now() - this.staleReadersCheckedAt > STALE_READERS_CHECK_MS) this.clearStaleReaders();
     // The package shares one read transaction per event-loop turn; resetting it first makes this one
     // see every commit that has completed, in any process, before this call (causal consistency).
-    this.dbs.data.resetReadTxn();
-    return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+    try {
+      this.dbs.data.resetReadTxn();
+      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+    } catch (err) {
+      throw readFailure(err, this.path);
+    }
   }
 
   /**
    * Runs `fn` inside the next exclusive LMDB write transaction (LMDB serializes them across processes)
-   * and resolves with its result once that transaction has committed and is visible; {@link flushed}
-   * flushes it. If `fn` throws, none of its writes are applied and the promise rejects with its error.
-   * `fn` must be synchronous.
+   * and resolves with its result once that transaction has committed, is visible and is flushed. If
+   * `fn` throws, none of its writes are applied and the promise rejects with its error. `fn` must be
+   * synchronous.
    *
    * The transaction is a top-level one, begun and committed on this thread (which waits meanwhile for
    * the writers of other processes), not a child of the package's asynchronous write transaction:
@@ -334,7 +337,8 @@ export class LmdbStore {
    * parent) in the soak test, `npm run soak`.
    *
    * @throws KvError file_not_writable (1514) when the disk is full, file_corrupt (1522), io_error
-   *   (1510): LMDB failed the transaction, and none of its writes are applied (see `writeFailure`).
+   *   (1510): LMDB failed the transaction (see `writeFailure`). None of its writes are applied, unless
+   *   only the flush after the commit failed: then the transaction is committed, maybe not durably.
    */
   async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
     let thrown: { error: unknown } | undefined;
@@ -353,11 +357,16 @@ export class LmdbStore {
     }
   }
 
-  /** Resolves once every transaction committed so far, by any process, is flushed to disk. */
+  /**
+   * Resolves once every transaction this store committed is flushed to disk: at once, as LMDB flushes
+   * each one inside its commit, before {@link write} returns (with `overlappingSync`, after releasing
+   * the write lock to other writers). A separate flush (the package's `sync`, `mdb_env_sync`) would take
+   * LMDB's flush lock from another thread while this one may be in a write transaction: if the last
+   * holder of that lock was a process killed during its flush, LMDB then declares this process's
+   * environment unusable (MDB_PANIC), which the soak test met within minutes.
+   */
   flushed(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      (this.root as unknown as PackageSync).sync((err) => (err ? reject(err) : resolve()));
-    });
+    return Promise.resolve();
   }
 
   /**

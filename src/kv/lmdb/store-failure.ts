@@ -3,8 +3,8 @@ import { KvError, kvError } from '../contract/errors';
 import { freeBytes } from './free-space';
 
 /**
- * What a failure of LMDB means to a caller: the typed error a failed write or open of the store
- * becomes. The `lmdb` package reports LMDB's return codes as an Error with a numeric `code`: a
+ * What a failure of LMDB means to a caller: the typed error a failed write, read, open or copy of
+ * the store becomes. The `lmdb` package reports LMDB's return codes as an Error with a numeric `code`: a
  * positive errno, or one of LMDB's own codes (negative, see `lmdb.h`).
  *
  * - The disk is full: file_not_writable (1514). LMDB reports a short write as EIO, not ENOSPC, so an
@@ -12,7 +12,9 @@ import { freeBytes } from './free-space';
  *   cannot grow (MDB_MAP_FULL; the package grows it on demand, so only when the address space is
  *   exhausted) is full in the same way.
  * - The store's pages are damaged: file_corrupt (1522).
- * - Anything else the disk or LMDB reports: io_error (1510).
+ * - Anything else the disk or LMDB reports: io_error (1510). After MDB_PANIC (LMDB met a failure it
+ *   cannot recover from inside this process, such as the death of another process holding its flush
+ *   lock during a write), the store must be closed and opened again.
  *
  * None is retryable: retrying a write on a full disk fails again.
  */
@@ -51,9 +53,18 @@ export function writeFailure(err: unknown, folder: string): KvError {
   }
   if (code !== undefined && DAMAGED.has(code)) return kvError('file_corrupt', `the store is damaged (${detail})`);
   if (code === MDB_PANIC) {
-    return kvError('io_error', `an earlier failed write left the store unusable in this process; close and reopen it (${detail})`);
+    return kvError('io_error', `an earlier failure left the store unusable in this process; close and reopen it (${detail})`);
   }
   return kvError('io_error', `the write to the store failed (${detail})`);
+}
+
+/** The typed error for an LMDB failure to begin a read of the store in `folder`. */
+export function readFailure(err: unknown, folder: string): KvError {
+  const code = lmdbCode(err);
+  const detail = `${folder}: ${describe(err)}`;
+  if (code !== undefined && DAMAGED.has(code)) return kvError('file_corrupt', `the store is damaged (${detail})`);
+  if (code === MDB_PANIC) return kvError('io_error', `an earlier failure left the store unusable in this process; close and reopen it (${detail})`);
+  return kvError('io_error', `the read of the store failed (${detail})`);
 }
 
 /** The typed error for an LMDB failure to open the store in `folder`. */
