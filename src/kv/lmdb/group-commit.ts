@@ -3,6 +3,7 @@ import { Limits } from '../contract/limits';
 import { Deferred } from '../client/deferred';
 import type { CommitOutcome, CommitRequest } from './commit-batch';
 import type { LmdbStore, StoreWriter } from './lmdb-store';
+import { lmdbCode, writeFailure } from './store-failure';
 
 /**
  * When a commit resolves:
@@ -40,8 +41,8 @@ class BatchFailed {
  *
  * While one batch is being written and flushed, the commits that arrive queue up; then the next batch
  * (all of them) starts at once. Each commit resolves as its {@link Durability} says. A batch that fails
- * before committing applied nothing: its commits fail with internal_error (4100), or with the store's
- * typed error when LMDB failed the write (the disk is full: file_not_writable, 1514; see
+ * before committing applied nothing: its commits fail with internal_error (4100) for an error of ours,
+ * or with the store's typed error when LMDB failed the write (the disk is full: file_not_writable, 1514; see
  * `writeFailure`); one whose flush fails may not be on disk: commit_unknown_result (1021).
  */
 export class GroupCommit {
@@ -95,7 +96,11 @@ export class GroupCommit {
       } catch (err) {
         this.onWriteFailed();
         if (err instanceof BatchFailed) {
-          const error = kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`);
+          // LMDB's own errors inside the transaction (it carries their codes) are the store's failures.
+          const error =
+            lmdbCode(err.cause) === undefined
+              ? kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`)
+              : writeFailure(err.cause, this.store.path);
           for (const pending of batch) pending.outcome.reject(error);
         } else {
           this.failed(batch, attempted, err);
