@@ -4,6 +4,7 @@ import { join } from 'path';
 import { readInt64LE } from '../../src/kv/contract/bytes';
 import type { Database } from '../../src/kv/contract/database';
 import { openLmdbDatabase } from '../../src/kv/lmdb';
+import { LmdbStore } from '../../src/kv/lmdb/lmdb-store';
 import { settledWithin } from '../support/kv-assertions';
 import { compileWorker, startWorker, type Worker } from './lmdb/child-processes';
 
@@ -97,6 +98,22 @@ describe('lmdb engine: several processes on one store', () => {
     await watcher.waitFor((lines) => lines.some((line) => line.startsWith('fired')), 30_000, 'the watch to fire');
     expect(watcher.lines).toContain('fired true');
     await watcher.succeeded(30_000);
+  });
+
+  it('frees the reader slot of a process killed in the middle of a read', async () => {
+    const path = newStore();
+    const store = LmdbStore.open(path, 1n);
+    try {
+      const reader = start('read', path);
+      await reader.waitFor((lines) => lines.includes('reading'), 60_000, 'the read');
+      reader.kill('SIGKILL');
+      await reader.exited;
+      // Its slot would pin the snapshot it was reading, in every process, until freed.
+      expect(store.clearStaleReaders()).toBe(1);
+      expect(store.clearStaleReaders()).toBe(0);
+    } finally {
+      await store.close();
+    }
   });
 
   describe('a process killed with SIGKILL in the middle of a stream of commits', () => {

@@ -1,8 +1,9 @@
-import { kvError } from '../contract/errors';
+import { isKvError, kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import { Deferred } from '../client/deferred';
 import type { CommitOutcome, CommitRequest } from './commit-batch';
 import type { LmdbStore, StoreWriter } from './lmdb-store';
+import { lmdbCode, writeFailure } from './store-failure';
 
 /**
  * When a commit resolves:
@@ -10,12 +11,12 @@ import type { LmdbStore, StoreWriter } from './lmdb-store';
  *   process, of the OS, or a power loss (as far as the disk honours flushes). Other transactions may
  *   read it a little earlier, between LMDB's commit and the flush: if the OS crashes in that window
  *   the commit is lost, and so is every later commit (they are flushed after it).
- * - `'fast'`: once its LMDB transaction has committed and is visible to every process, before the
- *   flush, which follows in the background. It survives a crash of the process, but a crash of the OS
- *   or a power loss may lose the last commits (whole ones: the store stays consistent).
+ * - `'fast'`: once its LMDB transaction has committed and is visible to every process. It survives a
+ *   crash of the process, but a crash of the OS or a power loss may lose the last commits (whole
+ *   ones: the store stays consistent). That is all it promises; today the commit is also flushed by
+ *   then, as LMDB flushes inside each commit (see `LmdbStore.write`).
  *
- * Both modes run on the same store at once (the mode is each engine's). On Windows, where the `lmdb`
- * package flushes inside the commit, `'fast'` waits for the flush too.
+ * Both modes run on the same store at once (the mode is each engine's).
  */
 export type Durability = 'sync' | 'fast';
 
@@ -38,11 +39,11 @@ class BatchFailed {
  * Group commit: the commits one process makes concurrently share LMDB write transactions, so that their
  * throughput is not bounded by one flush per transaction.
  *
- * While one batch is being written, the commits that arrive queue up; when its LMDB transaction has
- * committed, the next batch (all of them) starts at once, and the flush of the first overlaps with it
- * (LMDB's overlapping sync). Each commit resolves as its {@link Durability} says. A batch that fails
- * before committing applied nothing: its commits fail with internal_error (4100); one whose commit or
- * flush fails may or may not be on disk: commit_unknown_result (1021).
+ * While one batch is being written and flushed, the commits that arrive queue up; then the next batch
+ * (all of them) starts at once. Each commit resolves as its {@link Durability} says. A batch that fails
+ * before committing applied nothing: its commits fail with internal_error (4100) for an error of ours,
+ * or with the store's typed error when LMDB failed the write (the disk is full: file_not_writable, 1514; see
+ * `writeFailure`); one whose flush fails may not be on disk: commit_unknown_result (1021).
  */
 export class GroupCommit {
   private queue: PendingCommit[] = [];
@@ -83,21 +84,27 @@ export class GroupCommit {
       const batch = this.takeBatch();
       const requests = batch.map((pending) => pending.request);
       let outcomes: CommitOutcome[];
+      let attempted: CommitOutcome[] | undefined;
       try {
         outcomes = await this.store.write((writer) => {
           try {
-            return this.resolve(writer, requests);
+            return (attempted = this.resolve(writer, requests));
           } catch (err) {
             throw new BatchFailed(err);
           }
         });
       } catch (err) {
         this.onWriteFailed();
-        const error =
-          err instanceof BatchFailed
-            ? kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`)
-            : kvError('commit_unknown_result', `the LMDB commit failed: ${String(err)}`);
-        for (const pending of batch) pending.outcome.reject(error);
+        if (err instanceof BatchFailed) {
+          // LMDB's own errors inside the transaction (it carries their codes) are the store's failures.
+          const error =
+            lmdbCode(err.cause) === undefined
+              ? kvError('internal_error', `the batch was rolled back: ${String(err.cause)}`)
+              : writeFailure(err.cause, this.store.path);
+          for (const pending of batch) pending.outcome.reject(error);
+        } else {
+          this.failed(batch, attempted, err);
+        }
         continue;
       }
       const anyCommitted = outcomes.some((outcome) => outcome.committed);
@@ -117,6 +124,38 @@ export class GroupCommit {
       void settled.then(() => this.settling.delete(settled));
     }
     this.draining = undefined;
+  }
+
+  /**
+   * Settles a batch whose LMDB transaction failed. LMDB flushes inside the commit, after the transaction
+   * is visible: a failed flush leaves it committed, which the batch's record in the conflict log shows.
+   * Its commits may then not be durable: commit_unknown_result (1021); the transactions that did not
+   * commit keep their outcomes. Otherwise nothing was applied, and each commit fails with the store's
+   * error (the disk is full: file_not_writable, 1514; see `writeFailure`).
+   */
+  private failed(batch: readonly PendingCommit[], attempted: readonly CommitOutcome[] | undefined, err: unknown): void {
+    const version = attempted?.find((outcome) => outcome.committed)?.version;
+    if (version === undefined || !this.isInStore(version)) {
+      const error = isKvError(err) ? err : kvError('commit_unknown_result', `the LMDB commit failed: ${String(err)}`);
+      for (const pending of batch) pending.outcome.reject(error);
+      return;
+    }
+    const error = kvError('commit_unknown_result', `committed, but LMDB's flush failed: ${String(err)}`);
+    batch.forEach((pending, i) => (attempted![i].committed ? pending.outcome.reject(error) : pending.outcome.resolve(attempted![i])));
+  }
+
+  /** Whether the batch of commit version `version` is in the store; true when that cannot be read. */
+  private isInStore(version: bigint): boolean {
+    try {
+      const snapshot = this.store.snapshot();
+      try {
+        return snapshot.conflictRecords(version - 1n, 1)[0]?.version === version;
+      } finally {
+        snapshot.release();
+      }
+    } catch {
+      return true;
+    }
   }
 
   private takeBatch(): PendingCommit[] {

@@ -15,9 +15,9 @@ export interface LmdbEngineOptions {
    * When a commit resolves. Default `'sync'`.
    * - `'sync'`: once flushed to disk: it survives a crash of the process, a crash of the OS and a power
    *   loss (as far as the disk honours flushes).
-   * - `'fast'`: once committed and visible to every process, with the flush following in the
-   *   background: it survives a crash of the process, but a crash of the OS or a power loss may lose the
-   *   last commits (whole ones; the store stays consistent).
+   * - `'fast'`: once committed and visible to every process: it survives a crash of the process, but a
+   *   crash of the OS or a power loss may lose the last commits (whole ones; the store stays
+   *   consistent). Today the commit is flushed by then as well.
    *
    * See `Durability` (exported as `LmdbDurability`) for the fine print.
    */
@@ -45,6 +45,9 @@ export interface LmdbEngineOptions {
  * - FDB's limits, except keys: at most {@link LMDB_MAX_KEY_BYTES} = 4,025 bytes (LMDB's largest key
  *   with 8 KiB pages, less one byte), key_too_large (2102) beyond.
  *
+ * - A commit that LMDB cannot write (the disk is full: file_not_writable, 1514; other I/O errors:
+ *   io_error, 1510) fails with nothing of it applied, and later commits succeed once there is room.
+ *
  * Close every engine you open: an open engine keeps its LMDB environment mapped, and a pending watch
  * keeps the process alive.
  */
@@ -56,7 +59,9 @@ export class LmdbEngine implements Engine {
    * Opens (or creates) the store at `options.path`.
    *
    * @throws KvError invalid_option_value (2006) for an unknown durability or fault fractions outside
-   *   [0, 1]; Error when the folder cannot be opened as a store.
+   *   [0, 1]; file_corrupt (1522) for a damaged store (see `assertOpenable`); incompatible_protocol_version
+   *   (2100) for a store of another format; file_not_writable (1514) on a full disk; io_error (1510)
+   *   when LMDB cannot open the folder.
    */
   constructor(options: LmdbEngineOptions) {
     const durability = options.durability ?? 'sync';

@@ -1,5 +1,9 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
+import { isKvError, kvError } from '../contract/errors';
+import { assertOpenable } from './file-checks';
+import { assertRoomToOpen } from './free-space';
+import { openFailure, readFailure, writeFailure } from './store-failure';
 
 /**
  * LMDB, as the lmdb engine uses it: the only module that uses the `lmdb` package (loaded when the first
@@ -15,13 +19,16 @@ import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDa
  *   `meta` (the last commit version, the conflict-log horizon and the format) and `log` (the write
  *   conflict ranges of recent commits, by commit version).
  * - Reads go through explicit LMDB read transactions ({@link StoreSnapshot}); writes through one
- *   exclusive, asynchronous LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB
- *   serializes across processes.
+ *   exclusive LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB serializes across
+ *   processes.
  * - Durability: the environment uses the package's `overlappingSync` (its default except on Windows): a
- *   write transaction becomes visible when it commits, and {@link LmdbStore.flushed} resolves once it is
- *   also flushed to disk. A committed transaction survives a crash of the process (it is in the OS page
- *   cache, and reopening on the same boot uses it); only a flushed one survives a crash of the OS or a
- *   power loss.
+ *   write transaction becomes visible when it commits, then LMDB flushes it after releasing the write
+ *   lock, before the commit returns. A committed transaction survives a crash of the process (it is in
+ *   the OS page cache, and reopening on the same boot uses it); only a flushed one survives a crash of
+ *   the OS or a power loss.
+ * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
+ *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
+ *   `openFailure`).
  *
  * Values are copied out of LMDB's reusable read buffer by the decoder below rather than by the
  * package's own copy, which is several times slower on Node's Buffers.
@@ -33,6 +40,13 @@ export const LMDB_MAX_KEY_BYTES = 4025;
 const PAGE_SIZE = 8192;
 /** LMDB keeps one slot per open read transaction in its lock file, shared by every process. */
 const MAX_READERS = 1024;
+/**
+ * How often a store frees the reader slots of processes that died without closing (SIGKILL, crash).
+ * Until then such a slot pins the snapshot its process was reading: no process can reuse the pages
+ * freed since, and the data file grows. LMDB frees them only on request: the package does on open and
+ * every 10 minutes of writing.
+ */
+const STALE_READERS_CHECK_MS = 5_000;
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 const DATA_END = Buffer.from([DATA_PREFIX + 1]);
@@ -209,31 +223,48 @@ interface StoreDatabases {
 /** One LMDB environment, opened by one engine; other processes may have the same folder open. */
 export class LmdbStore {
   private readonly writer: StoreWriteAccess;
+  private readonly writeFlags: number;
+  private staleReadersCheckedAt = Date.now();
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
     private readonly dbs: StoreDatabases,
+    /** The folder of the store. */
+    readonly path: string,
   ) {
     this.writer = new StoreWriteAccess(dbs);
+    const flags = lmdbPackage().TransactionFlags;
+    // Committed and flushed before transactionSync returns, the flush outside the write lock.
+    this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
   }
 
   /**
    * Opens (creating if needed) the store in the folder `path`. A new store starts at `initialVersion`.
    *
-   * @throws Error when the folder holds a store of another format, or an LMDB environment whose pages
-   *   are too small for {@link LMDB_MAX_KEY_BYTES}.
+   * @throws KvError file_corrupt (1522) when the data file is damaged in a way seen on open (see
+   *   `assertOpenable`) or the store has data but no format stamp; incompatible_protocol_version (2100)
+   *   for a store of another format, or an LMDB environment whose pages are too small for
+   *   {@link LMDB_MAX_KEY_BYTES}; file_not_writable (1514) on a full disk; io_error (1510) when LMDB
+   *   cannot open the folder.
    */
   static open(path: string, initialVersion: bigint): LmdbStore {
-    const root = lmdbPackage().open<Buffer, Buffer>({
-      path,
-      // A folder even when the path has an extension, which the package would take for a file name.
-      noSubdir: false,
-      pageSize: PAGE_SIZE,
-      maxDbs: 4,
-      maxReaders: MAX_READERS,
-      keyEncoding: 'binary',
-      encoding: 'binary',
-    });
+    assertRoomToOpen(path);
+    assertOpenable(path);
+    let root: RootDatabase<Buffer, Buffer>;
+    try {
+      root = lmdbPackage().open<Buffer, Buffer>({
+        path,
+        // A folder even when the path has an extension, which the package would take for a file name.
+        noSubdir: false,
+        pageSize: PAGE_SIZE,
+        maxDbs: 4,
+        maxReaders: MAX_READERS,
+        keyEncoding: 'binary',
+        encoding: 'binary',
+      });
+    } catch (err) {
+      throw openFailure(err, path);
+    }
     try {
       const dbOptions = { keyEncoding: 'binary' as const, encoding: 'binary' as const, encoder: rawBytes };
       const dbs: StoreDatabases = {
@@ -243,52 +274,117 @@ export class LmdbStore {
       };
       const maxKeySize = (dbs.data as unknown as { maxKeySize: number }).maxKeySize;
       if (maxKeySize < LMDB_MAX_KEY_BYTES + 1) {
-        throw new Error(`the LMDB environment at ${path} allows keys of ${maxKeySize} bytes; the lmdb engine needs ${LMDB_MAX_KEY_BYTES + 1} (8 KiB pages)`);
+        throw kvError(
+          'incompatible_protocol_version',
+          `the LMDB environment at ${path} allows keys of ${maxKeySize} bytes; the lmdb engine needs ${LMDB_MAX_KEY_BYTES + 1} (8 KiB pages)`,
+        );
       }
       const initialize = () => {
         const format = dbs.meta.get(META_FORMAT);
         if (format === undefined) {
+          // The stamp is written with the store's first state: data without it is a damaged store.
+          if (dbs.meta.get(META_VERSION) !== undefined || dbs.data.getKeysCount({ limit: 1 }) > 0) {
+            throw kvError('file_corrupt', `the store at ${path} holds data but no format stamp`);
+          }
           const start = versionKey(initialVersion);
           dbs.meta.putSync(META_FORMAT, Buffer.from([FORMAT]));
           dbs.meta.putSync(META_VERSION, start);
           dbs.meta.putSync(META_HORIZON, start);
         } else if (format.length !== 1 || format[0] !== FORMAT) {
-          throw new Error(`the store at ${path} has format ${format.toString('hex')}; this version of the lmdb engine reads format ${FORMAT}`);
+          throw kvError(
+            'incompatible_protocol_version',
+            `the store at ${path} has format ${format.toString('hex')}; this version of the lmdb engine reads format ${FORMAT}`,
+          );
         }
       };
       // A new store is initialized in a write transaction (another process may be creating it too);
       // opening an existing one waits for no other process's writes.
       if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
       else initialize();
-      return new LmdbStore(root, dbs);
+      return new LmdbStore(root, dbs, path);
     } catch (err) {
       void root.close();
-      throw err;
+      throw isKvError(err) ? err : openFailure(err, path);
     }
   }
 
-  /** A snapshot of the latest commit, in whichever process it was made. Release it. */
+  /**
+   * A snapshot of the latest commit, in whichever process it was made. Release it.
+   *
+   * @throws KvError io_error (1510) or file_corrupt (1522) when LMDB cannot begin the read.
+   */
   snapshot(): StoreSnapshot {
+    if (Date.now() - this.staleReadersCheckedAt > STALE_READERS_CHECK_MS) this.clearStaleReaders();
     // The package shares one read transaction per event-loop turn; resetting it first makes this one
     // see every commit that has completed, in any process, before this call (causal consistency).
-    this.dbs.data.resetReadTxn();
-    return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+    try {
+      this.dbs.data.resetReadTxn();
+      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+    } catch (err) {
+      throw readFailure(err, this.path);
+    }
   }
 
   /**
    * Runs `fn` inside the next exclusive LMDB write transaction (LMDB serializes them across processes)
-   * and resolves with its result once that transaction has committed and is visible. If `fn` throws,
-   * none of its writes are applied and the promise rejects with its error. `fn` must be synchronous.
+   * and resolves with its result once that transaction has committed, is visible and is flushed. If
+   * `fn` throws, none of its writes are applied and the promise rejects with its error. `fn` must be
+   * synchronous.
+   *
+   * The transaction is a top-level one, begun and committed on this thread (which waits meanwhile for
+   * the writers of other processes), not a child of the package's asynchronous write transaction:
+   * committing such a child crashed processes (SIGSEGV in LMDB's merge of the child's pages into its
+   * parent) in the soak test, `npm run soak`.
+   *
+   * @throws KvError file_not_writable (1514) when the disk is full, file_corrupt (1522), io_error
+   *   (1510): LMDB failed the transaction (see `writeFailure`). None of its writes are applied, unless
+   *   only the flush after the commit failed: then the transaction is committed, maybe not durably.
    */
-  write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
-    return this.dbs.data.childTransaction(() => fn(this.writer));
+  async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
+    let thrown: { error: unknown } | undefined;
+    try {
+      return this.root.transactionSync(() => {
+        try {
+          return fn(this.writer);
+        } catch (error) {
+          thrown = { error };
+          throw error;
+        }
+      }, this.writeFlags);
+    } catch (err) {
+      if (thrown && err === thrown.error) throw err;
+      throw writeFailure(err, this.path);
+    }
   }
 
-  /** Resolves once every transaction committed so far is flushed to disk. */
+  /**
+   * Resolves once every transaction this store committed is flushed to disk: at once, as LMDB flushes
+   * each one inside its commit, before {@link write} returns (with `overlappingSync`, after releasing
+   * the write lock to other writers). A separate flush (the package's `sync`, `mdb_env_sync`) would take
+   * LMDB's flush lock from another thread while this one may be in a write transaction: if the last
+   * holder of that lock was a process killed during its flush, LMDB then declares this process's
+   * environment unusable (MDB_PANIC), which the soak test met within minutes.
+   */
   flushed(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.root.flushed.then(() => resolve(), reject);
-    });
+    return Promise.resolve();
+  }
+
+  /**
+   * Writes a compacted copy of the store as of one moment (an LMDB read transaction, so writers of any
+   * process go on meanwhile) into the folder `dest`, as its `data.mdb`: only pages in use, renumbered.
+   * The copy is a store that opens as it is. Rejects with LMDB's error; `dest` must not hold a data file.
+   */
+  copyTo(dest: string): Promise<void> {
+    return this.root.backup(dest, true);
+  }
+
+  /**
+   * Frees the reader slots of processes that died without closing the store (see
+   * {@link STALE_READERS_CHECK_MS}); returns how many.
+   */
+  clearStaleReaders(): number {
+    this.staleReadersCheckedAt = Date.now();
+    return this.root.readerCheck();
   }
 
   /** Waits for the writes in progress, then closes the environment (in this process). */
@@ -341,3 +437,4 @@ function readVersion(bytes: Buffer | undefined, what: string): bigint {
   if (!bytes || bytes.length !== 8) throw new Error(`the store's ${what} is missing or malformed`);
   return bytes.readBigUInt64BE(0);
 }
+

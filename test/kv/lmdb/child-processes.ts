@@ -10,12 +10,17 @@ import { transpileTree } from '../../support/transpile';
  */
 
 const REPO = resolve(__dirname, '../../..');
-const WORKER = join(__dirname, 'worker.ts');
 
 /** Transpiles `worker.ts` and everything it imports relatively into `outDir`; returns the worker's path. */
 export function compileWorker(outDir: string): string {
-  transpileTree([WORKER], REPO, outDir);
-  return join(outDir, relative(REPO, WORKER)).replace(/\.ts$/, '.js');
+  return compileScript(outDir, 'worker.ts');
+}
+
+/** Transpiles the script `name` of this folder and everything it imports relatively into `outDir`; returns its path. */
+export function compileScript(outDir: string, name: string): string {
+  const script = join(__dirname, name);
+  transpileTree([script], REPO, outDir);
+  return join(outDir, relative(REPO, script)).replace(/\.ts$/, '.js');
 }
 
 /** A running worker: its output lines as they arrive, and its exit. */

@@ -13,6 +13,7 @@
  * - `commits <path> <count>`: `count` increments of `other`, one after another; then `done`.
  * - `watch <path> <key>`: watches `key`, says `watching`, then `fired <true|false>` when it settles.
  * - `set <path> <key> <value>`: sets `key`; then `set`.
+ * - `read <path>`: reads `key` in a transaction it never ends, says `reading`, and waits to be killed.
  */
 import { writeSync } from 'fs';
 import { int64LE, readInt64LE } from '../../../src/kv/contract/bytes';
@@ -107,6 +108,10 @@ async function main(): Promise<void> {
       case 'set':
         await db.set(args[0], args[1]);
         return say('set');
+      case 'read':
+        await db.createTransaction().get('key');
+        say('reading');
+        return await new Promise<never>(() => setInterval(() => undefined, 60_000));
       default:
         throw new Error(`unknown mode ${mode}`);
     }
