@@ -23,7 +23,7 @@
 import { writeSync } from 'fs';
 import type { LmdbDurability } from '../src/kv/lmdb';
 import { seededRandom } from '../src/kv/engine-parts/seeded-random';
-import { open } from '../src/document/doc-layer';
+import { open } from '../src/open';
 import { MutateInSpec } from '../src/document/subdoc/specs';
 
 function say(line: string): void {
