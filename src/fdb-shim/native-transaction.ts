@@ -15,6 +15,7 @@ import type {
 } from './native-api';
 import { nativeBytes, versionBytes } from './native-bytes';
 import { nativeWatch } from './native-watch';
+import { rejectOnNextTurn, settleOnNextTurn } from '../kv/client/next-turn';
 import { PendingOperations } from './pending-operations';
 import { readRangeBatch } from './range-batch';
 import { batchLimits } from './streaming-mode';
@@ -267,7 +268,7 @@ export class ShimNativeTransaction implements NativeTransaction {
   /** One placeholder address for every key: all of them live in this process. */
   getAddressesForKey(key: NativeValue): Promise<string[]> {
     nativeBytes(key);
-    return this.future(async () => [LOCAL_ADDRESS]);
+    return this.future(() => settleOnNextTurn(() => [LOCAL_ADDRESS]));
   }
 
   // ---- writes: errors are deferred to the next read or commit, as FDB's client does
@@ -344,10 +345,12 @@ export class ShimNativeTransaction implements NativeTransaction {
   /**
    * Runs an engine operation as one of the addon's futures: refused with the transaction's terminal or
    * deferred error, failed by a timeout or cancel while pending, with engine errors as `FDBError`s.
+   * Like the engines' promises, a refusal settles on a later turn of the event loop, as the addon
+   * settles every future.
    */
   private future<T>(op: () => Promise<T>): Promise<T> {
     const refusal = this.refusal();
-    if (refusal !== undefined) return Promise.reject(refusal);
+    if (refusal !== undefined) return rejectOnNextTurn(refusal);
     let started: Promise<T>;
     try {
       started = op();

@@ -15,6 +15,10 @@
  * Byte arguments accept any `Uint8Array` (Buffer included) or a string (encoded as UTF-8); results are
  * always `Buffer`.
  *
+ * Promises settle on a later turn of the event loop (a macrotask), never within the caller's chain of
+ * microtasks, as FDB's futures settle from its network thread: a loop that awaits one operation after
+ * another lets timers and I/O run between them, whichever engine it runs on.
+ *
  * Returned Buffers are read-only: an engine may hand out the Buffers it stores instead of copies (the
  * memory engine's range reads do, so that reading a large range costs no copy per key), and modifying
  * one could change data other readers see. Copy a result (`Buffer.from(b)`) before modifying it.
@@ -49,17 +53,7 @@ export interface RangeOptions {
 }
 
 /** The atomic operations of FDB, by their FDB names. Parameters are little-endian where numeric. */
-export type AtomicOp =
-  | 'add'
-  | 'bitAnd'
-  | 'bitOr'
-  | 'bitXor'
-  | 'max'
-  | 'min'
-  | 'byteMin'
-  | 'byteMax'
-  | 'appendIfFits'
-  | 'compareAndClear';
+export type AtomicOp = 'add' | 'bitAnd' | 'bitOr' | 'bitXor' | 'max' | 'min' | 'byteMin' | 'byteMax' | 'appendIfFits' | 'compareAndClear';
 
 /** A watch on one key, created by {@link Transaction.watch}. */
 export interface Watch {

@@ -3,11 +3,12 @@ import { copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { coalesceRanges } from '../client/range-set';
 import { ReadYourWritesView } from '../client/read-your-writes';
-import type { Bytes, KeySelector, KeyValue, RangeOptions } from '../contract/types';
+import type { KeyValue } from '../contract/types';
 import { LMDB_KEY_LIMIT } from './arguments';
 import type { LmdbCluster } from './lmdb-cluster';
 import type { ReadSnapshot } from './read-snapshot';
 import { SnapshotPairs } from './snapshot-pairs';
+import { nextTurn } from '../client/next-turn';
 
 /** The read version of an attempt: when it was taken, and its snapshot until the reads are over. */
 interface ReadState {
@@ -45,8 +46,7 @@ export class LmdbTransaction extends ClientTransaction {
     super(LMDB_KEY_LIMIT);
   }
 
-  /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
-  async getReadVersion(): Promise<bigint> {
+  protected takeReadVersion(): bigint {
     this.assertNotCancelled();
     if (this.read) return this.read.version;
     const snapshot = this.cluster.readSnapshot();
@@ -88,16 +88,16 @@ export class LmdbTransaction extends ClientTransaction {
           mutations,
           bytes: size,
         });
-        this.assertStillCommitting(
-          generation,
-          'the transaction was reset or cancelled while its commit was in flight; it may have been applied',
-        );
+        this.assertStillCommitting(generation, 'the transaction was reset or cancelled while its commit was in flight; it may have been applied');
         if (!outcome.committed) throw outcome.error;
         if (outcome.reportUnknownResult) throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
         version = outcome.version;
         versionstamp = outcome.versionstamp;
       } else {
         this.cluster.assertOpen();
+        // Settled on a later turn, as a group commit's outcome is.
+        await nextTurn();
+        this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
       }
       this.cluster.activateWatches(this.committed(version, versionstamp));
     } catch (err) {
@@ -158,33 +158,6 @@ export class LmdbTransaction extends ClientTransaction {
   /** A merged view for a read expected to return about `expected` pairs. */
   private scanView(expected: number): ReadYourWritesView {
     return new ReadYourWritesView(new SnapshotPairs(this.readableSnapshot(), expected), this.writes);
-  }
-
-  /**
-   * A streamed range read, as an async generator over the shared batches (see
-   * {@link ClientTransaction.startRange}).
-   */
-  protected override rangeIterable(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions | undefined,
-    snapshot: boolean,
-  ): AsyncIterable<KeyValue> {
-    return { [Symbol.asyncIterator]: () => this.iterateRange(begin, end, options ?? {}, snapshot) };
-  }
-
-  private async *iterateRange(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions,
-    snapshot: boolean,
-  ): AsyncGenerator<KeyValue, void, undefined> {
-    let batch = this.startRange(begin, end, options, snapshot);
-    for (;;) {
-      yield* batch.items;
-      if (!batch.next) return;
-      batch = batch.next();
-    }
   }
 
   protected pointValue(value: Buffer): Buffer {

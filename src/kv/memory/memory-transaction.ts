@@ -4,6 +4,7 @@ import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
 import { FrozenTree } from './frozen-tree';
+import { nextTurn } from '../client/next-turn';
 
 /**
  * A transaction of the memory engine: the client side of FDB's protocol ({@link ClientTransaction}).
@@ -24,8 +25,7 @@ export class MemoryTransaction extends ClientTransaction {
     super();
   }
 
-  /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
-  async getReadVersion(): Promise<bigint> {
+  protected takeReadVersion(): bigint {
     this.assertNotCancelled();
     return this.acquireSnapshot().version;
   }
@@ -33,7 +33,7 @@ export class MemoryTransaction extends ClientTransaction {
   async commit(): Promise<void> {
     const generation = this.startCommit();
     // A commit is a round trip: other tasks run meanwhile, and see this transaction as committing.
-    await Promise.resolve();
+    await nextTurn();
     this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
     try {
       this.committableSize();
