@@ -13,7 +13,7 @@ import type {
   NativeValue,
   NativeWatch,
 } from './native-api';
-import { nativeBytes, versionBytes } from './native-bytes';
+import { nativeBytes, nativeVersion, versionBytes } from './native-bytes';
 import { nativeWatch } from './native-watch';
 import { rejectOnNextTurn, settleOnNextTurn } from '../kv/client/next-turn';
 import { PendingOperations } from './pending-operations';
@@ -105,9 +105,18 @@ export class ShimNativeTransaction implements NativeTransaction {
 
   // ---- options and lifecycle
 
-  /** @throws FDBError invalid_option_value (2006) for a value outside the option's range. */
+  /**
+   * `read_your_writes_disable` goes to the engine transaction, its error (2000 once the transaction has
+   * read or written) deferred to the next read or commit, as FDB's client defers it.
+   *
+   * @throws FDBError invalid_option_value (2006) for a value outside the option's range.
+   */
   setOption(code: number, param: NativeOptionValue): void {
     assertOptionParam(param);
+    if (code === TransactionOptionCode.readYourWritesDisable) {
+      this.mutate(() => this.inner.disableReadYourWrites());
+      return;
+    }
     try {
       this.options.apply(code, param);
     } catch (err) {
@@ -242,14 +251,15 @@ export class ShimNativeTransaction implements NativeTransaction {
   }
 
   /**
-   * The engines choose their own read versions.
-   * @throws FDBError unsupported_operation (2108), always.
+   * Reads at `version` (8 big-endian bytes), if the engine still holds it: later reads fail with
+   * transaction_too_old (1007) or future_version (1009) if not. version_invalid (2011) and
+   * read_version_already_set (2010) are deferred to the next read or commit, as FDB's client defers them.
+   *
+   * @throws TypeError for anything but 8 bytes.
    */
-  setReadVersion(): void {
-    throw this.context.errors.fromCode(
-      ShimErrorCodes.unsupported_operation,
-      "setReadVersion: doclayer's fdb-shim reads at the versions its engine chooses",
-    );
+  setReadVersion(version: Buffer): void {
+    const v = nativeVersion(version);
+    this.mutate(() => this.inner.setReadVersion(v));
   }
 
   getCommittedVersion(): Buffer {

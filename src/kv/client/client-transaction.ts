@@ -69,6 +69,10 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private readonly maxKeyBytes: number;
   /** See {@link Transaction.attempt}: bumped by every {@link discard} that makes the transaction runnable again. */
   attempt = 0;
+  /** Whether this attempt has read or written anything (after which read-your-writes stays on). */
+  private used = false;
+  /** Set by {@link disableReadYourWrites}: reads merge this empty write set instead of {@link writes}. */
+  private storeOnly: WriteSet | undefined;
 
   /** @param keyLimit the engine's limit on stored keys, when below FoundationDB's */
   constructor(private readonly keyLimit?: EngineKeyLimit) {
@@ -83,8 +87,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** The attempt's read version, taken now if it has none. @throws KvError 1025 once cancelled */
   protected abstract takeReadVersion(): bigint;
 
-  /** The read version if this attempt has taken one. */
+  /** The read version if this attempt has taken or been given one. */
   protected abstract knownReadVersion(): bigint | undefined;
+
+  /**
+   * Makes this attempt read at `version` (checked by the caller: positive, no read version yet). The
+   * engine checks that it holds the version when the attempt first reads or commits.
+   */
+  protected abstract useReadVersion(version: bigint): void;
 
   /** The merged view for point reads and watches. @throws KvError transaction_too_old (1007) */
   protected abstract readView(): ReadYourWritesView;
@@ -106,6 +116,11 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   /** Forgets this attempt's read version and snapshot. */
   protected abstract discardReads(): void;
+
+  /** The writes reads merge with: none once read-your-writes is disabled. */
+  protected get visibleWrites(): WriteSet {
+    return this.storeOnly ?? this.writes;
+  }
 
   // ---- reads
 
@@ -139,6 +154,21 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
   getReadVersion(): Promise<bigint> {
     return settleOnNextTurn(() => this.takeReadVersion());
+  }
+
+  setReadVersion(version: bigint): void {
+    this.assertActive();
+    if (version < 1n) throw kvError('version_invalid', `read version ${version}`);
+    if (this.knownReadVersion() !== undefined) throw kvError('read_version_already_set');
+    this.useReadVersion(version);
+  }
+
+  disableReadYourWrites(): void {
+    this.assertActive();
+    if (this.used) {
+      throw kvError('client_invalid_operation', 'read-your-writes can only be disabled before the transaction reads or writes');
+    }
+    this.storeOnly ??= new WriteSet();
   }
 
   // ---- writes
@@ -221,6 +251,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const k = Buffer.from(toBuffer(key));
     try {
       this.assertUsable();
+      if (this.storeOnly) throw kvError('watches_disabled');
       if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
       if (k.length > this.maxKeyBytes) throw keyTooLarge(k, this.keyLimit);
       const watch = new KeyWatch(k, this.readView().valueForWatch(k));
@@ -347,7 +378,13 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     if (this.state === 'cancelled') throw kvError('transaction_cancelled');
   }
 
+  /** @throws KvError 1025, 2017 unless the transaction is active; from now on the attempt counts as used */
   protected assertUsable(): void {
+    this.assertActive();
+    this.used = true;
+  }
+
+  private assertActive(): void {
     if (this.state === 'active') return;
     if (this.state === 'cancelled') throw kvError('transaction_cancelled');
     throw kvError('used_during_commit', 'the transaction was committed; reset it to use it again');
@@ -460,10 +497,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return { items, limited: items.length >= limit };
   }
 
-  /** Records a read conflict, minus the parts this transaction cleared (they do not depend on the store). */
+  /**
+   * Records a read conflict, minus the parts this transaction cleared (they do not depend on the
+   * store, unless read-your-writes is disabled).
+   */
   private addReadConflict(begin: Buffer, end: Buffer): void {
     if (compareBytes(begin, end) >= 0) return;
-    const parts = this.writes.cleared.isEmpty ? [{ begin, end }] : this.writes.cleared.subtractFrom(begin, end);
+    const cleared = this.visibleWrites.cleared;
+    const parts = cleared.isEmpty ? [{ begin, end }] : cleared.subtractFrom(begin, end);
     for (const part of parts) {
       this.readConflicts.push(part);
       this.readConflictBytes += part.begin.length + part.end.length;
@@ -502,6 +543,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.discardReads();
     this.generation++;
     this.state = 'active';
+    this.used = false;
+    this.storeOnly = undefined;
     this.writes = new WriteSet();
     this.readConflicts = [];
     this.readConflictBytes = 0;

@@ -56,7 +56,8 @@ const EMPTY_KEY = Buffer.alloc(0);
  * - `commit()` and `onError()` reject with client_invalid_operation (2000): a stage is applied to its
  *   parent, and the parent commits and retries. `reset()` discards the staged calls; `cancel()`
  *   discards them and fails later operations with transaction_cancelled (1025) until `reset()`.
- * - `getVersionstamp`, `watch`, `getReadVersion` and `getCommittedVersion` are the parent's.
+ * - `getVersionstamp`, `watch`, `getReadVersion`, `setReadVersion`, `disableReadYourWrites` and
+ *   `getCommittedVersion` are the parent's.
  *
  * Not merged: a range read that returns a key the parent itself gave a versionstamped value fails
  * with the parent's 1036 even when the stage has set that key, because the parent is asked for the
@@ -118,6 +119,16 @@ export class StagedTransaction extends TransactionShorthands implements Transact
 
   getReadVersion(): Promise<bigint> {
     return this.parent.getReadVersion();
+  }
+
+  /** The parent's: a stage reads at its parent's version. */
+  setReadVersion(version: bigint): void {
+    this.parent.setReadVersion(version);
+  }
+
+  /** The parent's; the stage's own writes are still merged into its reads (it is a savepoint). */
+  disableReadYourWrites(): void {
+    this.parent.disableReadYourWrites();
   }
 
   // ---- writes

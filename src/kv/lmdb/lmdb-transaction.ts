@@ -40,6 +40,8 @@ interface ReadState {
  */
 export class LmdbTransaction extends ClientTransaction {
   private read: ReadState | undefined;
+  /** The version `setReadVersion` asked for, until the snapshot at it is taken. */
+  private requestedVersion: bigint | undefined;
   private pointView: ReadYourWritesView | undefined;
 
   constructor(private readonly cluster: LmdbCluster) {
@@ -49,6 +51,7 @@ export class LmdbTransaction extends ClientTransaction {
   protected takeReadVersion(): bigint {
     this.assertNotCancelled();
     if (this.read) return this.read.version;
+    if (this.requestedVersion !== undefined) return this.requestedVersion;
     const snapshot = this.cluster.readSnapshot();
     if (this.state !== 'active') {
       // Nothing will read through it: keep only the version.
@@ -74,6 +77,8 @@ export class LmdbTransaction extends ClientTransaction {
     this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
     try {
       const size = this.committableSize();
+      // A version set without reads is checked now, and conflicts count from it.
+      if (this.requestedVersion !== undefined) this.readableSnapshot();
       this.releaseReads();
       const writeConflicts = this.writes.writeConflicts();
       const mutations = this.writes.mutations;
@@ -109,11 +114,24 @@ export class LmdbTransaction extends ClientTransaction {
   // ---- the snapshot
 
   protected knownReadVersion(): bigint | undefined {
-    return this.read?.version;
+    return this.read?.version ?? this.requestedVersion;
   }
 
-  /** The snapshot to read from, taking the read version on first use. @throws KvError 1007 past 5 s */
+  protected useReadVersion(version: bigint): void {
+    this.requestedVersion = version;
+  }
+
+  /**
+   * The snapshot to read from, taking the read version (or the one set) on first use.
+   * @throws KvError 1007 past 5 s or for a version set that is not held, 1009 for one set in the future
+   */
   private readableSnapshot(): ReadSnapshot {
+    if (!this.read && this.requestedVersion !== undefined) {
+      const { snapshot, supersededAt } = this.cluster.readSnapshotAt(this.requestedVersion);
+      this.read = { version: this.requestedVersion, takenAt: supersededAt ?? this.cluster.now(), snapshot };
+      this.cluster.assertReadable(snapshot, this.read.takenAt);
+      return snapshot;
+    }
     if (!this.read) {
       const snapshot = this.cluster.readSnapshot();
       this.read = { version: snapshot.version, takenAt: this.cluster.now(), snapshot };
@@ -128,7 +146,7 @@ export class LmdbTransaction extends ClientTransaction {
   /** The merged view for point reads. @throws KvError transaction_too_old (1007) past the MVCC window */
   protected readView(): ReadYourWritesView {
     const snapshot = this.readableSnapshot();
-    this.pointView ??= new ReadYourWritesView(new SnapshotPairs(snapshot), this.writes);
+    this.pointView ??= new ReadYourWritesView(new SnapshotPairs(snapshot), this.visibleWrites);
     return this.pointView;
   }
 
@@ -157,7 +175,7 @@ export class LmdbTransaction extends ClientTransaction {
 
   /** A merged view for a read expected to return about `expected` pairs. */
   private scanView(expected: number): ReadYourWritesView {
-    return new ReadYourWritesView(new SnapshotPairs(this.readableSnapshot(), expected), this.writes);
+    return new ReadYourWritesView(new SnapshotPairs(this.readableSnapshot(), expected), this.visibleWrites);
   }
 
   protected pointValue(value: Buffer): Buffer {
@@ -184,5 +202,6 @@ export class LmdbTransaction extends ClientTransaction {
   protected discardReads(): void {
     this.releaseReads();
     this.read = undefined;
+    this.requestedVersion = undefined;
   }
 }
