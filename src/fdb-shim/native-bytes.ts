@@ -21,3 +21,14 @@ export function versionBytes(version: bigint): Buffer {
   out.writeBigInt64BE(BigInt.asIntN(64, version), 0);
   return out;
 }
+
+/**
+ * A version passed to the addon (8 big-endian bytes, as {@link versionBytes} makes them).
+ *
+ * @throws TypeError for anything but 8 bytes.
+ */
+export function nativeVersion(version: NativeValue): bigint {
+  const bytes = nativeBytes(version);
+  if (bytes.length !== 8) throw new TypeError('Invalid version - must be an 8 byte buffer');
+  return bytes.readBigInt64BE(0);
+}

@@ -13,8 +13,9 @@ import type {
   NativeValue,
   NativeWatch,
 } from './native-api';
-import { nativeBytes, versionBytes } from './native-bytes';
+import { nativeBytes, nativeVersion, versionBytes } from './native-bytes';
 import { nativeWatch } from './native-watch';
+import { rejectOnNextTurn, settleOnNextTurn } from '../kv/client/next-turn';
 import { PendingOperations } from './pending-operations';
 import { readRangeBatch } from './range-batch';
 import { batchLimits } from './streaming-mode';
@@ -104,9 +105,18 @@ export class ShimNativeTransaction implements NativeTransaction {
 
   // ---- options and lifecycle
 
-  /** @throws FDBError invalid_option_value (2006) for a value outside the option's range. */
+  /**
+   * `read_your_writes_disable` goes to the engine transaction, its error (2000 once the transaction has
+   * read or written) deferred to the next read or commit, as FDB's client defers it.
+   *
+   * @throws FDBError invalid_option_value (2006) for a value outside the option's range.
+   */
   setOption(code: number, param: NativeOptionValue): void {
     assertOptionParam(param);
+    if (code === TransactionOptionCode.readYourWritesDisable) {
+      this.mutate(() => this.inner.disableReadYourWrites());
+      return;
+    }
     try {
       this.options.apply(code, param);
     } catch (err) {
@@ -241,14 +251,15 @@ export class ShimNativeTransaction implements NativeTransaction {
   }
 
   /**
-   * The engines choose their own read versions.
-   * @throws FDBError unsupported_operation (2108), always.
+   * Reads at `version` (8 big-endian bytes), if the engine still holds it: later reads fail with
+   * transaction_too_old (1007) or future_version (1009) if not. version_invalid (2011) and
+   * read_version_already_set (2010) are deferred to the next read or commit, as FDB's client defers them.
+   *
+   * @throws TypeError for anything but 8 bytes.
    */
-  setReadVersion(): void {
-    throw this.context.errors.fromCode(
-      ShimErrorCodes.unsupported_operation,
-      "setReadVersion: doclayer's fdb-shim reads at the versions its engine chooses",
-    );
+  setReadVersion(version: Buffer): void {
+    const v = nativeVersion(version);
+    this.mutate(() => this.inner.setReadVersion(v));
   }
 
   getCommittedVersion(): Buffer {
@@ -267,7 +278,7 @@ export class ShimNativeTransaction implements NativeTransaction {
   /** One placeholder address for every key: all of them live in this process. */
   getAddressesForKey(key: NativeValue): Promise<string[]> {
     nativeBytes(key);
-    return this.future(async () => [LOCAL_ADDRESS]);
+    return this.future(() => settleOnNextTurn(() => [LOCAL_ADDRESS]));
   }
 
   // ---- writes: errors are deferred to the next read or commit, as FDB's client does
@@ -344,10 +355,12 @@ export class ShimNativeTransaction implements NativeTransaction {
   /**
    * Runs an engine operation as one of the addon's futures: refused with the transaction's terminal or
    * deferred error, failed by a timeout or cancel while pending, with engine errors as `FDBError`s.
+   * Like the engines' promises, a refusal settles on a later turn of the event loop, as the addon
+   * settles every future.
    */
   private future<T>(op: () => Promise<T>): Promise<T> {
     const refusal = this.refusal();
-    if (refusal !== undefined) return Promise.reject(refusal);
+    if (refusal !== undefined) return rejectOnNextTurn(refusal);
     let started: Promise<T>;
     try {
       started = op();

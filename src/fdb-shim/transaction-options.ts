@@ -8,6 +8,7 @@ import type { NativeOptionValue } from './native-api';
  * default (`DatabaseOptionCode.TransactionTimeout`, ...).
  */
 export const TransactionOptionCode = {
+  readYourWritesDisable: 51,
   timeout: 500,
   retryLimit: 501,
   maxRetryDelay: 502,
@@ -45,7 +46,8 @@ function inRange(name: string, value: number, min: number, max: number): number 
  * The transaction options that change what the shim does, with FDB's defaults and value ranges:
  * `timeout` (ms from the transaction's start, 0 for none), `retry_limit` (onError calls before it
  * rethrows, -1 for none), `max_retry_delay` (ms, onError's backoff ceiling) and `size_limit` (bytes,
- * checked at commit). Every other option code is accepted and has no effect, as FDB's options that do
+ * checked at commit). `read_your_writes_disable` is not kept here: the transaction hands it to its
+ * engine transaction. Every other option code is accepted and has no effect, as FDB's options that do
  * not apply to an in-process store (priorities, tags, tracing, causal-risk flags, ...).
  */
 export class TransactionOptions {

@@ -1,17 +1,7 @@
 import { toBuffer } from './contract/bytes';
 import { isKvError } from './contract/errors';
 import { TransactionShorthands } from './contract/transaction-shorthands';
-import type {
-  AtomicOp,
-  Bytes,
-  Engine,
-  KeySelector,
-  KeyValue,
-  RangeOptions,
-  ReadTransaction,
-  Transaction,
-  Watch,
-} from './contract/types';
+import type { AtomicOp, Bytes, Engine, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from './contract/types';
 
 /**
  * An {@link Engine} that passes everything to another engine and records, per transaction attempt,
@@ -258,6 +248,12 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
   }
   getReadVersion(): Promise<bigint> {
     return this.inner.getReadVersion();
+  }
+  setReadVersion(version: bigint): void {
+    this.inner.setReadVersion(version);
+  }
+  disableReadYourWrites(): void {
+    this.inner.disableReadYourWrites();
   }
   snapshot(): ReadTransaction {
     this.snapshotView ??= this.reads(this.inner.snapshot(), true);

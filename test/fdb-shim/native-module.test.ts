@@ -238,13 +238,49 @@ describe('NativeTransaction errors and retries', () => {
     expect(await codeOf(tn.commit())).toBe(1025);
   });
 
-  it('refuses setReadVersion with unsupported_operation (2108): the engine chooses read versions', () => {
-    const tn = transaction();
-    expect(thrownCode(() => tn.setReadVersion(Buffer.alloc(8)))).toBe(2108);
+  it('setReadVersion: reads are at that version; an invalid or future one fails the next read, as FDB defers it', async () => {
+    const db = nativeModule().createDatabase();
+    const writer = db.createTransaction();
+    writer.set('k', 'v1');
+    await writer.commit();
+    const first = db.createTransaction();
+    expect(await first.get('k', false)).toEqual(b('v1'));
+    const version = await first.getReadVersion();
+    const second = db.createTransaction();
+    second.set('k', 'v2');
+    await second.commit();
+
+    const tn = db.createTransaction();
+    tn.setReadVersion(version);
+    expect(await tn.getReadVersion()).toEqual(version);
+    expect(await tn.get('k', false)).toEqual(b('v1'));
+    expect(() => tn.setReadVersion(Buffer.alloc(4))).toThrow(TypeError);
+
+    const invalid = db.createTransaction();
+    invalid.setReadVersion(Buffer.alloc(8));
+    expect(await codeOf(invalid.get('k', false))).toBe(2011);
+    const future = db.createTransaction();
+    const ahead = Buffer.alloc(8);
+    ahead.writeBigInt64BE(version.readBigInt64BE(0) + 10n ** 12n);
+    future.setReadVersion(ahead);
+    expect(await codeOf(future.get('k', false))).toBe(1009);
   });
 });
 
 describe('NativeTransaction options', () => {
+  it("read_your_writes_disable: reads do not see the transaction's writes; set after a read or write, it fails the next read with 2000", async () => {
+    const tn = transaction();
+    tn.setOption(TransactionOptionCode.ReadYourWritesDisable, null);
+    tn.set('k', 'v');
+    expect(await tn.get('k', false)).toBeUndefined();
+    await tn.commit();
+
+    const late = transaction();
+    late.set('k', 'v');
+    late.setOption(TransactionOptionCode.ReadYourWritesDisable, null);
+    expect(await codeOf(late.get('k', false))).toBe(2000);
+  });
+
   it('times out: pending and later operations fail with transaction_timed_out (1031) until reset', async () => {
     const tn = transaction();
     tn.setOption(TransactionOptionCode.Timeout, 20);

@@ -2,8 +2,14 @@
  * node-foundationdb's own public API (the `foundationdb` package's JavaScript, unchanged) on the fdb
  * shim over the memory engine: what the tests of an app built on the package see.
  */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
 import { Barrier } from '../support/barrier';
-import { fdbShim, foundationdb, openFdbDatabase, type FdbDatabase } from '../support/fdb-shim';
+import { fdbShim, foundationdb, openFdbDatabase, openFdbDatabaseOn, type FdbDatabase } from '../support/fdb-shim';
+import type { Engine } from '../../src/kv/contract/types';
+import { LmdbEngine } from '../../src/kv/lmdb';
+import { MemoryEngine } from '../../src/kv/memory/memory-engine';
 
 const fdb = foundationdb();
 const { keySelector, tuple, MutationType, StreamingMode } = fdb;
@@ -383,5 +389,62 @@ describe('atomic operations', () => {
     const err = await rejection(db.doTn(async (tn) => tn.atomicOpNative(99 as never, b('k'), b('v'))));
     expect(err.code).toBe(2018);
     expect(err.message).toContain('Unrecognized atomic mutation type');
+  });
+});
+
+describe("node-foundationdb's own tests of transaction options and read versions (its test/kv.ts)", () => {
+  const root = mkdtempSync(join(tmpdir(), 'doclayer-node-foundationdb-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  let stores = 0;
+  const engines: ReadonlyArray<readonly [string, () => Engine]> = [
+    ['memory', () => new MemoryEngine()],
+    ['lmdb', () => new LmdbEngine({ path: join(root, `store-${stores++}`) })],
+  ];
+
+  describe.each(engines)('on the %s engine', (_name, makeEngine) => {
+    let engine: Engine;
+    let db: FdbDatabase;
+    beforeEach(() => {
+      engine = makeEngine();
+      db = openFdbDatabaseOn(engine);
+    });
+    afterEach(async () => {
+      db.close();
+      await engine.close();
+    });
+
+    it('obeys transaction options: with read_your_writes_disable a get does not see the set before it', async () => {
+      await db.doTransaction(
+        async (tn) => {
+          tn.set('x', 'hi there');
+          expect(await tn.get('x')).toBeUndefined();
+        },
+        { read_your_writes_disable: true },
+      );
+      expect(await db.get('x')).toEqual(b('hi there'));
+    });
+
+    it('fails a get, and the watch made with it, after setReadVersion of version 0 (version_invalid, 2011)', async () => {
+      let watch: { promise: Promise<unknown> } | undefined;
+      const err = await rejection(
+        db.doTn(async (tn) => {
+          tn.setReadVersion(Buffer.alloc(8));
+          watch = tn.watch('x');
+          await tn.get('x');
+        }),
+      );
+      expect(err.code).toBe(2011);
+      expect((await rejection(watch!.promise)).code).toBe(2011);
+    });
+
+    it('reads at a version set with setReadVersion', async () => {
+      await db.set('k', 'v1');
+      const first = db.rawCreateTransaction();
+      expect(await first.get('k')).toEqual(b('v1'));
+      const version = await first.getReadVersion();
+      await db.set('k', 'v2');
+      expect(await db.doTn(async (tn) => (tn.setReadVersion(version), tn.get('k')))).toEqual(b('v1'));
+      first.rawCancel();
+    });
   });
 });

@@ -539,7 +539,12 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         const tr = db.createTransaction();
         tr.set('k/07x', 'pending');
         tr.clear('k/11');
-        for (const options of [{ batchSize: 4 }, { batchSize: 4, reverse: true }, { batchSize: 3, limit: 10 }, { batchSize: 1, limit: 5, reverse: true }]) {
+        for (const options of [
+          { batchSize: 4 },
+          { batchSize: 4, reverse: true },
+          { batchSize: 3, limit: 10 },
+          { batchSize: 1, limit: 5, reverse: true },
+        ]) {
           const iterated: KeyValue[] = [];
           for await (const kv of tr.getRange('k/', 'k0', options)) iterated.push(kv);
           expect({ options, pairs: printablePairs(iterated) }).toEqual({
@@ -554,6 +559,156 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         const db = await open();
         await checkReadYourWritesAgainstModel(db, new Random(seed), `seed ${seed} (replay with DOCLAYER_SEED=${seed})`);
       });
+    });
+
+    describe("disableReadYourWrites (FDB's read_your_writes_disable)", () => {
+      it("reads see the database as of the read version, not the transaction's own writes", async () => {
+        const db = await open();
+        await db.transact((tr) => ['a', 'b', 'c'].forEach((k) => tr.set(k, 'old')));
+        const tr = db.createTransaction();
+        tr.disableReadYourWrites();
+        tr.set('a', 'new');
+        tr.set('a2', 'new');
+        tr.clear('b');
+        tr.clearRange('c', 'd');
+        expect(await tr.get('a')).toEqual(Buffer.from('old'));
+        expect(await tr.get('a2')).toBeUndefined();
+        expect(await tr.snapshot().get('b')).toEqual(Buffer.from('old'));
+        expect(printablePairs(await tr.getRangeAll('a', 'z'))).toEqual(["'a'='old'", "'b'='old'", "'c'='old'"]);
+        expect(keysOf(await tr.getRangeAll('a', 'z', { reverse: true, limit: 2 }))).toEqual(['c', 'b']);
+        expect(printable(await tr.getKey(firstGreaterThan('a')))).toBe("'b'");
+        await tr.commit();
+        expect(printablePairs(await db.getRangeAll('a', 'z'))).toEqual(["'a'='new'", "'a2'='new'"]);
+      });
+
+      it('a read of a key the transaction cleared still conflicts with a commit that wrote it', async () => {
+        const db = await open();
+        await db.set('k', 'old');
+        const tr = db.createTransaction();
+        tr.disableReadYourWrites();
+        tr.clear('k');
+        expect(await tr.get('k')).toEqual(Buffer.from('old'));
+        await db.set('k', 'other');
+        await expectKvError(tr.commit(), 'not_committed');
+      });
+
+      it('fails with client_invalid_operation (2000) once the transaction has read or written', async () => {
+        const db = await open();
+        const reader = db.createTransaction();
+        await reader.get('k');
+        await expectKvError(() => reader.disableReadYourWrites(), 'client_invalid_operation');
+        const writer = db.createTransaction();
+        writer.set('k', 'v');
+        await expectKvError(() => writer.disableReadYourWrites(), 'client_invalid_operation');
+        expect(await writer.get('k')).toEqual(Buffer.from('v'));
+      });
+
+      it('makes watch fail with watches_disabled (1034)', async () => {
+        const db = await open();
+        const tr = db.createTransaction();
+        tr.disableReadYourWrites();
+        await expectKvError(tr.watch('k').promise, 'watches_disabled');
+      });
+
+      it("lasts one attempt: after reset, and in the retry loop's next attempt, reads see the writes again", async () => {
+        const db = await open();
+        const tr = db.createTransaction();
+        tr.disableReadYourWrites();
+        tr.set('k', 'v');
+        expect(await tr.get('k')).toBeUndefined();
+        tr.reset();
+        tr.set('k', 'v');
+        expect(await tr.get('k')).toEqual(Buffer.from('v'));
+
+        await db.set('counter', 'old');
+        const seen: Array<string | undefined> = [];
+        let attempts = 0;
+        await db.transact(async (t) => {
+          if (attempts++ === 0) t.disableReadYourWrites();
+          t.set('counter', 'mine');
+          seen.push((await t.get('counter'))?.toString());
+          if (attempts === 1) throw kvError('not_committed', 'a conflict, for the test');
+        });
+        expect(seen).toEqual(['old', 'mine']);
+      });
+    });
+
+    describe('setReadVersion', () => {
+      it("reads, and checks conflicts, as of another transaction's read version", async () => {
+        const db = await open();
+        await db.set('k', 'v1');
+        const first = db.createTransaction();
+        expect(await first.get('k')).toEqual(Buffer.from('v1'));
+        const version = await first.getReadVersion();
+        await db.set('k', 'v2');
+
+        const tr = db.createTransaction();
+        tr.setReadVersion(version);
+        expect(await tr.getReadVersion()).toBe(version);
+        expect(await tr.get('k')).toEqual(Buffer.from('v1'));
+        expect(printablePairs(await tr.getRangeAll('', KEYSPACE_END))).toEqual(["'k'='v1'"]);
+        tr.set('other', 'x');
+        // The write of v2 came after the read version: reading k conflicts with it.
+        await expectKvError(tr.commit(), 'not_committed');
+        expect(await db.get('other')).toBeUndefined();
+      });
+
+      it('reads at the latest version, the committed version of the last commit', async () => {
+        const db = await open();
+        const writer = db.createTransaction();
+        writer.set('k', 'v');
+        await writer.commit();
+        const tr = db.createTransaction();
+        tr.setReadVersion(writer.getCommittedVersion());
+        expect(await tr.get('k')).toEqual(Buffer.from('v'));
+        tr.set('k', 'w');
+        await tr.commit();
+        expect(await db.get('k')).toEqual(Buffer.from('w'));
+      });
+
+      it('fails reads with future_version (1009) for a version after the last commit', async () => {
+        const db = await open();
+        await db.set('k', 'v');
+        const latest = await db.transact((t) => t.getReadVersion());
+        const tr = db.createTransaction();
+        tr.setReadVersion(latest + 1_000_000_000n);
+        await expectKvError(tr.get('k'), 'future_version');
+      });
+
+      it('fails with version_invalid (2011) for a version below 1, and read_version_already_set (2010) once it has one', async () => {
+        const db = await open();
+        const tr = db.createTransaction();
+        await expectKvError(() => tr.setReadVersion(0n), 'version_invalid');
+        const version = await tr.getReadVersion();
+        await expectKvError(() => tr.setReadVersion(version), 'read_version_already_set');
+        const reader = db.createTransaction();
+        await reader.get('k');
+        await expectKvError(() => reader.setReadVersion(version), 'read_version_already_set');
+        const twice = db.createTransaction();
+        twice.setReadVersion(version);
+        await expectKvError(() => twice.setReadVersion(version), 'read_version_already_set');
+        twice.reset();
+        twice.setReadVersion(version);
+        expect(await twice.getReadVersion()).toBe(version);
+      });
+
+      const withClock = factory.openWithClock ? it : it.skip;
+      withClock(
+        `fails reads with transaction_too_old (1007) for a version superseded over 5 s ago${factory.openWithClock ? '' : ' (skipped: the engine has no controllable clock)'}`,
+        async () => {
+          const clock = { now: 1_000_000 };
+          const db = track(await factory.openWithClock!(() => clock.now));
+          await db.set('k', 'v1');
+          const first = db.createTransaction();
+          await first.get('k');
+          const version = await first.getReadVersion();
+          await db.set('k', 'v2');
+          clock.now += Limits.maxTransactionAgeMs + 1000;
+          const tr = db.createTransaction();
+          tr.setReadVersion(version);
+          await expectKvError(tr.get('k'), 'transaction_too_old');
+        },
+      );
     });
 
     describe('key selectors', () => {
@@ -912,55 +1067,58 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
 
       // Without a clock to turn (a real cluster), these would take over 5 real seconds each: skipped.
       const withClock = factory.openWithClock ? describe : describe.skip;
-      withClock(`transaction_too_old (1007), on a controlled clock${factory.openWithClock ? '' : ' (skipped: the engine has no controllable clock)'}`, () => {
-        async function openAt(start: number) {
-          const clock = { now: start };
-          const db = track(await factory.openWithClock!(() => clock.now));
-          return { db, clock };
-        }
+      withClock(
+        `transaction_too_old (1007), on a controlled clock${factory.openWithClock ? '' : ' (skipped: the engine has no controllable clock)'}`,
+        () => {
+          async function openAt(start: number) {
+            const clock = { now: start };
+            const db = track(await factory.openWithClock!(() => clock.now));
+            return { db, clock };
+          }
 
-        it('rejects the commit of a transaction whose read version is more than 5 seconds old; nothing lands', async () => {
-          const { db, clock } = await openAt(1_000_000);
-          await db.set('k', 'v');
-          const tr = db.createTransaction();
-          await tr.get('k');
-          tr.set('marker', 'should not land');
-          clock.now += Limits.maxTransactionAgeMs + 1000;
-          await expectKvError(tr.commit(), 'transaction_too_old');
-          expect(await db.get('marker')).toBeUndefined();
-        });
-
-        it('commits a transaction whose read version is younger than 5 seconds', async () => {
-          const { db, clock } = await openAt(1_000_000);
-          const tr = db.createTransaction();
-          await tr.get('k');
-          tr.set('k', 'v');
-          clock.now += Limits.maxTransactionAgeMs - 1000;
-          expect(await commitOutcome(tr)).toBe('committed');
-        });
-
-        it('counts the age from the read version, taken at the first read, not from creating the transaction', async () => {
-          const { db, clock } = await openAt(1_000_000);
-          const tr = db.createTransaction();
-          clock.now += 2 * Limits.maxTransactionAgeMs;
-          await tr.get('k');
-          tr.set('k', 'v');
-          expect(await commitOutcome(tr)).toBe('committed');
-        });
-
-        it('is retried by transact with a fresh read version', async () => {
-          const { db, clock } = await openAt(1_000_000);
-          let attempts = 0;
-          await db.transact(async (tr) => {
-            attempts++;
+          it('rejects the commit of a transaction whose read version is more than 5 seconds old; nothing lands', async () => {
+            const { db, clock } = await openAt(1_000_000);
+            await db.set('k', 'v');
+            const tr = db.createTransaction();
             await tr.get('k');
-            if (attempts === 1) clock.now += Limits.maxTransactionAgeMs + 1000;
-            tr.set('k', String(attempts));
+            tr.set('marker', 'should not land');
+            clock.now += Limits.maxTransactionAgeMs + 1000;
+            await expectKvError(tr.commit(), 'transaction_too_old');
+            expect(await db.get('marker')).toBeUndefined();
           });
-          expect(attempts).toBe(2);
-          expect(await db.get('k')).toEqual(Buffer.from('2'));
-        });
-      });
+
+          it('commits a transaction whose read version is younger than 5 seconds', async () => {
+            const { db, clock } = await openAt(1_000_000);
+            const tr = db.createTransaction();
+            await tr.get('k');
+            tr.set('k', 'v');
+            clock.now += Limits.maxTransactionAgeMs - 1000;
+            expect(await commitOutcome(tr)).toBe('committed');
+          });
+
+          it('counts the age from the read version, taken at the first read, not from creating the transaction', async () => {
+            const { db, clock } = await openAt(1_000_000);
+            const tr = db.createTransaction();
+            clock.now += 2 * Limits.maxTransactionAgeMs;
+            await tr.get('k');
+            tr.set('k', 'v');
+            expect(await commitOutcome(tr)).toBe('committed');
+          });
+
+          it('is retried by transact with a fresh read version', async () => {
+            const { db, clock } = await openAt(1_000_000);
+            let attempts = 0;
+            await db.transact(async (tr) => {
+              attempts++;
+              await tr.get('k');
+              if (attempts === 1) clock.now += Limits.maxTransactionAgeMs + 1000;
+              tr.set('k', String(attempts));
+            });
+            expect(attempts).toBe(2);
+            expect(await db.get('k')).toEqual(Buffer.from('2'));
+          });
+        },
+      );
     });
 
     describe('transaction lifecycle', () => {
@@ -1203,7 +1361,12 @@ async function checkReadYourWritesAgainstModel(db: Database, rnd: Random, replay
         committed.set(key, value);
       }
     });
-    log.push(`committed ${committed.keys().map((k) => `${printable(k)}=${printable(committed.get(k))}`).join(' ')}`);
+    log.push(
+      `committed ${committed
+        .keys()
+        .map((k) => `${printable(k)}=${printable(committed.get(k))}`)
+        .join(' ')}`,
+    );
 
     const tr = db.createTransaction();
     const model = committed.clone();

@@ -5,17 +5,11 @@
  */
 import { Database } from '../../src/kv/contract/database';
 import { ErrorCodes, KvError } from '../../src/kv/contract/errors';
-import {
-  FdbEngine,
-  FdbMutationType,
-  FdbUnavailableError,
-  fromFoundationDB,
-  openFoundationDB,
-  type FdbKeySelector,
-} from '../../src/kv/fdb';
+import { FdbEngine, FdbMutationType, FdbUnavailableError, fromFoundationDB, openFoundationDB, type FdbKeySelector } from '../../src/kv/fdb';
 import { firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import type { AtomicOp, Transaction } from '../../src/kv/contract/types';
 import { FakeFdbDatabase, FakeFdbError, FakeFdbModule, type FakeFdbTransaction } from './fdb-fake';
+import { expectKvError } from '../support/kv-assertions';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -69,9 +63,7 @@ describe('openFoundationDB', () => {
       expect(err).toBeInstanceOf(FdbUnavailableError);
       const unavailableError = err as FdbUnavailableError;
       expect(unavailableError.code).toBe('FDB_UNAVAILABLE');
-      expect(unavailableError.reason).toBe(
-        foundationdbInstalled() ? 'native-library-not-loaded' : 'package-not-installed',
-      );
+      expect(unavailableError.reason).toBe(foundationdbInstalled() ? 'native-library-not-loaded' : 'package-not-installed');
       expect(unavailableError.message).toContain('libfdb_c');
       expect(unavailableError.message).toContain('npm install foundationdb');
       expect(unavailableError.message).toContain('https://github.com/apple/foundationdb/releases');
@@ -280,6 +272,30 @@ describe('FdbTransaction reads', () => {
   });
 });
 
+describe('FdbTransaction.setReadVersion and disableReadYourWrites', () => {
+  it('setReadVersion passes the version as 8 big-endian bytes; disableReadYourWrites sets option 51', () => {
+    const { tr, tn } = setup();
+    tr.disableReadYourWrites();
+    tr.setReadVersion(0x0102030405060708n);
+    expect(tn.calls).toEqual([
+      { method: 'setOption', args: [51, undefined], snapshot: false },
+      { method: 'setReadVersion', args: [Buffer.from([1, 2, 3, 4, 5, 6, 7, 8])], snapshot: false },
+    ]);
+  });
+
+  it('checks what FDB reports only through a later operation: 2011, 2010 and 2000 are thrown at once', async () => {
+    const { tr, tn } = setup();
+    await expectKvError(() => tr.setReadVersion(0n), 'version_invalid');
+    await tr.snapshot().get('k');
+    await expectKvError(() => tr.setReadVersion(5n), 'read_version_already_set');
+    await expectKvError(() => tr.disableReadYourWrites(), 'client_invalid_operation');
+    tr.reset();
+    tr.disableReadYourWrites();
+    tr.setReadVersion(5n);
+    expect(tn.calls.map((c) => c.method)).toEqual(['get', 'rawReset', 'setOption', 'setReadVersion']);
+  });
+});
+
 describe('FdbTransaction writes', () => {
   it('set, clear and clearRange pass Buffers, clearRange always with both ends', () => {
     const { tr, tn } = setup();
@@ -416,13 +432,7 @@ describe('FdbTransaction error mapping', () => {
     tn.answers.readVersion = tooOld;
     tn.answers.approximateSize = tooOld;
     tn.answers.rangeError = new FakeFdbError('Transaction is too old to perform reads or be committed', 1007);
-    for (const read of [
-      tr.get('k'),
-      tr.getKey(lastLessThan('k')),
-      tr.getRangeAll('a', 'b'),
-      tr.getReadVersion(),
-      tr.getApproximateSize(),
-    ]) {
+    for (const read of [tr.get('k'), tr.getKey(lastLessThan('k')), tr.getRangeAll('a', 'b'), tr.getReadVersion(), tr.getApproximateSize()]) {
       expect(await rejection(read)).toMatchObject({ code: 1007, name: 'transaction_too_old', retryable: true });
     }
   });

@@ -3,15 +3,7 @@
  * and answers with scripted results, so tests can check how the adapter maps the contract onto the
  * package's API. It has none of FDB's semantics: tests against it check mapping, never behaviour.
  */
-import type {
-  FdbDatabaseLike,
-  FdbKeySelector,
-  FdbModuleLike,
-  FdbRangeOptions,
-  FdbTransactionLike,
-  FdbTransformer,
-  FdbWatch,
-} from '../../src/kv/fdb';
+import type { FdbDatabaseLike, FdbKeySelector, FdbModuleLike, FdbRangeOptions, FdbTransactionLike, FdbTransformer, FdbWatch } from '../../src/kv/fdb';
 
 /** Mimics node-foundationdb's `FDBError`: `new FDBError(description, code)`. */
 export class FakeFdbError extends Error {
@@ -131,11 +123,7 @@ export class FakeFdbTransaction implements FdbTransactionLike {
     })();
   }
 
-  async getRangeAll(
-    begin: FdbKeySelector,
-    end: FdbKeySelector,
-    options?: FdbRangeOptions,
-  ): Promise<Array<[Buffer, Buffer]>> {
+  async getRangeAll(begin: FdbKeySelector, end: FdbKeySelector, options?: FdbRangeOptions): Promise<Array<[Buffer, Buffer]>> {
     this.record('getRangeAll', begin, end, options);
     if (this.answers.rangeError !== undefined) throw this.answers.rangeError;
     return this.answers.range();
@@ -144,6 +132,14 @@ export class FakeFdbTransaction implements FdbTransactionLike {
   getReadVersion(): Promise<Buffer> {
     this.record('getReadVersion');
     return this.answers.readVersion();
+  }
+
+  setReadVersion(version: Buffer): void {
+    this.record('setReadVersion', version);
+  }
+
+  setOption(code: number, param?: number | string | Buffer | null): void {
+    this.record('setOption', code, param);
   }
 
   set(key: Buffer, value: Buffer): void {

@@ -217,7 +217,13 @@ describe('MemoryEngine', () => {
     });
 
     it('an atomic operation never read back adds no read conflict', async () => {
-      expect(await conflictsAfter([], async (tr) => tr.add('n', 1), (tr) => tr.add('n', 5))).toBe(false);
+      expect(
+        await conflictsAfter(
+          [],
+          async (tr) => tr.add('n', 1),
+          (tr) => tr.add('n', 5),
+        ),
+      ).toBe(false);
     });
 
     it('getKey conflicts only over the keys its selector examined', async () => {
@@ -348,10 +354,7 @@ describe('MemoryEngine', () => {
     it('rejects fractions outside [0, 1] or adding up to more than 1 with invalid_option_value (2006)', async () => {
       await expectKvError(() => new MemoryEngine({ faults: { seed: 1, notCommitted: 1.5 } }), 'invalid_option_value');
       await expectKvError(() => new MemoryEngine({ faults: { seed: 1, tooOld: -0.1 } }), 'invalid_option_value');
-      await expectKvError(
-        () => new MemoryEngine({ faults: { seed: 1, notCommitted: 0.6, unknownResult: 0.6 } }),
-        'invalid_option_value',
-      );
+      await expectKvError(() => new MemoryEngine({ faults: { seed: 1, notCommitted: 0.6, unknownResult: 0.6 } }), 'invalid_option_value');
     });
   });
 
@@ -594,8 +597,7 @@ describe('MemoryEngine', () => {
       await db.transact((tr) => {
         for (let i = 0; i < accounts; i++) tr.set(account(i), String(100));
       });
-      const total = async (tr: Transaction) =>
-        (await tr.getRangeAll('acct/', 'acct0')).reduce((sum, kv) => sum + Number(kv.value.toString()), 0);
+      const total = async (tr: Transaction) => (await tr.getRangeAll('acct/', 'acct0')).reduce((sum, kv) => sum + Number(kv.value.toString()), 0);
 
       const transfers = Array.from({ length: 40 }, async () => {
         for (let n = 0; n < 5; n++) {
@@ -702,5 +704,24 @@ describe('MemoryEngine', () => {
       // Copying the store per transaction would take minutes; this takes well under a second unloaded.
       expect(Date.now() - start).toBeLessThan(5000);
     });
+  });
+});
+
+describe('MemoryEngine.setReadVersion', () => {
+  it('holds the versions its transactions read at, and no other superseded one (transaction_too_old, 1007)', async () => {
+    const db = openMemoryDatabase();
+    const unread = db.createTransaction();
+    unread.set('k', 'v1');
+    await unread.commit();
+    const reader = db.createTransaction();
+    expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    await db.set('k', 'v2');
+
+    const atRead = db.createTransaction();
+    atRead.setReadVersion(await reader.getReadVersion());
+    expect(await atRead.get('k')).toEqual(Buffer.from('v1'));
+    const beforeRead = db.createTransaction();
+    beforeRead.setReadVersion(unread.getCommittedVersion() - 1n);
+    await expectKvError(beforeRead.get('k'), 'transaction_too_old');
   });
 });

@@ -37,8 +37,13 @@ export function foundationdb(): FoundationDB {
 
 /** A node-foundationdb database on a cluster of its own: a new memory engine with `options`. */
 export function openFdbDatabase(options?: MemoryEngineOptions): FdbDatabase {
+  return openFdbDatabaseOn(new MemoryEngine(options));
+}
+
+/** A node-foundationdb database on a cluster of its own, stored by `engine` (the caller closes it). */
+export function openFdbDatabaseOn(engine: Engine): FdbDatabase {
   const clusterFile = `fdb-shim-test-${++clustersOpened}.cluster`;
-  engines.set(clusterFile, new MemoryEngine(options));
+  engines.set(clusterFile, engine);
   return foundationdb().open(clusterFile);
 }
 

@@ -1,16 +1,6 @@
 import { toBuffer } from '../../src/kv/contract/bytes';
 import { KvError } from '../../src/kv/contract/errors';
-import type {
-  AtomicOp,
-  Bytes,
-  Engine,
-  KeySelector,
-  KeyValue,
-  RangeOptions,
-  ReadTransaction,
-  Transaction,
-  Watch,
-} from '../../src/kv/contract/types';
+import type { AtomicOp, Bytes, Engine, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../../src/kv/contract/types';
 
 /** What the next commit does: succeed, or fail with this error. */
 export type CommitOutcome = 'ok' | Error;
@@ -127,6 +117,12 @@ export class ScriptedTransaction implements Transaction {
   }
   getReadVersion(): Promise<bigint> {
     return unsupported('getReadVersion');
+  }
+  setReadVersion(): void {
+    unsupported('setReadVersion');
+  }
+  disableReadYourWrites(): void {
+    unsupported('disableReadYourWrites');
   }
   snapshot(): ReadTransaction {
     return unsupported('snapshot');

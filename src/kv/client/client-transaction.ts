@@ -25,18 +25,10 @@ import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
 import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
+import { nextTurn, rejectOnNextTurn, settleOnNextTurn } from './next-turn';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
-import type {
-  AtomicOp,
-  Bytes,
-  KeySelector,
-  KeyValue,
-  RangeOptions,
-  ReadTransaction,
-  Transaction,
-  Watch,
-} from '../contract/types';
+import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../contract/types';
 
 /**
  * `active`: usable. `committing`/`committed`/`failed`: a commit was started, and everything but
@@ -51,6 +43,9 @@ export type TransactionState = 'active' | 'committing' | 'committed' | 'failed' 
  * {@link ReadYourWritesView}), read and write conflict ranges, validation of writes' arguments, watches
  * fired by the transaction's own writes, and the lifecycle (commit states, cancel, reset, onError with
  * backoff). Engines supply the snapshots reads go to (and when they are released), and the commit.
+ *
+ * Every promise it returns settles on a later turn of the event loop (see `next-turn.ts`), as FDB's
+ * futures do: a read takes effect when it is called, and its caller resumes in a new macrotask.
  *
  * Errors: argument errors of writes (2004, 2005, 2102, 2103, 2000 for a malformed versionstamp
  * template) are thrown synchronously and leave the transaction unchanged; reads reject their promise;
@@ -74,6 +69,10 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private readonly maxKeyBytes: number;
   /** See {@link Transaction.attempt}: bumped by every {@link discard} that makes the transaction runnable again. */
   attempt = 0;
+  /** Whether this attempt has read or written anything (after which read-your-writes stays on). */
+  private used = false;
+  /** Set by {@link disableReadYourWrites}: reads merge this empty write set instead of {@link writes}. */
+  private storeOnly: WriteSet | undefined;
 
   /** @param keyLimit the engine's limit on stored keys, when below FoundationDB's */
   constructor(private readonly keyLimit?: EngineKeyLimit) {
@@ -83,11 +82,19 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   // ---- what engines supply
 
-  abstract getReadVersion(): Promise<bigint>;
   abstract commit(): Promise<void>;
 
-  /** The read version if this attempt has taken one. */
+  /** The attempt's read version, taken now if it has none. @throws KvError 1025 once cancelled */
+  protected abstract takeReadVersion(): bigint;
+
+  /** The read version if this attempt has taken or been given one. */
   protected abstract knownReadVersion(): bigint | undefined;
+
+  /**
+   * Makes this attempt read at `version` (checked by the caller: positive, no read version yet). The
+   * engine checks that it holds the version when the attempt first reads or commits.
+   */
+  protected abstract useReadVersion(version: bigint): void;
 
   /** The merged view for point reads and watches. @throws KvError transaction_too_old (1007) */
   protected abstract readView(): ReadYourWritesView;
@@ -96,13 +103,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   protected abstract selectorView(offset: number): ReadYourWritesView;
 
   /** Appends up to `limit` merged pairs of `[begin, end)` to `items`; returns the view read. */
-  protected abstract collectRange(
-    begin: Buffer,
-    end: Buffer,
-    limit: number,
-    reverse: boolean,
-    items: KeyValue[],
-  ): ReadYourWritesView;
+  protected abstract collectRange(begin: Buffer, end: Buffer, limit: number, reverse: boolean, items: KeyValue[]): ReadYourWritesView;
 
   /** The view this transaction's own watches are compared against after a write, if it can be read. */
   protected abstract watchView(): ReadYourWritesView | undefined;
@@ -116,25 +117,30 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Forgets this attempt's read version and snapshot. */
   protected abstract discardReads(): void;
 
+  /** The writes reads merge with: none once read-your-writes is disabled. */
+  protected get visibleWrites(): WriteSet {
+    return this.storeOnly ?? this.writes;
+  }
+
   // ---- reads
 
   snapshot(): ReadTransaction {
     this.snapshotReads ??= {
-      get: (key) => this.readValue(key, true),
-      getKey: (selector) => this.readKey(selector, true),
+      get: (key) => settleOnNextTurn(() => this.readValue(key, true)),
+      getKey: (selector) => settleOnNextTurn(() => this.readKey(selector, true)),
       getRange: (begin, end, options) => this.rangeIterable(begin, end, options, true),
-      getRangeAll: (begin, end, options) => this.readRangeAll(begin, end, options, true),
+      getRangeAll: (begin, end, options) => settleOnNextTurn(() => this.readRangeAll(begin, end, options, true)),
       getReadVersion: () => this.getReadVersion(),
     };
     return this.snapshotReads;
   }
 
   get(key: Bytes): Promise<Buffer | undefined> {
-    return this.readValue(key, false);
+    return settleOnNextTurn(() => this.readValue(key, false));
   }
 
   getKey(selector: KeySelector): Promise<Buffer> {
-    return this.readKey(selector, false);
+    return settleOnNextTurn(() => this.readKey(selector, false));
   }
 
   getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue> {
@@ -142,7 +148,27 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
-    return this.readRangeAll(begin, end, options, false);
+    return settleOnNextTurn(() => this.readRangeAll(begin, end, options, false));
+  }
+
+  /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
+  getReadVersion(): Promise<bigint> {
+    return settleOnNextTurn(() => this.takeReadVersion());
+  }
+
+  setReadVersion(version: bigint): void {
+    this.assertActive();
+    if (version < 1n) throw kvError('version_invalid', `read version ${version}`);
+    if (this.knownReadVersion() !== undefined) throw kvError('read_version_already_set');
+    this.useReadVersion(version);
+  }
+
+  disableReadYourWrites(): void {
+    this.assertActive();
+    if (this.used) {
+      throw kvError('client_invalid_operation', 'read-your-writes can only be disabled before the transaction reads or writes');
+    }
+    this.storeOnly ??= new WriteSet();
   }
 
   // ---- writes
@@ -208,7 +234,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     try {
       this.assertUsable();
     } catch (err) {
-      return Promise.reject(err);
+      return rejectOnNextTurn(err);
     }
     this.versionstamp ??= new Deferred<Buffer>();
     return this.versionstamp.promise;
@@ -225,6 +251,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const k = Buffer.from(toBuffer(key));
     try {
       this.assertUsable();
+      if (this.storeOnly) throw kvError('watches_disabled');
       if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
       if (k.length > this.maxKeyBytes) throw keyTooLarge(k, this.keyLimit);
       const watch = new KeyWatch(k, this.readView().valueForWatch(k));
@@ -252,8 +279,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   /** Bytes of mutations plus read and write conflict ranges (FDB's estimate, without its struct overheads). */
-  async getApproximateSize(): Promise<number> {
-    return this.approximateSize();
+  getApproximateSize(): Promise<number> {
+    return settleOnNextTurn(() => this.approximateSize());
   }
 
   // ---- lifecycle
@@ -264,9 +291,16 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   /**
    * Retryable KvError: waits this transaction's backoff, then resets it (keeping the backoff). Anything
-   * else, or a cancelled transaction: rejects (with `err`, or transaction_cancelled).
+   * else, or a cancelled transaction: rejects (with `err`, or transaction_cancelled), on a later turn.
    */
-  async onError(err: unknown): Promise<void> {
+  onError(err: unknown): Promise<void> {
+    return this.retryAfter(err).catch(async (final: unknown) => {
+      await nextTurn();
+      throw final;
+    });
+  }
+
+  private async retryAfter(err: unknown): Promise<void> {
     this.assertNotCancelled();
     if (!(err instanceof KvError) || !err.retryable) {
       this.discard(err);
@@ -344,13 +378,19 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     if (this.state === 'cancelled') throw kvError('transaction_cancelled');
   }
 
+  /** @throws KvError 1025, 2017 unless the transaction is active; from now on the attempt counts as used */
   protected assertUsable(): void {
+    this.assertActive();
+    this.used = true;
+  }
+
+  private assertActive(): void {
     if (this.state === 'active') return;
     if (this.state === 'cancelled') throw kvError('transaction_cancelled');
     throw kvError('used_during_commit', 'the transaction was committed; reset it to use it again');
   }
 
-  private async readValue(key: Bytes, snapshot: boolean): Promise<Buffer | undefined> {
+  private readValue(key: Bytes, snapshot: boolean): Buffer | undefined {
     this.assertUsable();
     const k = readableKey(key, this.keyLimit);
     if (!k) return undefined;
@@ -365,7 +405,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return value === undefined ? undefined : this.pointValue(value);
   }
 
-  private async readKey(selector: KeySelector, snapshot: boolean): Promise<Buffer> {
+  private readKey(selector: KeySelector, snapshot: boolean): Buffer {
     this.assertUsable();
     const key = selectorKey(selector);
     return Buffer.from(this.resolveSelector(key, selector, snapshot));
@@ -398,15 +438,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return this.resolveSelector(key, bound, snapshot);
   }
 
-  protected rangeIterable(
+  private rangeIterable(
     begin: Bytes | KeySelector,
     end: Bytes | KeySelector,
     options: RangeOptions | undefined,
     snapshot: boolean,
   ): AsyncIterable<KeyValue> {
     return {
-      [Symbol.asyncIterator]: () =>
-        new RangeStream(() => this.startRange(begin, end, options ?? {}, snapshot)),
+      [Symbol.asyncIterator]: () => new RangeStream(() => this.startRange(begin, end, options ?? {}, snapshot)),
     };
   }
 
@@ -415,12 +454,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    * is read synchronously and records its own read conflict, so a consumer that stops early conflicts
    * only on what was fetched; writes made between batches are seen by the following ones.
    */
-  protected startRange(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions,
-    snapshot: boolean,
-  ): RangeBatch {
+  private startRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions, snapshot: boolean): RangeBatch {
     this.assertUsable();
     const generation = this.generation;
     const limit = rangeLimit(options.limit);
@@ -442,12 +476,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return read();
   }
 
-  private async readRangeAll(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions | undefined,
-    snapshot: boolean,
-  ): Promise<KeyValue[]> {
+  private readRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions | undefined, snapshot: boolean): KeyValue[] {
     this.assertUsable();
     const limit = rangeLimit(options?.limit);
     const range = this.resolveRange(begin, end, snapshot);
@@ -459,13 +488,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    * Up to `limit` merged pairs of `[begin, end)`. The read conflict covers what the result proves: the
    * whole range, or with the limit reached, the range up to and including the last key returned.
    */
-  private readRangeBatch(
-    begin: Buffer,
-    end: Buffer,
-    limit: number,
-    reverse: boolean,
-    snapshot: boolean,
-  ): { items: KeyValue[]; limited: boolean } {
+  private readRangeBatch(begin: Buffer, end: Buffer, limit: number, reverse: boolean, snapshot: boolean): { items: KeyValue[]; limited: boolean } {
     const items: KeyValue[] = [];
     const view = this.collectRange(begin, end, limit, reverse, items);
     const proven = provenRange(begin, end, items, limit, reverse);
@@ -474,10 +497,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return { items, limited: items.length >= limit };
   }
 
-  /** Records a read conflict, minus the parts this transaction cleared (they do not depend on the store). */
+  /**
+   * Records a read conflict, minus the parts this transaction cleared (they do not depend on the
+   * store, unless read-your-writes is disabled).
+   */
   private addReadConflict(begin: Buffer, end: Buffer): void {
     if (compareBytes(begin, end) >= 0) return;
-    const parts = this.writes.cleared.isEmpty ? [{ begin, end }] : this.writes.cleared.subtractFrom(begin, end);
+    const cleared = this.visibleWrites.cleared;
+    const parts = cleared.isEmpty ? [{ begin, end }] : cleared.subtractFrom(begin, end);
     for (const part of parts) {
       this.readConflicts.push(part);
       this.readConflictBytes += part.begin.length + part.end.length;
@@ -493,9 +520,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const view = this.watchView();
     for (const watch of this.pendingWatches) {
       if (watch.isSettled) continue;
-      const inside = end
-        ? compareBytes(watch.key, begin) >= 0 && compareBytes(watch.key, end) < 0
-        : watch.key.equals(begin);
+      const inside = end ? compareBytes(watch.key, begin) >= 0 && compareBytes(watch.key, end) < 0 : watch.key.equals(begin);
       if (!inside) continue;
       if (valueUnknown || !view || !sameValue(watch.value, view.valueForWatch(watch.key))) watch.trigger();
     }
@@ -518,6 +543,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.discardReads();
     this.generation++;
     this.state = 'active';
+    this.used = false;
+    this.storeOnly = undefined;
     this.writes = new WriteSet();
     this.readConflicts = [];
     this.readConflictBytes = 0;

@@ -1,4 +1,5 @@
 import { Deferred } from './deferred';
+import { onNextTurn } from './next-turn';
 import type { Watch } from '../contract/types';
 
 /** True when two optional values are byte-for-byte equal (both absent counts as equal). */
@@ -10,10 +11,12 @@ export function sameValue(a: Buffer | undefined, b: Buffer | undefined): boolean
 /**
  * A watch on one key, compared against `value`: created by a transaction, and handed to its engine's
  * registry of watches (a `WatchRegistry`; the LMDB engine's `StoreWatches`) when that transaction
- * commits.
+ * commits. It settles at once (`isSettled`, unregistering it) and its promise on the next turn of the
+ * event loop, as FDB's watch futures do.
  */
 export class KeyWatch implements Watch {
   private readonly outcome = new Deferred<boolean>();
+  private settled = false;
   /** Called once when the watch stops for any reason, to unregister it. */
   onSettle: (() => void) | undefined;
 
@@ -27,7 +30,7 @@ export class KeyWatch implements Watch {
   }
 
   get isSettled(): boolean {
-    return this.outcome.isSettled;
+    return this.settled;
   }
 
   cancel(): void {
@@ -44,8 +47,9 @@ export class KeyWatch implements Watch {
   }
 
   private settle(action: () => void): void {
-    if (this.outcome.isSettled) return;
-    action();
+    if (this.settled) return;
+    this.settled = true;
+    onNextTurn(action);
     const onSettle = this.onSettle;
     this.onSettle = undefined;
     onSettle?.();

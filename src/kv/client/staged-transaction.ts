@@ -1,5 +1,5 @@
 import { compareBytes, copyOf, keyAfter, toBuffer } from '../contract/bytes';
-import { KvError, kvError } from '../contract/errors';
+import { type KvError, kvError } from '../contract/errors';
 import {
   checkedValue,
   clearableKey,
@@ -18,16 +18,8 @@ import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { resolvePendingWrite, WriteSet, type PendingWrite } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
-import type {
-  AtomicOp,
-  Bytes,
-  KeySelector,
-  KeyValue,
-  RangeOptions,
-  ReadTransaction,
-  Transaction,
-  Watch,
-} from '../contract/types';
+import { nextTurn } from './next-turn';
+import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../contract/types';
 
 /**
  * One staged call, replayed on the parent by `apply()` in the order it was made. Keys, values and
@@ -64,7 +56,8 @@ const EMPTY_KEY = Buffer.alloc(0);
  * - `commit()` and `onError()` reject with client_invalid_operation (2000): a stage is applied to its
  *   parent, and the parent commits and retries. `reset()` discards the staged calls; `cancel()`
  *   discards them and fails later operations with transaction_cancelled (1025) until `reset()`.
- * - `getVersionstamp`, `watch`, `getReadVersion` and `getCommittedVersion` are the parent's.
+ * - `getVersionstamp`, `watch`, `getReadVersion`, `setReadVersion`, `disableReadYourWrites` and
+ *   `getCommittedVersion` are the parent's.
  *
  * Not merged: a range read that returns a key the parent itself gave a versionstamped value fails
  * with the parent's 1036 even when the stage has set that key, because the parent is asked for the
@@ -126,6 +119,16 @@ export class StagedTransaction extends TransactionShorthands implements Transact
 
   getReadVersion(): Promise<bigint> {
     return this.parent.getReadVersion();
+  }
+
+  /** The parent's: a stage reads at its parent's version. */
+  setReadVersion(version: bigint): void {
+    this.parent.setReadVersion(version);
+  }
+
+  /** The parent's; the stage's own writes are still merged into its reads (it is a savepoint). */
+  disableReadYourWrites(): void {
+    this.parent.disableReadYourWrites();
   }
 
   // ---- writes
@@ -268,12 +271,17 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     const writes = this.writes;
     const pending = writes.keys.get(k);
     if (pending === undefined) {
-      if (writes.cleared.rangeContaining(k)) return undefined;
+      if (writes.cleared.rangeContaining(k)) {
+        // Settled on a later turn, as the parent's reads are.
+        await nextTurn();
+        return undefined;
+      }
       if (writes.unreadable.rangeContaining(k)) throw unreadableRange();
       return source.get(k);
     }
     if (pending.kind !== 'atomic') {
       const value = resolvePendingWrite(pending, undefined);
+      await nextTurn();
       return value === undefined ? undefined : copyOf(value);
     }
     // Later staged calls must not change what this read returns: the steps are taken now.
@@ -307,11 +315,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   }
 
   /** Both ends of a range read as keys, or `undefined` when the range is empty. */
-  private async resolveRange(
-    source: ReadTransaction,
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-  ): Promise<KeyRange | undefined> {
+  private async resolveRange(source: ReadTransaction, begin: Bytes | KeySelector, end: Bytes | KeySelector): Promise<KeyRange | undefined> {
     const b = await this.resolveBound(source, begin);
     const e = await this.resolveBound(source, end);
     return compareBytes(b, e) < 0 ? { begin: b, end: e } : undefined;
@@ -394,6 +398,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     if (reverse) parts.reverse();
 
     const items: KeyValue[] = [];
+    let askedParent = false;
     let fetched: KeyValue[] = [];
     let f = 0; // next of `fetched`
     let s = 0; // next of `staged`
@@ -425,6 +430,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
         const wanted = limit === Infinity ? 0 : limit - items.length + hiding;
         const range: KeyRange = cursor;
         fetched = await source.getRangeAll(range.begin, range.end, { limit: wanted, reverse });
+        askedParent = true;
         f = 0;
         const last = fetched[fetched.length - 1];
         if (wanted !== 0 && fetched.length === wanted && last !== undefined) {
@@ -443,6 +449,8 @@ export class StagedTransaction extends TransactionShorthands implements Transact
 
     const proven = provenRange(begin, end, items, limit, reverse);
     if (writes.unreadable.overlaps(proven.begin, proven.end)) throw unreadableRange();
+    // Settled on a later turn, as the parent's reads are.
+    if (!askedParent) await nextTurn();
     return { items, limited: items.length >= limit };
   }
 

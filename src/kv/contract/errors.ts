@@ -11,6 +11,7 @@ export const ErrorCodes = {
   transaction_cancelled: 1025,
   transaction_timed_out: 1031,
   too_many_watches: 1032,
+  watches_disabled: 1034,
   accessed_unreadable: 1036,
   process_behind: 1037,
   database_locked: 1038,
@@ -28,6 +29,8 @@ export const ErrorCodes = {
   key_outside_legal_range: 2004,
   inverted_range: 2005,
   invalid_option_value: 2006,
+  read_version_already_set: 2010,
+  version_invalid: 2011,
   used_during_commit: 2017,
   no_commit_version: 2021,
   incompatible_protocol_version: 2100,
@@ -40,9 +43,7 @@ export const ErrorCodes = {
 
 export type ErrorName = keyof typeof ErrorCodes;
 
-const namesByCode = new Map<number, ErrorName>(
-  (Object.keys(ErrorCodes) as ErrorName[]).map((name) => [ErrorCodes[name], name]),
-);
+const namesByCode = new Map<number, ErrorName>((Object.keys(ErrorCodes) as ErrorName[]).map((name) => [ErrorCodes[name], name]));
 
 /** Codes after which `onError` resets the transaction for another attempt, as FDB's client does. */
 const RETRYABLE = new Set<number>([1007, 1009, 1020, 1021, 1037, 1038, 1039, 1042, 1051, 1078, 1213]);

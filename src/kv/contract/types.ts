@@ -15,6 +15,10 @@
  * Byte arguments accept any `Uint8Array` (Buffer included) or a string (encoded as UTF-8); results are
  * always `Buffer`.
  *
+ * Promises settle on a later turn of the event loop (a macrotask), never within the caller's chain of
+ * microtasks, as FDB's futures settle from its network thread: a loop that awaits one operation after
+ * another lets timers and I/O run between them, whichever engine it runs on.
+ *
  * Returned Buffers are read-only: an engine may hand out the Buffers it stores instead of copies (the
  * memory engine's range reads do, so that reading a large range costs no copy per key), and modifying
  * one could change data other readers see. Copy a result (`Buffer.from(b)`) before modifying it.
@@ -49,17 +53,7 @@ export interface RangeOptions {
 }
 
 /** The atomic operations of FDB, by their FDB names. Parameters are little-endian where numeric. */
-export type AtomicOp =
-  | 'add'
-  | 'bitAnd'
-  | 'bitOr'
-  | 'bitXor'
-  | 'max'
-  | 'min'
-  | 'byteMin'
-  | 'byteMax'
-  | 'appendIfFits'
-  | 'compareAndClear';
+export type AtomicOp = 'add' | 'bitAnd' | 'bitOr' | 'bitXor' | 'max' | 'min' | 'byteMin' | 'byteMax' | 'appendIfFits' | 'compareAndClear';
 
 /** A watch on one key, created by {@link Transaction.watch}. */
 export interface Watch {
@@ -147,6 +141,30 @@ export interface Transaction extends ReadTransaction {
    * transaction so it can be run again; otherwise rejects with `err`.
    */
   onError(err: unknown): Promise<void>;
+  /**
+   * Reads this attempt at `version` instead of the latest one, as FDB's `setReadVersion`: every read,
+   * and the conflict check at commit, are as of that version. `getReadVersion()` then returns it.
+   * Reads fail with transaction_too_old (1007) when the version is over 5 s old or the engine no longer
+   * holds its data (the memory engine holds the versions its transactions read at for 5 s; the lmdb
+   * engine the latest one and those its open transactions are reading at), and with future_version
+   * (1009) when it is newer than the last commit. Both are retryable; a retry starts without it.
+   *
+   * @throws KvError version_invalid (2011) for a version below 1; read_version_already_set (2010)
+   *   once this attempt has a read version (from a read, `getReadVersion()` or this call);
+   *   transaction_cancelled (1025), used_during_commit (2017).
+   */
+  setReadVersion(version: bigint): void;
+  /**
+   * FDB's `read_your_writes_disable` option, for this attempt: reads see the database as of the read
+   * version only, never this transaction's own writes, and record read conflicts for all they read;
+   * `watch` fails with watches_disabled (1034). `reset()` and `onError()` turn it off again, as FDB
+   * does for every option but its persistent ones.
+   *
+   * @throws KvError client_invalid_operation (2000) once this attempt has read or written anything;
+   *   transaction_cancelled (1025), used_during_commit (2017).
+   */
+  disableReadYourWrites(): void;
+
   /** Discards all reads, writes and the read version, as if the transaction were new. */
   reset(): void;
   /**

@@ -1,20 +1,12 @@
 import { toBuffer } from '../contract/bytes';
-import { ErrorCodes, KvError } from '../contract/errors';
+import { ErrorCodes, KvError, kvError } from '../contract/errors';
 import { isKeySelector } from '../contract/key-selector';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
-import type {
-  AtomicOp,
-  Bytes,
-  KeySelector,
-  KeyValue,
-  RangeOptions,
-  ReadTransaction,
-  Transaction,
-  Watch,
-} from '../contract/types';
+import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../contract/types';
 import { isFdbError, toKvError } from './errors';
 import {
   FdbMutationType,
+  FdbTransactionOption,
   type FdbKeySelector,
   type FdbRangeOptions,
   type FdbTransactionLike,
@@ -60,6 +52,23 @@ function versionFromBytes(bytes: Buffer): bigint {
   return bytes.readBigInt64BE(0);
 }
 
+function versionBytes(version: bigint): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigInt64BE(version, 0);
+  return bytes;
+}
+
+/**
+ * What an attempt has done so far, for the contract's checks that FDB's client makes on its network
+ * thread and reports through a later operation instead.
+ */
+interface AttemptUse {
+  /** It has read or written something: read-your-writes can no longer be disabled. */
+  used: boolean;
+  /** It has a read version (read, asked for it, or set it). */
+  hasReadVersion: boolean;
+}
+
 /**
  * A promise for the caller that never counts as unhandled: a versionstamp or watch of an attempt that
  * failed to commit rejects, and the retry loop has already moved on. node-foundationdb does the same.
@@ -79,19 +88,25 @@ async function* keyValues(open: () => AsyncIterable<[Buffer, Buffer]>): AsyncGen
 
 /** Reads through a node-foundationdb transaction (or its `snapshot()` view). */
 class FdbReads implements ReadTransaction {
-  constructor(private readonly tn: FdbTransactionLike) {}
+  constructor(
+    private readonly tn: FdbTransactionLike,
+    private readonly use: AttemptUse,
+  ) {}
 
   get(key: Bytes): Promise<Buffer | undefined> {
+    this.reading();
     return mappedAsync(() => this.tn.get(toBuffer(key)));
   }
 
   async getKey(selector: KeySelector): Promise<Buffer> {
+    this.reading();
     const key = await mappedAsync(() => this.tn.getKey(toFdbSelector(selector)));
     // node-foundationdb reports the empty key (where FDB clamps selectors before the first key) as undefined.
     return key ?? Buffer.alloc(0);
   }
 
   getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions = {}): AsyncIterable<KeyValue> {
+    this.reading();
     const tn = this.tn;
     const from = toFdbSelector(begin);
     const to = toFdbSelector(end);
@@ -101,19 +116,20 @@ class FdbReads implements ReadTransaction {
     };
   }
 
-  async getRangeAll(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions = {},
-  ): Promise<KeyValue[]> {
-    const pairs = await mappedAsync(() =>
-      this.tn.getRangeAll(toFdbSelector(begin), toFdbSelector(end), toFdbRangeOptions(options)),
-    );
+  async getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions = {}): Promise<KeyValue[]> {
+    this.reading();
+    const pairs = await mappedAsync(() => this.tn.getRangeAll(toFdbSelector(begin), toFdbSelector(end), toFdbRangeOptions(options)));
     return pairs.map(([key, value]) => ({ key, value }));
   }
 
   async getReadVersion(): Promise<bigint> {
+    this.use.hasReadVersion = true;
     return versionFromBytes(await mappedAsync(() => this.tn.getReadVersion()));
+  }
+
+  private reading(): void {
+    this.use.used = true;
+    this.use.hasReadVersion = true;
   }
 }
 
@@ -153,12 +169,13 @@ class FdbWatchHandle implements Watch {
 export class FdbTransaction extends TransactionShorthands implements Transaction {
   private readonly reads: FdbReads;
   private snapshotReads: FdbReads | undefined;
+  private readonly use: AttemptUse = { used: false, hasReadVersion: false };
   /** See {@link Transaction.attempt}. */
   attempt = 0;
 
   constructor(private readonly tn: FdbTransactionLike) {
     super();
-    this.reads = new FdbReads(tn);
+    this.reads = new FdbReads(tn, this.use);
   }
 
   get(key: Bytes): Promise<Buffer | undefined> {
@@ -182,36 +199,54 @@ export class FdbTransaction extends TransactionShorthands implements Transaction
   }
 
   snapshot(): ReadTransaction {
-    this.snapshotReads ??= new FdbReads(this.tn.snapshot());
+    this.snapshotReads ??= new FdbReads(this.tn.snapshot(), this.use);
     return this.snapshotReads;
   }
 
+  /**
+   * Checked here, as FDB's client checks it, because the package reports the error only through the
+   * next operation. @throws KvError version_invalid (2011), read_version_already_set (2010)
+   */
+  setReadVersion(version: bigint): void {
+    if (version < 1n) throw kvError('version_invalid', `read version ${version}`);
+    if (this.use.hasReadVersion) throw kvError('read_version_already_set');
+    mapped(() => this.tn.setReadVersion(versionBytes(version)));
+    this.use.hasReadVersion = true;
+  }
+
+  /**
+   * FDB's `read_your_writes_disable` option. Checked here, as FDB's client checks it, because the
+   * package reports the error only through the next operation. @throws KvError client_invalid_operation (2000)
+   */
+  disableReadYourWrites(): void {
+    if (this.use.used) {
+      throw kvError('client_invalid_operation', 'read-your-writes can only be disabled before the transaction reads or writes');
+    }
+    mapped(() => this.tn.setOption(FdbTransactionOption.readYourWritesDisable));
+  }
+
   set(key: Bytes, value: Bytes): void {
-    mapped(() => this.tn.set(toBuffer(key), toBuffer(value)));
+    this.write(() => this.tn.set(toBuffer(key), toBuffer(value)));
   }
 
   clear(key: Bytes): void {
-    mapped(() => this.tn.clear(toBuffer(key)));
+    this.write(() => this.tn.clear(toBuffer(key)));
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
-    mapped(() => this.tn.clearRange(toBuffer(begin), toBuffer(end)));
+    this.write(() => this.tn.clearRange(toBuffer(begin), toBuffer(end)));
   }
 
   atomicOp(op: AtomicOp, key: Bytes, param: Bytes): void {
-    mapped(() => this.tn.atomicOp(FdbMutationType[op], toBuffer(key), toBuffer(param)));
+    this.write(() => this.tn.atomicOp(FdbMutationType[op], toBuffer(key), toBuffer(param)));
   }
 
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
-    mapped(() =>
-      this.tn.atomicOp(FdbMutationType.setVersionstampedKey, toBuffer(keyWithOffset), toBuffer(value)),
-    );
+    this.write(() => this.tn.atomicOp(FdbMutationType.setVersionstampedKey, toBuffer(keyWithOffset), toBuffer(value)));
   }
 
   setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
-    mapped(() =>
-      this.tn.atomicOp(FdbMutationType.setVersionstampedValue, toBuffer(key), toBuffer(valueWithOffset)),
-    );
+    this.write(() => this.tn.atomicOp(FdbMutationType.setVersionstampedValue, toBuffer(key), toBuffer(valueWithOffset)));
   }
 
   getVersionstamp(): Promise<Buffer> {
@@ -219,25 +254,25 @@ export class FdbTransaction extends TransactionShorthands implements Transaction
   }
 
   watch(key: Bytes): Watch {
-    return new FdbWatchHandle(mapped(() => this.tn.watch(toBuffer(key), { throwAllErrors: true })));
+    return new FdbWatchHandle(this.write(() => this.tn.watch(toBuffer(key), { throwAllErrors: true })));
   }
 
   addReadConflictRange(begin: Bytes, end: Bytes): void {
-    mapped(() => this.tn.addReadConflictRange(toBuffer(begin), toBuffer(end)));
+    this.write(() => this.tn.addReadConflictRange(toBuffer(begin), toBuffer(end)));
   }
 
   /** node-foundationdb's own call, rather than the shorthand's range. */
   override addReadConflictKey(key: Bytes): void {
-    mapped(() => this.tn.addReadConflictKey(toBuffer(key)));
+    this.write(() => this.tn.addReadConflictKey(toBuffer(key)));
   }
 
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
-    mapped(() => this.tn.addWriteConflictRange(toBuffer(begin), toBuffer(end)));
+    this.write(() => this.tn.addWriteConflictRange(toBuffer(begin), toBuffer(end)));
   }
 
   /** node-foundationdb's own call, rather than the shorthand's range. */
   override addWriteConflictKey(key: Bytes): void {
-    mapped(() => this.tn.addWriteConflictKey(toBuffer(key)));
+    this.write(() => this.tn.addWriteConflictKey(toBuffer(key)));
   }
 
   getApproximateSize(): Promise<number> {
@@ -264,15 +299,27 @@ export class FdbTransaction extends TransactionShorthands implements Transaction
     } catch (final) {
       throw isFdbError(final) && final.code === original.code ? original : toKvError(final);
     }
-    this.attempt++;
+    this.newAttempt();
   }
 
   reset(): void {
     mapped(() => this.tn.rawReset());
-    this.attempt++;
+    this.newAttempt();
   }
 
   cancel(): void {
     mapped(() => this.tn.rawCancel());
+  }
+
+  /** A write of this attempt, through node-foundationdb. */
+  private write<T>(call: () => T): T {
+    this.use.used = true;
+    return mapped(call);
+  }
+
+  private newAttempt(): void {
+    this.attempt++;
+    this.use.used = false;
+    this.use.hasReadVersion = false;
   }
 }

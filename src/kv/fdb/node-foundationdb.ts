@@ -51,6 +51,10 @@ export interface FdbTransactionLike {
   getRangeAll(begin: FdbKeySelector, end: FdbKeySelector, options?: FdbRangeOptions): Promise<Array<[Buffer, Buffer]>>;
   /** The read version as 8 big-endian bytes. */
   getReadVersion(): Promise<Buffer>;
+  /** `fdb_transaction_set_read_version`, the version as 8 big-endian bytes. */
+  setReadVersion(version: Buffer): void;
+  /** `fdb_transaction_set_option`: an {@link FdbTransactionOption} code and its parameter, if any. */
+  setOption(code: number, param?: number | string | Buffer | null): void;
 
   set(key: Buffer, value: Buffer): void;
   clear(key: Buffer): void;
@@ -110,6 +114,11 @@ export interface FdbModuleLike {
 export interface FdbErrorLike extends Error {
   code: number;
 }
+
+/** The FDB transaction option codes (`fdb_c_options.g.h`) the adapter sets. */
+export const FdbTransactionOption = {
+  readYourWritesDisable: 51,
+} as const;
 
 /**
  * FDB's mutation type codes (`fdb_c_options.g.h`, the package's `MutationType` enum). They are part

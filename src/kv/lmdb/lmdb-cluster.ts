@@ -45,6 +45,12 @@ export class LmdbCluster {
     return this.snapshots.take();
   }
 
+  /** See `ReadSnapshots.takeAt`. @throws KvError 1009, 1007; client_invalid_operation (2000) once closed */
+  readSnapshotAt(version: bigint): { snapshot: ReadSnapshot; supersededAt: number | undefined } {
+    this.assertOpen();
+    return this.snapshots.takeAt(version);
+  }
+
   /**
    * @throws KvError transaction_too_old (1007) once the read version taken at `takenAt` is over 5 s old
    *   or its snapshot was released; client_invalid_operation (2000) once closed.

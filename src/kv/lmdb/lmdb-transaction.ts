@@ -3,11 +3,12 @@ import { copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { coalesceRanges } from '../client/range-set';
 import { ReadYourWritesView } from '../client/read-your-writes';
-import type { Bytes, KeySelector, KeyValue, RangeOptions } from '../contract/types';
+import type { KeyValue } from '../contract/types';
 import { LMDB_KEY_LIMIT } from './arguments';
 import type { LmdbCluster } from './lmdb-cluster';
 import type { ReadSnapshot } from './read-snapshot';
 import { SnapshotPairs } from './snapshot-pairs';
+import { nextTurn } from '../client/next-turn';
 
 /** The read version of an attempt: when it was taken, and its snapshot until the reads are over. */
 interface ReadState {
@@ -39,16 +40,18 @@ interface ReadState {
  */
 export class LmdbTransaction extends ClientTransaction {
   private read: ReadState | undefined;
+  /** The version `setReadVersion` asked for, until the snapshot at it is taken. */
+  private requestedVersion: bigint | undefined;
   private pointView: ReadYourWritesView | undefined;
 
   constructor(private readonly cluster: LmdbCluster) {
     super(LMDB_KEY_LIMIT);
   }
 
-  /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
-  async getReadVersion(): Promise<bigint> {
+  protected takeReadVersion(): bigint {
     this.assertNotCancelled();
     if (this.read) return this.read.version;
+    if (this.requestedVersion !== undefined) return this.requestedVersion;
     const snapshot = this.cluster.readSnapshot();
     if (this.state !== 'active') {
       // Nothing will read through it: keep only the version.
@@ -74,6 +77,8 @@ export class LmdbTransaction extends ClientTransaction {
     this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
     try {
       const size = this.committableSize();
+      // A version set without reads is checked now, and conflicts count from it.
+      if (this.requestedVersion !== undefined) this.readableSnapshot();
       this.releaseReads();
       const writeConflicts = this.writes.writeConflicts();
       const mutations = this.writes.mutations;
@@ -88,16 +93,16 @@ export class LmdbTransaction extends ClientTransaction {
           mutations,
           bytes: size,
         });
-        this.assertStillCommitting(
-          generation,
-          'the transaction was reset or cancelled while its commit was in flight; it may have been applied',
-        );
+        this.assertStillCommitting(generation, 'the transaction was reset or cancelled while its commit was in flight; it may have been applied');
         if (!outcome.committed) throw outcome.error;
         if (outcome.reportUnknownResult) throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
         version = outcome.version;
         versionstamp = outcome.versionstamp;
       } else {
         this.cluster.assertOpen();
+        // Settled on a later turn, as a group commit's outcome is.
+        await nextTurn();
+        this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
       }
       this.cluster.activateWatches(this.committed(version, versionstamp));
     } catch (err) {
@@ -109,11 +114,24 @@ export class LmdbTransaction extends ClientTransaction {
   // ---- the snapshot
 
   protected knownReadVersion(): bigint | undefined {
-    return this.read?.version;
+    return this.read?.version ?? this.requestedVersion;
   }
 
-  /** The snapshot to read from, taking the read version on first use. @throws KvError 1007 past 5 s */
+  protected useReadVersion(version: bigint): void {
+    this.requestedVersion = version;
+  }
+
+  /**
+   * The snapshot to read from, taking the read version (or the one set) on first use.
+   * @throws KvError 1007 past 5 s or for a version set that is not held, 1009 for one set in the future
+   */
   private readableSnapshot(): ReadSnapshot {
+    if (!this.read && this.requestedVersion !== undefined) {
+      const { snapshot, supersededAt } = this.cluster.readSnapshotAt(this.requestedVersion);
+      this.read = { version: this.requestedVersion, takenAt: supersededAt ?? this.cluster.now(), snapshot };
+      this.cluster.assertReadable(snapshot, this.read.takenAt);
+      return snapshot;
+    }
     if (!this.read) {
       const snapshot = this.cluster.readSnapshot();
       this.read = { version: snapshot.version, takenAt: this.cluster.now(), snapshot };
@@ -128,7 +146,7 @@ export class LmdbTransaction extends ClientTransaction {
   /** The merged view for point reads. @throws KvError transaction_too_old (1007) past the MVCC window */
   protected readView(): ReadYourWritesView {
     const snapshot = this.readableSnapshot();
-    this.pointView ??= new ReadYourWritesView(new SnapshotPairs(snapshot), this.writes);
+    this.pointView ??= new ReadYourWritesView(new SnapshotPairs(snapshot), this.visibleWrites);
     return this.pointView;
   }
 
@@ -157,34 +175,7 @@ export class LmdbTransaction extends ClientTransaction {
 
   /** A merged view for a read expected to return about `expected` pairs. */
   private scanView(expected: number): ReadYourWritesView {
-    return new ReadYourWritesView(new SnapshotPairs(this.readableSnapshot(), expected), this.writes);
-  }
-
-  /**
-   * A streamed range read, as an async generator over the shared batches (see
-   * {@link ClientTransaction.startRange}).
-   */
-  protected override rangeIterable(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions | undefined,
-    snapshot: boolean,
-  ): AsyncIterable<KeyValue> {
-    return { [Symbol.asyncIterator]: () => this.iterateRange(begin, end, options ?? {}, snapshot) };
-  }
-
-  private async *iterateRange(
-    begin: Bytes | KeySelector,
-    end: Bytes | KeySelector,
-    options: RangeOptions,
-    snapshot: boolean,
-  ): AsyncGenerator<KeyValue, void, undefined> {
-    let batch = this.startRange(begin, end, options, snapshot);
-    for (;;) {
-      yield* batch.items;
-      if (!batch.next) return;
-      batch = batch.next();
-    }
+    return new ReadYourWritesView(new SnapshotPairs(this.readableSnapshot(), expected), this.visibleWrites);
   }
 
   protected pointValue(value: Buffer): Buffer {
@@ -211,5 +202,6 @@ export class LmdbTransaction extends ClientTransaction {
   protected discardReads(): void {
     this.releaseReads();
     this.read = undefined;
+    this.requestedVersion = undefined;
   }
 }

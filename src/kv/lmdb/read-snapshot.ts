@@ -1,5 +1,6 @@
 import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
+import { conflictRecordTime } from './conflict-record';
 import type { LmdbStore, StoreSnapshot } from './lmdb-store';
 
 /**
@@ -98,6 +99,37 @@ export class ReadSnapshots {
       this.sweeper.unref();
     }
     return snapshot;
+  }
+
+  /**
+   * The data as of `version`, held once for the caller, and when `version` stopped being the latest
+   * (`undefined`: it still is): the latest snapshot, or a snapshot still held for another transaction
+   * at a version no commit has superseded by `version`.
+   *
+   * @throws KvError future_version (1009) past the last commit; transaction_too_old (1007) for a
+   *   version no snapshot holds.
+   */
+  takeAt(version: bigint): { snapshot: ReadSnapshot; supersededAt: number | undefined } {
+    const latest = this.take();
+    if (latest.version === version) return { snapshot: latest, supersededAt: undefined };
+    try {
+      if (version > latest.version) {
+        throw kvError('future_version', `version ${version} is newer than the last commit, ${latest.version}`);
+      }
+      let held: ReadSnapshot | undefined;
+      for (const snapshot of this.held) {
+        if (snapshot.version <= version && !snapshot.isReleased && (!held || snapshot.version > held.version)) held = snapshot;
+      }
+      // The commit that superseded the held version, from the log of the last 5 s of commits.
+      const next = held && latest.store.conflictRecords(held.version, 1)[0];
+      if (!held || !next || next.version <= version) {
+        throw kvError('transaction_too_old', `the lmdb engine holds no snapshot at version ${version}`);
+      }
+      held.take();
+      return { snapshot: held, supersededAt: conflictRecordTime(next.record) };
+    } finally {
+      latest.drop();
+    }
   }
 
   /** Releases every snapshot (the engine is closing); later reads through them fail with 1007. */

@@ -10,6 +10,7 @@ import type { KeyRange } from '../contract/key-range';
 import { VersionedStore } from './versioned-store';
 import { fillVersionstamp, versionstampOf } from '../client/versionstamp-template';
 import { WatchRegistry } from '../engine-parts/watch-registry';
+import { VersionHistory } from './version-history';
 
 /** FDB advances versions about 1,000,000 per second; with the clock in ms that is 1,000 per ms. */
 const VERSIONS_PER_MS = 1000;
@@ -21,13 +22,16 @@ const WINDOW_VERSIONS = BigInt(Limits.maxTransactionAgeMs * VERSIONS_PER_MS);
 export interface ReadSnapshot {
   readonly version: bigint;
   readonly data: BTree<Buffer, Buffer>;
-  /** When the read version was taken, on the cluster's clock (ms). */
+  /**
+   * When the read version was taken, on the cluster's clock (ms); for a version chosen with
+   * `setReadVersion`, when it stopped being the latest. The 5-second limit counts from here.
+   */
   readonly takenAt: number;
 }
 
 /** What a transaction sends to commit. */
 export interface CommitRequest {
-  /** The transaction's read version, if it read anything. */
+  /** The transaction's read version, if it read anything or chose one. */
   readonly snapshot: ReadSnapshot | undefined;
   readonly readConflicts: readonly KeyRange[];
   readonly writeConflicts: readonly KeyRange[];
@@ -50,6 +54,7 @@ export interface CommitResult {
 export class MemoryCluster {
   readonly watches = new WatchRegistry(Limits.maxWatches);
   private readonly store: VersionedStore;
+  private readonly history = new VersionHistory();
   private readonly conflicts: ConflictLog;
   private closed = false;
 
@@ -66,7 +71,29 @@ export class MemoryCluster {
   /** Takes a read version: the latest commit, and an O(1) snapshot of the data at it. */
   readSnapshot(): ReadSnapshot {
     this.assertOpen();
-    return { version: this.store.version, data: this.store.snapshot(), takenAt: this.now() };
+    const data = this.store.snapshot();
+    this.history.remember(this.store.version, data);
+    return { version: this.store.version, data, takenAt: this.now() };
+  }
+
+  /**
+   * The data as of `version`, for a transaction that chose its read version: the latest, or one that
+   * a transaction read at less than 5 s before a commit superseded it (see {@link VersionHistory}).
+   *
+   * @throws KvError future_version (1009) past the last commit; transaction_too_old (1007) for a
+   *   version not held (any more).
+   */
+  snapshotAt(version: bigint): ReadSnapshot {
+    this.assertOpen();
+    if (version > this.store.version) {
+      throw kvError('future_version', `version ${version} is newer than the last commit, ${this.store.version}`);
+    }
+    if (version === this.store.version) return this.readSnapshot();
+    const held = this.history.dataAt(version);
+    if (!held || held.supersededAt === undefined || this.now() - held.supersededAt > Limits.maxTransactionAgeMs) {
+      throw kvError('transaction_too_old', `the memory engine no longer holds version ${version}`);
+    }
+    return { version, data: held.data, takenAt: held.supersededAt };
   }
 
   /** @throws KvError transaction_too_old (1007) once the read version is older than the MVCC window. */
@@ -127,6 +154,8 @@ export class MemoryCluster {
       }
     }
     const applied = this.store.apply(request.mutations, version, versionstamp);
+    this.history.committed(version, now);
+    this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
     this.conflicts.record(version, now, writeConflicts);
     this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));

@@ -4,6 +4,7 @@ import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
 import { FrozenTree } from './frozen-tree';
+import { nextTurn } from '../client/next-turn';
 
 /**
  * A transaction of the memory engine: the client side of FDB's protocol ({@link ClientTransaction}).
@@ -18,27 +19,29 @@ import { FrozenTree } from './frozen-tree';
  */
 export class MemoryTransaction extends ClientTransaction {
   private readSnapshot: ReadSnapshot | undefined;
+  /** The version `setReadVersion` asked for, until the snapshot at it is taken. */
+  private requestedVersion: bigint | undefined;
   private view: ReadYourWritesView | undefined;
 
   constructor(private readonly cluster: MemoryCluster) {
     super();
   }
 
-  /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
-  async getReadVersion(): Promise<bigint> {
+  protected takeReadVersion(): bigint {
     this.assertNotCancelled();
-    return this.acquireSnapshot().version;
+    return this.requestedVersion ?? this.acquireSnapshot().version;
   }
 
   async commit(): Promise<void> {
     const generation = this.startCommit();
     // A commit is a round trip: other tasks run meanwhile, and see this transaction as committing.
-    await Promise.resolve();
+    await nextTurn();
     this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
     try {
       this.committableSize();
       const result = this.cluster.commit({
-        snapshot: this.readSnapshot,
+        // A version set without reads is checked now, and conflicts count from it.
+        snapshot: this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot(),
         readConflicts: this.readConflicts,
         writeConflicts: this.writes.writeConflicts(),
         mutations: this.writes.mutations,
@@ -54,11 +57,16 @@ export class MemoryTransaction extends ClientTransaction {
   // ---- the snapshot
 
   protected knownReadVersion(): bigint | undefined {
-    return this.readSnapshot?.version;
+    return this.readSnapshot?.version ?? this.requestedVersion;
   }
 
+  protected useReadVersion(version: bigint): void {
+    this.requestedVersion = version;
+  }
+
+  /** @throws KvError transaction_too_old (1007), future_version (1009) for a version set that cannot be read */
   private acquireSnapshot(): ReadSnapshot {
-    this.readSnapshot ??= this.cluster.readSnapshot();
+    this.readSnapshot ??= this.requestedVersion === undefined ? this.cluster.readSnapshot() : this.cluster.snapshotAt(this.requestedVersion);
     return this.readSnapshot;
   }
 
@@ -83,7 +91,7 @@ export class MemoryTransaction extends ClientTransaction {
   }
 
   private currentView(): ReadYourWritesView {
-    this.view ??= new ReadYourWritesView(new FrozenTree(this.acquireSnapshot().data), this.writes);
+    this.view ??= new ReadYourWritesView(new FrozenTree(this.acquireSnapshot().data), this.visibleWrites);
     return this.view;
   }
 
@@ -99,6 +107,7 @@ export class MemoryTransaction extends ClientTransaction {
 
   protected discardReads(): void {
     this.readSnapshot = undefined;
+    this.requestedVersion = undefined;
     this.view = undefined;
   }
 }

@@ -1,0 +1,53 @@
+/**
+ * Settling an operation's promise on a later turn of the event loop, as FoundationDB's client settles
+ * its futures: from its network thread, so that code awaiting them always resumes in a new macrotask.
+ * Without this, a loop that awaits one in-process operation after another (`while (!stop) await
+ * tr.get(k)`) runs in one unending chain of microtasks and timers and I/O never run.
+ *
+ * Every promise due in one turn shares one `setImmediate`, so that many concurrent operations cost one
+ * macrotask, not one each.
+ */
+
+let due: Array<() => void> = [];
+let scheduled = false;
+
+function settleDue(): void {
+  scheduled = false;
+  const settling = due;
+  due = [];
+  for (const settle of settling) settle();
+}
+
+/** Calls `settle` on the next turn of the event loop, with everything else due then. */
+export function onNextTurn(settle: () => void): void {
+  due.push(settle);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(settleDue);
+  }
+}
+
+/** Resolves on the next turn of the event loop. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => onNextTurn(resolve));
+}
+
+/**
+ * Runs `operation` now and settles with its result, or rejects with what it threw, on the next turn:
+ * an operation takes effect (reads its data, records its conflicts) when it is called, and its caller
+ * hears of it later, as from FDB's network thread.
+ */
+export function settleOnNextTurn<T>(operation: () => T): Promise<T> {
+  let value: T;
+  try {
+    value = operation();
+  } catch (error) {
+    return rejectOnNextTurn(error);
+  }
+  return new Promise<T>((resolve) => onNextTurn(() => resolve(value)));
+}
+
+/** A promise that rejects with `error` on the next turn. */
+export function rejectOnNextTurn<T>(error: unknown): Promise<T> {
+  return new Promise<T>((_, reject) => onNextTurn(() => reject(error)));
+}
