@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join, relative, resolve } from 'path';
 import { parseArgs } from 'util';
-import { open } from '../src/document/doc-layer';
+import { open } from '../src/open';
 import { seededRandom } from '../src/kv/engine-parts/seeded-random';
 import { checkLmdbStore } from '../src/kv/lmdb';
 import { transpileTree } from '../test/support/transpile';
