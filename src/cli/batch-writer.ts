@@ -91,7 +91,7 @@ export class BatchWriter<T> {
     } catch (err) {
       const tooBig = isKvError(err, 'transaction_too_large') || isKvError(err, 'transaction_too_old');
       if (!tooBig && !isDocumentError(err)) throw err;
-      if (batch.length === 1) return this.options.onRejected(batch[0], err as Error);
+      if (batch.length === 1) return this.options.onRejected(batch[0], err);
       if (tooBig) this.ratio *= 2;
       const half = Math.ceil(batch.length / 2);
       return (await this.write(batch.slice(0, half))) && this.write(batch.slice(half));

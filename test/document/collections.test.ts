@@ -66,7 +66,7 @@ function withSilentWatches(kv: Database): Database {
           const value = Reflect.get(target, property, target) as unknown;
           return typeof value === 'function' ? value.bind(target) : value;
         },
-      }) as Transaction;
+      });
     },
     close: () => inner.close(),
   };

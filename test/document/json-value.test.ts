@@ -1,4 +1,4 @@
-import { DocumentError, isDocumentError } from '../../src/document/errors';
+import { type DocumentError, isDocumentError } from '../../src/document/errors';
 import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../src/document/values/json-value';
 import type { JsonValue } from '../../src/document/types';
 

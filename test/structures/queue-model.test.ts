@@ -10,7 +10,7 @@ import { open, type Collection } from '../../src';
 import { isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
-import { Queue, type Lease } from '../../src/structures/queue/queue';
+import type { Queue, Lease } from '../../src/structures/queue/queue';
 import { QueueModel, type LeaseOutcome } from '../support/queue-model';
 import { Random, testSeed } from '../support/random';
 

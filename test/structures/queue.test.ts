@@ -10,7 +10,7 @@ import { Database } from '../../src/kv/contract/database';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
 import type { Transaction } from '../../src/kv/contract/types';
 import type { DocumentKeys } from '../../src/document/keys/layout';
-import { Queue, type Lease } from '../../src/structures/queue/queue';
+import type { Queue, Lease } from '../../src/structures/queue/queue';
 import { QueueKeys } from '../../src/structures/queue/keys';
 import { CountingEngine } from '../../src/kv/counting-engine';
 

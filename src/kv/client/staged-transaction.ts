@@ -1,5 +1,5 @@
 import { compareBytes, copyOf, keyAfter, toBuffer } from '../contract/bytes';
-import { KvError, kvError } from '../contract/errors';
+import { type KvError, kvError } from '../contract/errors';
 import {
   checkedValue,
   clearableKey,
