@@ -483,7 +483,7 @@ describe('FdbTransaction error mapping', () => {
     const unhandled = jest.fn();
     process.on('unhandledRejection', unhandled);
     try {
-      tr.getVersionstamp();
+      void tr.getVersionstamp();
       await new Promise((resolve) => setImmediate(resolve));
       await new Promise((resolve) => setImmediate(resolve));
       expect(unhandled).not.toHaveBeenCalled();

@@ -3,7 +3,7 @@
  * leases with their fencing, dead letters, idempotency tokens, transactional consumers, and what each
  * operation reads and writes.
  */
-import { open, type Collection } from '../../src';
+import { open } from '../../src';
 import { DocumentError, isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
 import { Database } from '../../src/kv/contract/database';
@@ -399,7 +399,7 @@ describe(`Queue [${engine.name}]`, () => {
       const errors: JsonValue[] = [];
       const consumer = q.consume(
         async (item, tr: Transaction) => {
-          tr.set(`wrote-${String(item)}`, 'x');
+          tr.set(`wrote-${item as string}`, 'x');
           if (item === 'bad') throw new Error('cannot handle');
         },
         { maxAttempts: 3, onError: (_err, item) => void errors.push(item ?? null) },

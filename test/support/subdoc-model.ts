@@ -27,8 +27,10 @@ export type ModelOutcome =
   | { ok: false; codes: string[]; specIndex: number | undefined };
 
 /** A failure of one spec. */
-class SpecFailure {
-  constructor(readonly codes: string[]) {}
+class SpecFailure extends Error {
+  constructor(readonly codes: string[]) {
+    super(codes.join(' or '));
+  }
 }
 
 function fail(...codes: string[]): never {
