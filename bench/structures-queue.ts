@@ -22,7 +22,6 @@ import { isDocumentError } from '../src/document/errors';
 import { Database } from '../src/kv/contract/database';
 import { MemoryEngine } from '../src/kv/memory/memory-engine';
 import type { Engine, ReadTransaction, Transaction } from '../src/kv/contract/types';
-import { Queue } from '../src/structures/queue/queue';
 
 export interface BenchRow {
   operation: string;

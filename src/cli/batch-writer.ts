@@ -108,7 +108,7 @@ export class BatchWriter<T> {
       if (!tooBig && !isDocumentError(err)) throw err;
       if (batch.length === 1) {
         this.rejected.add(batch[0].tag);
-        return this.options.onRejected(batch[0], err as Error);
+        return this.options.onRejected(batch[0], err);
       }
       if (tooBig) this.ratio *= 2;
       const half = Math.ceil(batch.length / 2);

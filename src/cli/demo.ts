@@ -176,8 +176,8 @@ async function readMarker(session: Session): Promise<string | undefined> {
   try {
     const { content } = await session.collection(DEMO_META).get(MARKER_ID);
     const marker = content as { seed?: JsonValue; size?: JsonValue; loadedAt?: JsonValue };
-    if (marker.seed !== SAMPLE_SEED || marker.size !== SAMPLE_SIZE) return undefined;
-    return `${formatCount(SAMPLE_SIZE)} orders, loaded ${String(marker.loadedAt)}`;
+    if (marker.seed !== SAMPLE_SEED || marker.size !== SAMPLE_SIZE || typeof marker.loadedAt !== 'string') return undefined;
+    return `${formatCount(SAMPLE_SIZE)} orders, loaded ${marker.loadedAt}`;
   } catch (err) {
     if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) return undefined;
     throw err;

@@ -1,4 +1,4 @@
-export * from './contract/types';
+export type * from './contract/types';
 export * from './contract/errors';
 export * from './contract/key-selector';
 export { Limits } from './contract/limits';

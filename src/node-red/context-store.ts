@@ -365,6 +365,7 @@ function checkKey(key: unknown): string {
 }
 
 function describe(value: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- not an object here (TypeScript cannot narrow `unknown` by exclusion): a primitive or a function, with its own toString.
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' ? (value === null ? 'null' : 'an object') : String(value);
 }
 

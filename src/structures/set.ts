@@ -166,6 +166,11 @@ export function memberElement(member: unknown): TupleItem {
       return member;
     case 'object':
       if (member === null) return null;
+      break;
+    case 'undefined':
+    case 'symbol':
+    case 'function':
+      break;
   }
   throw new DocumentError(
     'INVALID_VALUE',

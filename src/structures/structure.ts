@@ -38,7 +38,7 @@ export interface StructureScope {
    * collection if that is new): call it just before the first write, after every check that can
    * fail, so that a failing operation writes nothing. Idempotent.
    */
-  create(): void;
+  readonly create: () => void;
 }
 
 /**

@@ -52,7 +52,7 @@ async function run(code: string): Promise<string[]> {
     return require(id);
   };
   const body = js.replace(/^"use strict";/, '').replace(/^Object\.defineProperty\(exports.*$/m, '');
-  const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (
+  const AsyncFunction = (Object.getPrototypeOf(async () => undefined) as object).constructor as new (
     ...args: string[]
   ) => (...args: unknown[]) => Promise<void>;
   await new AsyncFunction('require', 'console', body)(requireFromReadme, console);

@@ -9,10 +9,10 @@ import { MutateInSpec, open, type DocLayer, type ManifestLookupError } from '../
 import { Layout } from '../../src/document/keys/layout';
 import { strinc } from '../../src/kv/contract/bytes';
 import { Database } from '../../src/kv/contract/database';
-import type { Engine, Transaction, Watch } from '../../src/kv/contract/types';
+import type { Engine, Watch } from '../../src/kv/contract/types';
 import { pack } from '../../src/tuple';
 import { expectDocumentError } from '../support/document-assertions';
-import { documentSuite, type DocumentTestContext } from './document-suite';
+import { documentSuite } from './document-suite';
 
 const layout = new Layout(['doclayer']);
 
@@ -64,9 +64,9 @@ function withSilentWatches(kv: Database): Database {
         get(target, property) {
           if (property === 'watch') return silent;
           const value = Reflect.get(target, property, target) as unknown;
-          return typeof value === 'function' ? value.bind(target) : value;
+          return typeof value === 'function' ? (value.bind(target) as unknown) : value;
         },
-      }) as Transaction;
+      });
     },
     close: () => inner.close(),
   };
@@ -74,7 +74,7 @@ function withSilentWatches(kv: Database): Database {
 }
 
 /** DocLayers over `kv` that the test closes at its end (the suite closes the database). */
-function processes(ctx: DocumentTestContext) {
+function processes() {
   const layers: DocLayer[] = [];
   afterEach(async () => {
     for (const layer of layers.splice(0)) await layer.close();
@@ -207,7 +207,7 @@ documentSuite('DocLayer manifest API', (ctx) => {
 });
 
 documentSuite('collections added by their first write', (ctx) => {
-  const process = processes(ctx);
+  const process = processes();
 
   it('adds the collection and its scope by one manifest update; reads of a missing collection add nothing', async () => {
     const { docs } = await ctx.open();
@@ -318,7 +318,7 @@ documentSuite('collections added by their first write', (ctx) => {
 });
 
 documentSuite('dropping a collection', (ctx) => {
-  const process = processes(ctx);
+  const process = processes();
 
   it('makes its documents unreachable at once and clears its keys; the id is never reused', async () => {
     const { docs, kv } = await ctx.open();
@@ -433,7 +433,7 @@ documentSuite('collection isolation and key prefixes', (ctx) => {
 });
 
 documentSuite('the manifest cache', (ctx) => {
-  const process = processes(ctx);
+  const process = processes();
 
   it('get and insert through a named collection read no manifest key once it is cached', async () => {
     const { docs, counter } = await ctx.open();

@@ -12,7 +12,7 @@
  */
 import { MutateInSpec, type Collection, type DocLayer } from '../../src';
 import type { Transaction } from '../../src/kv/contract/types';
-import { DocumentError } from '../../src/document/errors';
+import type { DocumentError } from '../../src/document/errors';
 import { Barrier } from '../support/barrier';
 import { testSeed } from '../support/random';
 import { documentSuite, type DocumentTestContext } from './document-suite';
@@ -270,7 +270,7 @@ documentSuite('concurrency', (ctx) => {
       const N = 20;
       await c.upsert('d', { ...Object.fromEntries(Array.from({ length: N }, (_, i) => [`f${i}`, i])), kept: true });
       const outcomes = await Promise.allSettled(Array.from({ length: N }, (_, i) => c.mutateIn('d', [MutateInSpec.remove(`f${i}`)])));
-      const reported = outcomes.filter((o) => o.status === 'rejected').map((o) => ((o as PromiseRejectedResult).reason as DocumentError).code);
+      const reported = outcomes.filter((o) => o.status === 'rejected').map((o) => (o.reason as DocumentError).code);
       expect(reported.every((code) => code === 'PATH_NOT_FOUND')).toBe(true);
       expect(reported.length).toBeGreaterThan(0);
       expect((await c.get('d')).content).toEqual({ kept: true });

@@ -1,4 +1,4 @@
-import { DocumentError, isDocumentError } from '../../src/document/errors';
+import { type DocumentError, isDocumentError } from '../../src/document/errors';
 import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../src/document/values/json-value';
 import type { JsonValue } from '../../src/document/types';
 
@@ -74,6 +74,7 @@ describe('assertJsonValue: rejected values fail with INVALID_VALUE naming the pa
   const selfArray: unknown[] = [];
   selfArray.push(selfArray);
   const symbolKeyed = { a: 1, [Symbol('s')]: 2 };
+  // eslint-disable-next-line no-sparse-arrays -- the hole is the value under test.
   const holey = [1, , 3];
 
   it.each<[string, unknown, string, string]>([

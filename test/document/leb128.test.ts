@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { DocumentError, isDocumentError } from '../../src/document/errors';
+import { type DocumentError, isDocumentError } from '../../src/document/errors';
 import { decodeLeb128, encodeLeb128 } from '../../src/document/keys/leb128';
 
 const hex = (s: string) => Buffer.from(s.replace(/ /g, ''), 'hex');

@@ -165,14 +165,14 @@ function randomSpec(r: Random, doc: JsonValue, mayBeInvalid: boolean, nodes: num
   if (mayBeInvalid && 'value' in spec && r.chance(0.02)) {
     // Without multi: whether a multi spec's non-array value is INVALID_VALUE or INVALID_ARGUMENT is open.
     const options = spec.options ? { ...spec.options, multi: undefined } : undefined;
-    spec = { ...spec, value: r.pick([NaN, undefined as unknown as JsonValue, Infinity]), options } as ModelSpec;
+    spec = { ...spec, value: r.pick([NaN, undefined as unknown as JsonValue, Infinity]), options };
     invalidInput = true;
   } else if (mayBeInvalid && r.chance(0.02)) {
     spec = { ...spec, path: [...spec.path, -2] };
     invalidInput = true;
   }
   const storePath = r.chance(0.5) ? [...spec.path] : pathString(spec.path);
-  return { store: { ...spec, path: storePath } as MutateInSpec, model: spec, invalidInput };
+  return { store: { ...spec, path: storePath }, model: spec, invalidInput };
 }
 
 function show(v: unknown): string {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
-import { DocumentError, isDocumentError } from '../../src/document/errors';
+import { type DocumentError, isDocumentError } from '../../src/document/errors';
 import { formatPath, MAX_PATH_COMPONENTS, parsePath } from '../../src/document/values/path';
 import type { Path, PathElement } from '../../src/document/types';
 

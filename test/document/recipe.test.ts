@@ -78,7 +78,7 @@ describe('readRecipeDocument', () => {
 
   it('reads Python floats (doubles, integral ones included) as numbers', async () => {
     const db = openMemoryDatabase();
-    await insertRecipeDoc(db, 'f', { a: new Double(1), b: 2.5, c: [new Double(-0)] } as unknown as RecipeValue);
+    await insertRecipeDoc(db, 'f', { a: new Double(1), b: 2.5, c: [new Double(-0)] });
     const back = (await read(db, 'f')) as { a: number; b: number; c: number[] };
     expect(back).toEqual({ a: 1, b: 2.5, c: [-0] });
     expect(Object.is(back.c[0], -0)).toBe(true);

@@ -632,7 +632,7 @@ documentSuite('mutateIn: arrayAddUnique', (ctx) => {
 
   it('does not take multi', async () => {
     const { rejects } = await fixture(ctx, { set: [] });
-    await rejects([MutateInSpec.arrayAddUnique('set', [1, 2] as unknown as JsonValue, { multi: true })], ['INVALID_ARGUMENT', 'VALUE_CANNOT_INSERT']);
+    await rejects([MutateInSpec.arrayAddUnique('set', [1, 2], { multi: true })], ['INVALID_ARGUMENT', 'VALUE_CANNOT_INSERT']);
   });
 
   it('works on a root array with the empty path', async () => {

@@ -7,6 +7,7 @@ import * as path from 'path';
 import { FdbShim, type FdbShimModule } from '../../src/fdb-shim';
 import { openMemoryDatabase, MemoryEngine } from '../../src/kv/memory/memory-engine';
 import { foundationdb } from '../support/fdb-shim';
+import { expectKvError } from '../support/kv-assertions';
 
 const { FDBError } = foundationdb();
 
@@ -62,7 +63,7 @@ describe('FdbShim', () => {
     await read(shim, undefined, 'k');
     expect(asked).toEqual(['a.cluster', undefined]);
     await shim.close();
-    expect(() => engines[0].createTransaction()).toThrow(expect.objectContaining({ code: 2000 }));
+    await expectKvError(() => engines[0].createTransaction(), 2000);
   });
 
   it('keeps the data of every cluster file in a durable lmdb store with `path`, across shims', async () => {

@@ -191,7 +191,7 @@ describe('NativeTransaction errors and retries', () => {
   it('throws a TypeError at once for an argument that is not bytes, as the addon does', () => {
     const tn = transaction();
     expect(() => tn.set(42 as never, 'v')).toThrow(TypeError);
-    expect(() => tn.setOption(TransactionOptionCode.Timeout, 'ten' as never)).toThrow(TypeError);
+    expect(() => tn.setOption(TransactionOptionCode.Timeout, 'ten')).toThrow(TypeError);
   });
 
   it('onError backs off and resets for a retryable code, discarding the attempt', async () => {

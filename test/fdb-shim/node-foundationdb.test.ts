@@ -218,7 +218,7 @@ describe('range reads through keySelector, getRange, getRangeAll and getRangeBat
     tn.set('k01', 'changed');
     tn.clear('k02');
     tn.set('k10', 'new');
-    expect((await tn.getRangeAll('k', 'l')).map(([k, v]) => `${k}=${v}`)).toEqual(['k00=v0', 'k01=changed', 'k10=new']);
+    expect((await tn.getRangeAll('k', 'l')).map(([k, v]) => `${k.toString()}=${v.toString()}`)).toEqual(['k00=v0', 'k01=changed', 'k10=new']);
     const snapshotReader = db.rawCreateTransaction();
     const reader = db.rawCreateTransaction();
     await snapshotReader.snapshot().get('k00');
@@ -243,7 +243,7 @@ describe('subspaces and tuple encoding', () => {
     });
     expect(await users.get(['user', 10])).toEqual({ name: 'cy' });
     const all = await users.getRangeAllStartsWith(['user']);
-    expect(all.map(([key, value]) => [key, value])).toEqual([
+    expect(all.map(([key, value]): unknown[] => [key, value])).toEqual([
       [['user', 1], { name: 'al' }],
       [['user', 2], { name: 'bo' }],
       [['user', 10], { name: 'cy' }],

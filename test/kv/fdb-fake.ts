@@ -52,7 +52,7 @@ export interface FakeAnswers {
   /** The pairs `getRange` and `getRangeAll` return, whatever the selectors. */
   range: () => Array<[Buffer, Buffer]>;
   /** Thrown by `getRange`'s iterator after the pairs, when set. */
-  rangeError?: unknown;
+  rangeError?: Error;
   readVersion: () => Promise<Buffer>;
   commit: () => Promise<void>;
   committedVersion: () => Buffer;
@@ -257,8 +257,8 @@ export class FakeFdbModule implements FdbModuleLike {
   readonly apiVersions: number[] = [];
   readonly opened: Array<string | undefined> = [];
   readonly db = new FakeFdbDatabase();
-  setAPIVersionError: unknown;
-  openError: unknown;
+  setAPIVersionError: Error | undefined;
+  openError: Error | undefined;
 
   setAPIVersion(apiVersion: number): void {
     this.apiVersions.push(apiVersion);

@@ -114,7 +114,7 @@ describe('LmdbEngine', () => {
         message = (err as Error).message;
       }
       expect(message).toContain(`lmdb engine's limit is ${LMDB_MAX_KEY_BYTES} bytes`);
-      await expectKvError(async () => (await db.createTransaction().watch(Buffer.alloc(LMDB_MAX_KEY_BYTES + 1, 'k'))).promise, 'key_too_large');
+      await expectKvError(async () => db.createTransaction().watch(Buffer.alloc(LMDB_MAX_KEY_BYTES + 1, 'k')).promise, 'key_too_large');
     });
 
     it('reads and clears longer keys as FDB does: they cannot exist, so there is nothing to find', async () => {

@@ -673,7 +673,7 @@ describe('MemoryEngine', () => {
             const collected = await tr.getRangeAll(a, b, { reverse, limit });
             const streamed = [];
             for await (const kv of tr.getRange(a, b, { reverse, limit, batchSize: 2 })) streamed.push(kv);
-            const show = (kvs: { key: Buffer; value: Buffer }[]) => kvs.map((kv) => `${kv.key}=${kv.value.toString('hex')}`);
+            const show = (kvs: { key: Buffer; value: Buffer }[]) => kvs.map((kv) => `${kv.key.toString()}=${kv.value.toString('hex')}`);
             expect({ round, op, got: show(collected) }).toEqual({ round, op, got: wanted });
             expect({ round, op, got: show(streamed) }).toEqual({ round, op, got: wanted });
             const present = [...model.keys()].sort();

@@ -51,7 +51,7 @@ describe('ReadYourWritesView.collect', () => {
     const int = (n: number) => Math.floor(rnd() * n);
     const key = () => Buffer.from(String.fromCharCode(97 + int(6)) + (rnd() < 0.5 ? String.fromCharCode(97 + int(6)) : ''));
     const show = (result: KeyValue[] | string) =>
-      typeof result === 'string' ? result : result.map((kv) => `${kv.key}=${kv.value.toString('hex')}`).join(',');
+      typeof result === 'string' ? result : result.map((kv) => `${kv.key.toString()}=${kv.value.toString('hex')}`).join(',');
 
     for (let round = 0; round < 800; round++) {
       const store = new BTree<Buffer, Buffer>(undefined, compareBytes);
@@ -97,7 +97,7 @@ describe('ReadYourWritesView.collect', () => {
           actual = `throws ${(err as Error).message}`;
         }
 
-        const where = `round ${round}, [${a}, ${b}) limit ${limit}${reverse ? ' reverse' : ''}`;
+        const where = `round ${round}, [${a.toString()}, ${b.toString()}) limit ${limit}${reverse ? ' reverse' : ''}`;
         expect(`${where}: ${show(actual)}`).toBe(`${where}: ${show(expected)}`);
       }
     }

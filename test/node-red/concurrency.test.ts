@@ -36,7 +36,7 @@ class CommitTogether implements Engine {
       return tr.commit();
     };
     return new Proxy(tr, {
-      get: (target, prop, receiver) => (prop === 'commit' ? commit : Reflect.get(target, prop, receiver)),
+      get: (target, prop, receiver) => (prop === 'commit' ? commit : (Reflect.get(target, prop, receiver) as unknown)),
     });
   }
 

@@ -66,7 +66,7 @@ describe('toContextJson', () => {
   });
 
   it('keeps a __proto__ key as an ordinary key, as JSON.parse does', () => {
-    const value = JSON.parse('{"__proto__": {"polluted": true}}');
+    const value = JSON.parse('{"__proto__": {"polluted": true}}') as unknown;
     const stored = toContextJson(value) as Record<string, unknown>;
     expect(Object.keys(stored)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

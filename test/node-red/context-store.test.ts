@@ -64,7 +64,7 @@ describe('DoclayerContextStore engines and config', () => {
     ['an unknown durability', { durability: 'eventually' }],
     ['durability for fdb', { fdb: {}, durability: 'fast' }],
   ])('refuses a config with %s', (_, config) => {
-    expect(() => new DoclayerContextStore(config)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => new DoclayerContextStore(config)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as Error);
   });
 
   it('fails calls before open and after close with STORE_CLOSED', async () => {

@@ -13,7 +13,7 @@ type Outcome = { parts: unknown[] } | { error: string };
 
 function nodeRed(text: string): Outcome {
   try {
-    return { parts: nodeRedUtil.normalisePropertyExpression(text) as unknown[] };
+    return { parts: nodeRedUtil.normalisePropertyExpression(text) };
   } catch (err) {
     expect((err as { code?: string }).code).toBe('INVALID_EXPR');
     return { error: (err as Error).message };

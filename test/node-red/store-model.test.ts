@@ -77,7 +77,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 function described(args: unknown[]): unknown[] {
   const [err, ...rest] = args;
   if (err) return [`error ${(err as { code?: string }).code ?? (err as Error).constructor.name}`];
-  return [null, ...rest.map((v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v))))];
+  return [null, ...rest.map((v) => (v === undefined ? undefined : (JSON.parse(JSON.stringify(v)) as unknown)))];
 }
 
 function memoryCall(memory: MemoryStore, op: Op): unknown[] {
@@ -111,7 +111,7 @@ function memoryCall(memory: MemoryStore, op: Op): unknown[] {
 /** The memory store's data as a JSON store would hold it. */
 function persist(memory: MemoryStore): void {
   const data = memory._export();
-  data[SCOPE] = JSON.parse(JSON.stringify(data[SCOPE] ?? {}));
+  data[SCOPE] = JSON.parse(JSON.stringify(data[SCOPE] ?? {})) as Record<string, unknown>;
 }
 
 afterEach(closeStores);
@@ -127,7 +127,7 @@ describe('DoclayerContextStore against the memory store', () => {
         for (const [i, step] of ops.entries()) {
           const before = JSON.stringify(memory._export()[SCOPE]);
           const expected = described(memoryCall(memory, step));
-          if (expected[0] !== null) memory._export()[SCOPE] = JSON.parse(before);
+          if (expected[0] !== null) memory._export()[SCOPE] = JSON.parse(before) as Record<string, unknown>;
           persist(memory);
           const actual = described(
             await callbackArguments((cb) => {

@@ -56,7 +56,12 @@ documentSuite('structures under concurrency', (ctx) => {
       const work = plans(seed, (client) => Array.from({ length: 3 }, (_, i) => `u${client}-${i}`));
       await runClients(docs, 'follows', work);
       const model = new Set<string>();
-      for (const ops of work) for (const [add, member] of ops) add ? model.add(member) : model.delete(member);
+      for (const ops of work) {
+        for (const [add, member] of ops) {
+          if (add) model.add(member);
+          else model.delete(member);
+        }
+      }
       const s = docs.collection().set('follows');
       expect(await s.values()).toEqual([...model].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
       expect(await s.size()).toBe(model.size);

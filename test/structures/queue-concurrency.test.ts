@@ -6,7 +6,7 @@
 import { open, type Collection, type DocLayer } from '../../src';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { Transaction } from '../../src/kv/contract/types';
-import { Queue } from '../../src/structures/queue/queue';
+import type { Queue } from '../../src/structures/queue/queue';
 import { pack, packWithVersionstamp, unpack, Versionstamp } from '../../src/tuple';
 import { testSeed } from '../support/random';
 

@@ -10,7 +10,7 @@ import { open, type Collection } from '../../src';
 import { isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
-import { Queue, type Lease } from '../../src/structures/queue/queue';
+import type { Queue, Lease } from '../../src/structures/queue/queue';
 import { QueueModel, type LeaseOutcome } from '../support/queue-model';
 import { Random, testSeed } from '../support/random';
 
@@ -57,11 +57,11 @@ async function all(queue: Queue, pageSize: number): Promise<JsonValue[]> {
   return out;
 }
 
-async function jsonForm(collection: Collection, id: string): Promise<JsonValue | 'missing'> {
+async function jsonForm(collection: Collection, id: string): Promise<JsonValue | undefined> {
   try {
     return (await collection.get(id)).content;
   } catch (err) {
-    if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) return 'missing';
+    if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) return undefined;
     throw err;
   }
 }
@@ -72,7 +72,7 @@ async function compare(run: Run, step: string): Promise<void> {
   expect({ context, size: await queue.size() }).toEqual({ context, size: model.size() });
   expect({ context, items: await all(queue, 3) }).toEqual({ context, items: model.popOrder() });
   expect({ context, peek: await queue.peek() }).toEqual({ context, peek: model.peek() });
-  expect({ context, json: await jsonForm(collection, 'q') }).toEqual({ context, json: model.exists ? model.jsonForm() : 'missing' });
+  expect({ context, json: await jsonForm(collection, 'q') }).toEqual({ context, json: model.exists ? model.jsonForm() : undefined });
   expect({ context, dead: await all(queue.deadLetters, 100) }).toEqual({ context, dead: model.deadLetters });
 }
 

@@ -3,14 +3,14 @@
  * leases with their fencing, dead letters, idempotency tokens, transactional consumers, and what each
  * operation reads and writes.
  */
-import { open, type Collection } from '../../src';
+import { open } from '../../src';
 import { DocumentError, isDocumentError } from '../../src/document/errors';
 import type { JsonValue } from '../../src/document/types';
 import { Database } from '../../src/kv/contract/database';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
 import type { Transaction } from '../../src/kv/contract/types';
 import type { DocumentKeys } from '../../src/document/keys/layout';
-import { Queue, type Lease } from '../../src/structures/queue/queue';
+import type { Queue, Lease } from '../../src/structures/queue/queue';
 import { QueueKeys } from '../../src/structures/queue/keys';
 import { CountingEngine } from '../../src/kv/counting-engine';
 
@@ -407,7 +407,7 @@ describe(`Queue [${engine.name}]`, () => {
       const errors: JsonValue[] = [];
       const consumer = q.consume(
         async (item, tr: Transaction) => {
-          tr.set(`wrote-${String(item)}`, 'x');
+          tr.set(`wrote-${item as string}`, 'x');
           if (item === 'bad') throw new Error('cannot handle');
         },
         { maxAttempts: 3, onError: (_err, item) => void errors.push(item ?? null) },

@@ -69,7 +69,7 @@ export class KeyspaceFuzz {
       return `clear ${printable(key)}`;
     }
     if (kind === 'clearRange') {
-      const [begin, end] = [key, this.key()].sort(Buffer.compare);
+      const [begin, end] = [key, this.key()].sort((x, y) => Buffer.compare(x, y));
       tr.clearRange(begin, end);
       model.clearRange(begin, end);
       return `clearRange ${printable(begin)}..${printable(end)}`;

@@ -27,8 +27,10 @@ export type ModelOutcome =
   | { ok: false; codes: string[]; specIndex: number | undefined };
 
 /** A failure of one spec. */
-class SpecFailure {
-  constructor(readonly codes: string[]) {}
+class SpecFailure extends Error {
+  constructor(readonly codes: string[]) {
+    super(codes.join(' or '));
+  }
 }
 
 function fail(...codes: string[]): never {
@@ -300,7 +302,7 @@ function applySpec(
       if (w.kind === 'mismatch') fail('PATH_MISMATCH');
       if (w.kind === 'missing') {
         if (!createPath || typeof last === 'number') fail('PATH_NOT_FOUND');
-        parentForKey(doc, p, createPath)[last as string] = elements.map((e) => clone(e));
+        parentForKey(doc, p, createPath)[last] = elements.map((e) => clone(e));
         return { doc, value: undefined };
       }
       const array = w.node;
@@ -334,7 +336,7 @@ function applySpec(
       if (w.kind === 'missing') {
         if (typeof last === 'number') fail('PATH_NOT_FOUND');
         const created = asStoredInteger(delta);
-        parentForKey(doc, p, createPath)[last as string] = created;
+        parentForKey(doc, p, createPath)[last] = created;
         return { doc, value: created };
       }
       const current = toInt(w.node);

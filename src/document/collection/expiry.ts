@@ -278,14 +278,17 @@ export class Sweeper {
 
   private schedule(): void {
     this.timer = setTimeout(() => {
-      this.running = this.sweep().then(
-        () => undefined,
-        (err) => this.onError(err),
-      );
-      this.running.finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule();
-      });
+      // One chain: `stop()` awaits the whole run, and a throwing `onError` rejects the promise `stop()` awaits
+      // rather than a detached one.
+      this.running = this.sweep()
+        .then(
+          () => undefined,
+          (err) => this.onError(err),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule();
+        });
     }, this.intervalMs);
     this.timer.unref();
   }

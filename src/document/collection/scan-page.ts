@@ -75,7 +75,7 @@ function versionKeysWritten(tr: Transaction, collection: Buffer, begin: Buffer, 
     const key = metaKey(prefix, META_VERSION);
     if (Buffer.compare(key, begin) >= 0 && Buffer.compare(key, end) < 0) out.push(key);
   }
-  return out.sort(Buffer.compare);
+  return out.sort((a, b) => Buffer.compare(a, b));
 }
 
 /** The pairs of `[begin, end)` except the keys in `skip` (sorted, inside the range). */

@@ -45,6 +45,7 @@ export async function readVersion(
   tr: Transaction,
   keys: DocumentKeys,
   snapshot: boolean,
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- Cas is a hex string: the literal names the sentinel callers test for, which no CAS equals.
 ): Promise<Cas | undefined | 'unreadable'> {
   try {
     const value = await (snapshot ? tr.snapshot() : tr).get(keys.version);

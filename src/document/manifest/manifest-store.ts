@@ -277,7 +277,7 @@ async function droppedAmong(
 export async function setManifest(
   tr: Transaction,
   sys: Subspace,
-  json: string | unknown,
+  json: unknown,
   options: WriteManifestOptions = {},
 ): Promise<ManifestChange> {
   return writeManifest(tr, sys, parseManifest(json), options);

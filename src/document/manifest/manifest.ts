@@ -157,7 +157,7 @@ export function isValidName(name: unknown): name is string {
  * @throws DocumentError INVALID_ARGUMENT naming the field (`scopes[1].collections[0].uid`) in the
  *   message and in `path`: invalid JSON, a missing key, a wrong type or any broken rule.
  */
-export function parseManifest(json: string | unknown): Manifest {
+export function parseManifest(json: unknown): Manifest {
   let root = json;
   if (typeof json === 'string') {
     try {
@@ -362,7 +362,7 @@ export function validateManifestUpdate(
 
 /** The scope and collection ids `next` adds to and drops from `current` (`undefined`: none set). */
 export function diffManifests(current: Manifest | undefined, next: Manifest): ManifestDiff {
-  const before = current === undefined ? { scopes: new Map(), collections: new Map() } : idMaps(current);
+  const before = current === undefined ? { scopes: new Map<number, unknown>(), collections: new Map<number, unknown>() } : idMaps(current);
   const after = idMaps(next);
   const added = (a: Map<number, unknown>, b: Map<number, unknown>) => [...b.keys()].filter((id) => !a.has(id));
   return {

@@ -107,7 +107,7 @@ function visit(value: JsonValue, state: State): void {
     for (let i = 0; i < value.length; i++) visitChild(i, value[i], state);
   } else {
     push(key, OBJECT_VALUE, state);
-    const object = value as { [key: string]: JsonValue };
+    const object = value;
     for (const name of Object.keys(object)) visitChild(name, object[name], state);
   }
 }
@@ -184,7 +184,7 @@ export function unflatten(entries: readonly KeyValue[], start: number, end: numb
   const root: JsonValue = rootCode === OBJECT_MARKER ? {} : [];
   // The open containers from the root down to the last one entered: their values, whether they are
   // arrays, and the length of their keys.
-  const containers: (JsonValue[] | { [key: string]: JsonValue })[] = [root as JsonValue[]];
+  const containers: (JsonValue[] | { [key: string]: JsonValue })[] = [root];
   const isArray: boolean[] = [rootCode === ARRAY_MARKER];
   const keyEnds: number[] = [baseLength];
   // Per depth, the keys of the previous object there by ordinal, and the ordinal of the next child.

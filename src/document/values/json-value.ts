@@ -138,7 +138,7 @@ function enter(value: unknown, stack: readonly Frame[], what: string | undefined
       break;
   }
   if (value === null) return undefined;
-  const container = value as object;
+  const container = value;
   if (Array.isArray(container)) {
     const array = container as readonly unknown[];
     return { container, array, object: undefined, keys: undefined, size: array.length, next: 0 };

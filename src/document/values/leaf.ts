@@ -1,4 +1,3 @@
-import { DocumentError } from '../errors';
 import { Double, Float32, pack, unpack, type TupleItem } from '../../tuple';
 import { decodeItem, Reader, readString } from '../../tuple/codec';
 import { corruptData } from '../errors';

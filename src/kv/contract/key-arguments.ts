@@ -1,5 +1,5 @@
 import { compareBytes, keyAfter, toBuffer } from './bytes';
-import { KvError, kvError } from './errors';
+import { type KvError, kvError } from './errors';
 import { isKeySelector } from './key-selector';
 import { Limits } from './limits';
 import { MAX_USER_KEY, type KeyRange } from './key-range';

@@ -1,7 +1,7 @@
 import BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import { kvError } from '../contract/errors';
-import { KeyWatch, sameValue } from '../client/key-watch';
+import { type KeyWatch, sameValue } from '../client/key-watch';
 import type { KeyRange } from '../contract/key-range';
 
 /**

@@ -1,5 +1,5 @@
 import { keyAfter } from '../contract/bytes';
-import { KvError, kvError } from '../contract/errors';
+import { type KvError, kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import { applyAtomicOp } from '../client/atomic-ops';
 import type { FaultInjector } from '../engine-parts/fault-injector';

@@ -31,8 +31,10 @@ interface PendingCommit {
 }
 
 /** Thrown out of a write transaction by the batch itself: LMDB rolled it back, nothing was applied. */
-class BatchFailed {
-  constructor(readonly cause: unknown) {}
+class BatchFailed extends Error {
+  constructor(cause: unknown) {
+    super('the batch was rolled back', { cause });
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../document/values/js
 import { fromTuple } from '../../document/values/leaf';
 import { decodeLeb128, encodeLeb128 } from '../../document/keys/leb128';
 import type { JsonValue } from '../../document/types';
-import { pack, unpack, type TupleItem } from '../../tuple';
+import { pack, unpack, type Tuple, type TupleItem } from '../../tuple';
 
 /**
  * What is stored at an item's key (see docs/queue.md, "Values"): one value per item,
@@ -85,8 +85,13 @@ function toTuple(value: JsonValue): TupleItem {
   return out;
 }
 
+/** `Array.isArray` for a tuple element: it alone would narrow a readonly tuple's elements to `any`. */
+function isTuple(item: TupleItem): item is Tuple {
+  return Array.isArray(item);
+}
+
 function fromTupleItem(item: TupleItem): JsonValue {
-  if (!Array.isArray(item)) return fromTuple(item);
+  if (!isTuple(item)) return fromTuple(item);
   if (item.length > 0 && item[0] instanceof Uint8Array) {
     const object: { [key: string]: JsonValue } = {};
     for (let i = 1; i < item.length; i += 2) {

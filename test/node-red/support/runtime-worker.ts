@@ -40,13 +40,13 @@ export interface PhaseResult {
 
 interface CompleteEvent {
   msg: { payload?: unknown };
-  error?: unknown;
+  error?: Error;
   node: { id: string };
 }
 
 interface RuntimeNode {
   receive(msg: object): void;
-  context(): { global: { get(key: string, callback: (err: unknown, value: unknown) => void): void } };
+  context(): { global: { get(key: string, callback: (err: Error | undefined, value: unknown) => void): void } };
 }
 
 interface NodeRed {
