@@ -11,9 +11,7 @@ import { testSeed } from '../support/random';
 
 /** What a range read returns: the entries in key order. */
 function sorted(entries: Entries): KeyValue[] {
-  return entries.keys
-    .map((key, i) => ({ key, value: entries.values[i] }))
-    .sort((a, b) => Buffer.compare(a.key, b.key));
+  return entries.keys.map((key, i) => ({ key, value: entries.values[i] })).sort((a, b) => Buffer.compare(a.key, b.key));
 }
 
 const BASE = Buffer.from('base');
@@ -59,26 +57,34 @@ describe('flatten', () => {
     expect(roundTrip({ x: {} })).not.toEqual({ x: [] });
   });
 
-  it('stores integral numbers and bigints as tuple integers and other numbers as doubles', () => {
+  it('stores safe integers and bigints as tuple integers and other numbers, integral ones beyond 2^53 too, as doubles', () => {
     expect(encodeScalar(5)).toEqual(pack([5]));
     expect(encodeScalar(5n)).toEqual(pack([5]));
+    expect(encodeScalar(Number.MAX_SAFE_INTEGER)).toEqual(pack([Number.MAX_SAFE_INTEGER]));
     expect(encodeScalar(2n ** 70n)).toEqual(pack([2n ** 70n]));
     expect(encodeScalar(1.5)[0]).toBe(0x21);
     expect(encodeScalar(-0)[0]).toBe(0x21);
-    expect(encodeScalar(1e300)[0]).toBe(0x1d);
+    expect(encodeScalar(2 ** 53)).toEqual(pack([new Double(2 ** 53)]));
+    expect(encodeScalar(1e300)).toEqual(pack([new Double(1e300)]));
   });
 
-  it('reads back integers as numbers when safe and bigints beyond, and -0 as -0', () => {
-    expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER })).toEqual({
+  it('reads back numbers as the same numbers, -0 included, and bigints as numbers when safe and bigints beyond', () => {
+    expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER, f: 1e21 })).toEqual({
       a: 5,
       b: 2n ** 53n,
       c: -(2n ** 64n),
-      d: 2n ** 60n,
+      d: 2 ** 60,
       e: Number.MAX_SAFE_INTEGER,
+      f: 1e21,
     });
     expect(Object.is(roundTrip(-0), -0)).toBe(true);
     expect(roundTrip([5e-324, 1.5, -2.25, 1.5e-300])).toEqual([5e-324, 1.5, -2.25, 1.5e-300]);
-    expect(roundTrip(Number.MAX_VALUE)).toBe(BigInt(Number.MAX_VALUE));
+    expect(roundTrip(Number.MAX_VALUE)).toBe(Number.MAX_VALUE);
+  });
+
+  it('reads integers stored beyond 2^53 before numbers were stored as doubles as bigints, as before', () => {
+    expect(decodeScalar(pack([2n ** 60n]))).toBe(2n ** 60n);
+    expect(decodeScalar(pack([BigInt(1e21)]))).toBe(BigInt(1e21));
   });
 
   it('decodes doubles other clients wrote as the Double wrapper (integral values) as plain numbers', () => {
@@ -93,7 +99,11 @@ describe('flatten', () => {
   });
 
   it('reads a key that extends a container key with a NUL as a sibling, not a child', () => {
-    for (const doc of [{ '\0': -0, '': [] }, { a: {}, 'a\0': 1, 'a\0\0': { b: [] } }, { '': { '': 1 }, '\0': { '\0': 2 } }] as JsonValue[]) {
+    for (const doc of [
+      { '\0': -0, '': [] },
+      { a: {}, 'a\0': 1, 'a\0\0': { b: [] } },
+      { '': { '': 1 }, '\0': { '\0': 2 } },
+    ] as JsonValue[]) {
       expect(roundTrip(doc)).toEqual(doc);
     }
   });
@@ -213,8 +223,22 @@ describe('flatten: limits', () => {
   it('fails with DOCUMENT_TOO_LARGE once the entries exceed 9,000,000 bytes', () => {
     const chunk = 'x'.repeat(99_000);
     expect(MAX_DOCUMENT_BYTES).toBe(9_000_000);
-    expect(errorCode(() => flatten(Array.from({ length: 91 }, () => chunk), BASE))).toBe('DOCUMENT_TOO_LARGE');
-    expect(errorCode(() => flatten(Array.from({ length: 90 }, () => chunk), BASE))).toBeUndefined();
+    expect(
+      errorCode(() =>
+        flatten(
+          Array.from({ length: 91 }, () => chunk),
+          BASE,
+        ),
+      ),
+    ).toBe('DOCUMENT_TOO_LARGE');
+    expect(
+      errorCode(() =>
+        flatten(
+          Array.from({ length: 90 }, () => chunk),
+          BASE,
+        ),
+      ),
+    ).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@ import { DocumentError, isDocumentError } from '../errors';
 import { entryBytes, MAX_DOCUMENT_BYTES, unflatten } from '../values/flatten';
 import { MAX_DEPTH, assertJsonValue, valueDepth } from '../values/json-value';
 import { childKey, decodePosition, subtreeEnd, type DocumentKeys } from '../keys/layout';
-import { ARRAY_VALUE, OBJECT_VALUE, decodeScalar, encodeScalar, isIntegerLeaf, kindOf, type NodeKind } from '../values/leaf';
+import { ARRAY_VALUE, OBJECT_VALUE, counterValue, encodeScalar, kindOf, type NodeKind } from '../values/leaf';
 import { formatPath, parsePath } from '../values/path';
 import {
   appendToArray,
@@ -59,7 +59,6 @@ const NO_EMPTY_PATH: ReadonlySet<MutateOp> = new Set<MutateOp>(['insert', 'repla
 const NO_CREATE_PATH: ReadonlySet<MutateOp> = new Set<MutateOp>(['replace', 'remove', 'arrayInsert']);
 /** Ops that take `multi`. */
 const MULTI_OPS: ReadonlySet<MutateOp> = new Set<MutateOp>(['arrayAppend', 'arrayPrepend', 'arrayInsert', 'arrayAddUnique']);
-
 
 /** A mutate spec, checked, with its parsed path. */
 interface Checked {
@@ -125,7 +124,12 @@ export async function mutateIn(
   if (!removed && (await st.getApproximateSize()) - sizeBefore >= SIZE_CHECK_BYTES) await checkDocumentSize(st, keys);
   st.apply();
   if (removed) DocTransaction.of(tr).documentRemoved(keys);
-  else writeVersion(tr, keys, checked.map((spec) => spec.elements));
+  else
+    writeVersion(
+      tr,
+      keys,
+      checked.map((spec) => spec.elements),
+    );
   return { values, removed };
 }
 
@@ -167,7 +171,8 @@ function checkMutateSpecs(list: readonly unknown[], semantics: 'replace' | 'upse
     const createPath = (spec.options?.createPath ?? false) as unknown;
     const multi = (spec.options?.multi ?? false) as unknown;
     if (typeof createPath !== 'boolean' || typeof multi !== 'boolean') throw invalid('createPath and multi are booleans');
-    if (pathError === undefined && elements.length === 0 && NO_EMPTY_PATH.has(op)) throw invalid('the empty path (the whole document) is not allowed');
+    if (pathError === undefined && elements.length === 0 && NO_EMPTY_PATH.has(op))
+      throw invalid('the empty path (the whole document) is not allowed');
     if (createPath && NO_CREATE_PATH.has(op)) throw invalid('createPath is not allowed');
     if (multi && !MULTI_OPS.has(op)) throw invalid('multi is only for array specs');
     if (op === 'remove' && pathError === undefined && elements.length === 0 && i !== list.length - 1) {
@@ -189,12 +194,7 @@ function newRootIsArray(first: Checked): boolean {
 
 const REMOVED = Symbol('removed');
 
-async function mutate(
-  st: StagedTransaction,
-  keys: DocumentKeys,
-  checked: Checked,
-  index: number,
-): Promise<JsonValue | undefined | typeof REMOVED> {
+async function mutate(st: StagedTransaction, keys: DocumentKeys, checked: Checked, index: number): Promise<JsonValue | undefined | typeof REMOVED> {
   const { op, elements, spec } = checked;
   if (checked.pathError !== undefined) throw checked.pathError;
   const n = elements.length;
@@ -323,10 +323,7 @@ function checkedElements(checked: Checked, index: number, components: number): J
 function checkDepth(value: JsonValue, components: number): void {
   const depth = valueDepth(value);
   if (components + depth > MAX_DEPTH) {
-    throw new DocumentError(
-      'VALUE_TOO_DEEP',
-      `a value of depth ${depth} at a path of ${components} components is deeper than ${MAX_DEPTH} levels`,
-    );
+    throw new DocumentError('VALUE_TOO_DEEP', `a value of depth ${depth} at a path of ${components} components is deeper than ${MAX_DEPTH} levels`);
   }
 }
 
@@ -384,12 +381,7 @@ async function parentOf(
  * The key of the array at `checked`'s path, or `undefined` after creating it (holding `values`) when
  * it is missing and may be created.
  */
-async function arrayOrCreate(
-  st: Transaction,
-  keys: DocumentKeys,
-  checked: Checked,
-  values: JsonValue[],
-): Promise<Buffer | undefined> {
+async function arrayOrCreate(st: Transaction, keys: DocumentKeys, checked: Checked, values: JsonValue[]): Promise<Buffer | undefined> {
   const { elements } = checked;
   const n = elements.length;
   const path = await resolvePath(st, keys.root, elements);
@@ -427,11 +419,18 @@ async function removeElement(st: Transaction, keys: DocumentKeys, elements: read
   await removeFromArray(st, arrayKey, bounds, index);
 }
 
-/** Same value and type, as stored: `1` and `"1"` differ, `1` and `1.0` are the same JS number. */
+/**
+ * Same value and type: `1` and `"1"` differ, `1` and `1.0` are the same JS number, and an integral
+ * number and a bigint of the same value are the same integer (`2 ** 60` and `2n ** 60n`).
+ */
 function sameScalar(a: JsonValue, b: JsonValue): boolean {
-  const x = typeof a === 'bigint' && Number.isSafeInteger(Number(a)) ? Number(a) : a;
-  const y = typeof b === 'bigint' && Number.isSafeInteger(Number(b)) ? Number(b) : b;
-  return typeof x === typeof y && (typeof x === 'number' ? Object.is(x, y) : x === y);
+  if (typeof a === 'bigint' || typeof b === 'bigint') return sameInteger(a, b);
+  return typeof a === typeof b && (typeof a === 'number' ? Object.is(a, b) : a === b);
+}
+
+function sameInteger(a: JsonValue, b: JsonValue): boolean {
+  const integral = (v: JsonValue): v is number | bigint => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));
+  return integral(a) && integral(b) && BigInt(a) === BigInt(b);
 }
 
 async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, index: number): Promise<void> {
@@ -498,8 +497,8 @@ async function counter(st: Transaction, keys: DocumentKeys, checked: Checked): P
     const key = path[n];
     const stored = await st.get(key);
     if (stored !== undefined) {
-      if (kindOf(stored) !== 'scalar' || !isIntegerLeaf(stored)) throw mismatch(elements, 'an integer');
-      const current = BigInt(decodeScalar(stored) as number | bigint);
+      const current = kindOf(stored) === 'scalar' ? counterValue(stored) : undefined;
+      if (current === undefined) throw mismatch(elements, 'an integer');
       if (current < INT64_MIN || current > INT64_MAX) {
         throw new DocumentError('NUMBER_TOO_BIG', `${describePath(elements)} holds an integer outside int64`, {
           path: formatPath(elements),
