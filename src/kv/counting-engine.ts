@@ -1,17 +1,7 @@
 import { toBuffer } from './contract/bytes';
 import { isKvError } from './contract/errors';
 import { TransactionShorthands } from './contract/transaction-shorthands';
-import type {
-  AtomicOp,
-  Bytes,
-  Engine,
-  KeySelector,
-  KeyValue,
-  RangeOptions,
-  ReadTransaction,
-  Transaction,
-  Watch,
-} from './contract/types';
+import type { AtomicOp, Bytes, Engine, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from './contract/types';
 
 /**
  * An {@link Engine} that passes everything to another engine and records, per transaction attempt,
@@ -123,6 +113,10 @@ export class CountingEngine implements Engine {
 
   constructor(readonly inner: Engine) {
     this.name = `counting(${inner.name})`;
+  }
+
+  get maxKeyBytes(): number | undefined {
+    return this.inner.maxKeyBytes;
   }
 
   createTransaction(): Transaction {

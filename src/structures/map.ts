@@ -60,7 +60,7 @@ export class DocMap<V = JsonValue> extends Structure {
       (tr, keys) => tr.get(entryOf(keys)),
       async ({ tr, keys, create }, old) => {
         const at = entryOf(keys);
-        const entries = flatten(value, at);
+        const entries = flatten(value, at, this.access.kv.maxKeyBytes);
         create();
         if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
         else clearSubtree(tr, at);
@@ -131,7 +131,7 @@ export class DocMap<V = JsonValue> extends Structure {
    *
    * @throws DocumentError DELTA_INVALID (by), PATH_MISMATCH (the value is not an integer; a double, even
    *   integral, is not), VALUE_CANNOT_INSERT (the result is outside int64), NUMBER_TOO_BIG (outside
-   *   ±(2^53−1), which a number cannot hold exactly), WRONG_KIND; nothing is written when any is thrown.
+   *   ±(2^53−1), which a number cannot hold exactly), KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
   async increment(key: string, by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
     checkKey(key);
@@ -142,6 +142,12 @@ export class DocMap<V = JsonValue> extends Structure {
       (tr, keys) => tr.get(entryOf(keys)),
       async ({ tr, keys, create }, old) => {
         const at = entryOf(keys);
+        if (at.length > this.access.kv.maxKeyBytes) {
+          throw new DocumentError(
+            'KEY_TOO_LARGE',
+            `the entry's key would be ${at.length} bytes, over the engine's limit of ${this.access.kv.maxKeyBytes}`,
+          );
+        }
         let current = 0n;
         if (old !== undefined) {
           const stored = kindOf(old) === 'scalar' ? counterValue(old) : undefined;

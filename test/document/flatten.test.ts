@@ -4,6 +4,7 @@ import { countChildren, flatten, MAX_DOCUMENT_BYTES, unflatten, type Entries } f
 import { childKey } from '../../src/document/keys/layout';
 import { ARRAY_VALUE, decodeScalar, encodeScalar, isLongString, MAX_LEAF_BYTES, OBJECT_VALUE } from '../../src/document/values/leaf';
 import type { JsonValue } from '../../src/document/types';
+import { Limits } from '../../src/kv/contract/limits';
 import type { KeyValue } from '../../src/kv/contract/types';
 import { Double, pack } from '../../src/tuple';
 import { jsonValue, longString, roundTripped } from '../support/json-arbitrary';
@@ -17,7 +18,7 @@ function sorted(entries: Entries): KeyValue[] {
 const BASE = Buffer.from('base');
 
 function roundTrip(value: JsonValue, base: Buffer = BASE): JsonValue {
-  const entries = sorted(flatten(value, base));
+  const entries = sorted(flatten(value, base, Limits.maxKeyBytes));
   return unflatten(entries, 0, entries.length, base.length);
 }
 
@@ -33,7 +34,7 @@ function errorCode(fn: () => unknown): string | undefined {
 
 describe('flatten', () => {
   it('writes a marker for every container and a packed leaf for every scalar, at tuple paths', () => {
-    const entries = flatten({ a: [1, { b: null }], c: {}, d: [] }, BASE);
+    const entries = flatten({ a: [1, { b: null }], c: {}, d: [] }, BASE, Limits.maxKeyBytes);
     const expected: [Buffer, Buffer][] = [
       [BASE, OBJECT_VALUE],
       [pack(['a']), ARRAY_VALUE],
@@ -145,7 +146,7 @@ describe('flatten', () => {
   });
 
   it('gives array elements positions 0..n-1', () => {
-    const entries = flatten(['x', 'y', 'z'], BASE);
+    const entries = flatten(['x', 'y', 'z'], BASE, Limits.maxKeyBytes);
     expect(entries.keys.slice(1)).toEqual([0, 1, 2].map((i) => childKey(BASE, i)));
   });
 });
@@ -157,7 +158,7 @@ describe('flatten: long strings', () => {
   it('keeps a string whose packed leaf is exactly 100,000 bytes in one value', () => {
     const s = packedOf(MAX_LEAF_BYTES);
     expect(isLongString(s)).toBe(false);
-    const entries = flatten({ s }, BASE);
+    const entries = flatten({ s }, BASE, Limits.maxKeyBytes);
     expect(entries.keys).toHaveLength(2);
     expect(entries.values[1]).toHaveLength(MAX_LEAF_BYTES);
     expect(roundTrip({ s })).toEqual({ s });
@@ -166,7 +167,7 @@ describe('flatten: long strings', () => {
   it('chunks a string one byte longer: a header, then chunks right after it and before any sibling', () => {
     const s = packedOf(MAX_LEAF_BYTES + 1);
     expect(isLongString(s)).toBe(true);
-    const entries = sorted(flatten({ s, t: 'after', r: 'before' }, BASE));
+    const entries = sorted(flatten({ s, t: 'after', r: 'before' }, BASE, Limits.maxKeyBytes));
     const keyOfS = Buffer.concat([BASE, pack(['s'])]);
     const sIndex = entries.findIndex((e) => e.key.equals(keyOfS));
     expect(entries[sIndex].value[0]).toBe(0x7e);
@@ -186,7 +187,7 @@ describe('flatten: long strings', () => {
 
   it('splits chunks of at most 100,000 bytes inside multi-byte characters and joins them back', () => {
     const s = '\u{1f600}'.repeat(60_001) + 'é';
-    const entries = flatten(s, BASE);
+    const entries = flatten(s, BASE, Limits.maxKeyBytes);
     expect(entries.keys).toHaveLength(1 + Math.ceil(Buffer.byteLength(s) / 100_000));
     for (const value of entries.values.slice(1)) expect(value.length).toBeLessThanOrEqual(100_000);
     expect(roundTrip(s)).toBe(s);
@@ -205,9 +206,9 @@ describe('flatten: long strings', () => {
 
 describe('flatten: limits', () => {
   it('fails with KEY_TOO_LARGE for a key over 10,000 bytes, naming the path', () => {
-    expect(errorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE))).toBeUndefined();
-    expect(errorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE))).toBe('KEY_TOO_LARGE');
-    expect(errorCode(() => flatten(1, Buffer.alloc(10_001)))).toBe('KEY_TOO_LARGE');
+    expect(errorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE, Limits.maxKeyBytes))).toBeUndefined();
+    expect(errorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE, Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
+    expect(errorCode(() => flatten(1, Buffer.alloc(10_001), Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
   });
 
   it('counts keys as a transaction does: three times (the mutation and its write conflict range)', () => {
@@ -215,9 +216,9 @@ describe('flatten: limits', () => {
     // root: key 4, marker 1; "kkk...": key 4 + 22, marker 1; [0]: key 26 + 1, [1..254]: key 26 + 2;
     // `true` is 1 byte.
     const expected = 3 * 4 + 1 + 1 + (3 * 26 + 1 + 1) + (3 * 27 + 1 + 1) + 254 * (3 * 28 + 1 + 1);
-    expect(flatten(doc, BASE).bytes).toBe(expected);
-    expect(errorCode(() => flatten(doc, BASE, undefined, expected))).toBeUndefined();
-    expect(errorCode(() => flatten(doc, BASE, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
+    expect(flatten(doc, BASE, Limits.maxKeyBytes).bytes).toBe(expected);
+    expect(errorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected))).toBeUndefined();
+    expect(errorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
   });
 
   it('fails with DOCUMENT_TOO_LARGE once the entries exceed 9,000,000 bytes', () => {
@@ -228,6 +229,7 @@ describe('flatten: limits', () => {
         flatten(
           Array.from({ length: 91 }, () => chunk),
           BASE,
+          Limits.maxKeyBytes,
         ),
       ),
     ).toBe('DOCUMENT_TOO_LARGE');
@@ -236,6 +238,7 @@ describe('flatten: limits', () => {
         flatten(
           Array.from({ length: 90 }, () => chunk),
           BASE,
+          Limits.maxKeyBytes,
         ),
       ),
     ).toBeUndefined();
@@ -243,7 +246,7 @@ describe('flatten: limits', () => {
 });
 
 describe('unflatten', () => {
-  const entriesOf = (value: JsonValue) => sorted(flatten(value, BASE));
+  const entriesOf = (value: JsonValue) => sorted(flatten(value, BASE, Limits.maxKeyBytes));
 
   it('reads a subtree out of the middle of a larger range', () => {
     const all = entriesOf({ a: 1, b: { c: [1, 2] }, d: 'x' });

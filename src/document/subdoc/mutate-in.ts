@@ -1,4 +1,3 @@
-import { Limits } from '../../kv/contract/limits';
 import { stage, type StagedTransaction } from '../../kv/client/staged-transaction';
 import type { Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
@@ -91,6 +90,7 @@ export async function mutateIn(
   keys: DocumentKeys,
   specs: readonly MutateInSpec[],
   options: MutateInOptions,
+  maxKeyBytes: number,
 ): Promise<MutateOutcome> {
   const semantics = options.storeSemantics ?? 'replace';
   if (semantics !== 'replace' && semantics !== 'upsert' && semantics !== 'insert') {
@@ -113,7 +113,7 @@ export async function mutateIn(
   let removed = false;
   for (let i = 0; i < checked.length; i++) {
     try {
-      const result = await mutate(st, keys, checked[i], i);
+      const result = await mutate(st, keys, checked[i], i, maxKeyBytes);
       removed = result === REMOVED;
       values.push(result === REMOVED ? undefined : result);
     } catch (err) {
@@ -194,7 +194,13 @@ function newRootIsArray(first: Checked): boolean {
 
 const REMOVED = Symbol('removed');
 
-async function mutate(st: StagedTransaction, keys: DocumentKeys, checked: Checked, index: number): Promise<JsonValue | undefined | typeof REMOVED> {
+async function mutate(
+  st: StagedTransaction,
+  keys: DocumentKeys,
+  checked: Checked,
+  index: number,
+  maxKeyBytes: number,
+): Promise<JsonValue | undefined | typeof REMOVED> {
   const { op, elements, spec } = checked;
   if (checked.pathError !== undefined) throw checked.pathError;
   const n = elements.length;
@@ -205,27 +211,27 @@ async function mutate(st: StagedTransaction, keys: DocumentKeys, checked: Checke
       const value = checkedValue(spec, index, n);
       if (n === 0) {
         if ((await st.get(keys.root)) === undefined) throw missingDocument();
-        writeValue(st, keys.root, value);
+        writeValue(st, keys.root, value, maxKeyBytes);
         return undefined;
       }
       if (typeof last !== 'string') throw invalidPath(elements, `${op} needs a path that ends with a key, not an index`);
-      const parent = await parentOf(st, keys, elements, checked.createPath);
+      const parent = await parentOf(st, keys, elements, checked.createPath, maxKeyBytes);
       if (parent.kind !== 'object') throw mismatch(elements.slice(0, -1), 'an object');
       const key = childKey(parent.key, last);
       if (op === 'insert') {
         if ((await st.get(key)) !== undefined) {
           throw new DocumentError('PATH_EXISTS', `${describePath(elements)} exists`, { path: formatPath(elements) });
         }
-        writeValue(st, key, value, false);
+        writeValue(st, key, value, maxKeyBytes, false);
       } else {
-        writeValue(st, key, value);
+        writeValue(st, key, value, maxKeyBytes);
       }
       return undefined;
     }
     case 'replace': {
       const value = checkedValue(spec, index, n);
       const key = await existingNode(st, keys, elements);
-      writeValue(st, key, value);
+      writeValue(st, key, value, maxKeyBytes);
       return undefined;
     }
     case 'remove': {
@@ -244,10 +250,10 @@ async function mutate(st: StagedTransaction, keys: DocumentKeys, checked: Checke
     case 'arrayAppend':
     case 'arrayPrepend': {
       const values = checkedElements(checked, index, n + 1);
-      const target = await arrayOrCreate(st, keys, checked, values);
+      const target = await arrayOrCreate(st, keys, checked, values, maxKeyBytes);
       if (target !== undefined) {
-        if (op === 'arrayAppend') await appendToArray(st, target, values);
-        else await prependToArray(st, target, values);
+        if (op === 'arrayAppend') await appendToArray(st, target, values, maxKeyBytes);
+        else await prependToArray(st, target, values, maxKeyBytes);
       }
       return undefined;
     }
@@ -272,15 +278,15 @@ async function mutate(st: StagedTransaction, keys: DocumentKeys, checked: Checke
           path: formatPath(elements),
         });
       }
-      await insertIntoArray(st, arrayKey, typeof bounds === 'object' ? bounds : undefined, last, values);
+      await insertIntoArray(st, arrayKey, typeof bounds === 'object' ? bounds : undefined, last, values, maxKeyBytes);
       return undefined;
     }
     case 'arrayAddUnique':
-      await addUnique(st, keys, checked, index);
+      await addUnique(st, keys, checked, index, maxKeyBytes);
       return undefined;
     case 'increment':
     case 'decrement':
-      return counter(st, keys, checked);
+      return counter(st, keys, checked, maxKeyBytes);
   }
 }
 
@@ -347,6 +353,7 @@ async function parentOf(
   keys: DocumentKeys,
   elements: readonly PathElement[],
   createPath: boolean,
+  maxKeyBytes: number,
 ): Promise<{ key: Buffer; kind: NodeKind }> {
   const parentElements = elements.slice(0, -1);
   const m = parentElements.length;
@@ -365,10 +372,14 @@ async function parentOf(
     parentElements.slice(from - 1).every((element) => typeof element === 'string')
   ) {
     for (let j = from; j <= m; j++) {
-      if (path[j].length > Limits.maxKeyBytes) {
-        throw new DocumentError('KEY_TOO_LARGE', `the key of ${describePath(parentElements.slice(0, j))} would exceed ${Limits.maxKeyBytes} bytes`, {
-          path: formatPath(elements),
-        });
+      if (path[j].length > maxKeyBytes) {
+        throw new DocumentError(
+          'KEY_TOO_LARGE',
+          `the key of ${describePath(parentElements.slice(0, j))} would exceed the engine's limit of ${maxKeyBytes} bytes`,
+          {
+            path: formatPath(elements),
+          },
+        );
       }
       st.set(path[j], OBJECT_VALUE);
     }
@@ -381,7 +392,13 @@ async function parentOf(
  * The key of the array at `checked`'s path, or `undefined` after creating it (holding `values`) when
  * it is missing and may be created.
  */
-async function arrayOrCreate(st: Transaction, keys: DocumentKeys, checked: Checked, values: JsonValue[]): Promise<Buffer | undefined> {
+async function arrayOrCreate(
+  st: Transaction,
+  keys: DocumentKeys,
+  checked: Checked,
+  values: JsonValue[],
+  maxKeyBytes: number,
+): Promise<Buffer | undefined> {
   const { elements } = checked;
   const n = elements.length;
   const path = await resolvePath(st, keys.root, elements);
@@ -392,9 +409,9 @@ async function arrayOrCreate(st: Transaction, keys: DocumentKeys, checked: Check
   }
   const last = elements[n - 1];
   if (!checked.createPath || typeof last !== 'string') return failWithDiagnosis(st, elements, path);
-  const parent = await parentOf(st, keys, elements, true);
+  const parent = await parentOf(st, keys, elements, true, maxKeyBytes);
   if (parent.kind !== 'object') throw mismatch(elements.slice(0, -1), 'an object');
-  writeValue(st, childKey(parent.key, last), values, false);
+  writeValue(st, childKey(parent.key, last), values, maxKeyBytes, false);
   return undefined;
 }
 
@@ -433,7 +450,7 @@ function sameInteger(a: JsonValue, b: JsonValue): boolean {
   return integral(a) && integral(b) && BigInt(a) === BigInt(b);
 }
 
-async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, index: number): Promise<void> {
+async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, index: number, maxKeyBytes: number): Promise<void> {
   const { elements } = checked;
   const value = (checked.spec as { value?: unknown }).value;
   assertJsonValue(value, `the value of spec ${index}`);
@@ -464,11 +481,11 @@ async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, 
         }
       }
       const lastPosition = entries.length > 1 ? decodePosition(entries[entries.length - 1].key, key.length) : -1;
-      writeValue(st, childKey(key, lastPosition + 1), value, false);
+      writeValue(st, childKey(key, lastPosition + 1), value, maxKeyBytes, false);
       return;
     }
   }
-  await arrayOrCreate(st, keys, checked, [value]);
+  await arrayOrCreate(st, keys, checked, [value], maxKeyBytes);
 }
 
 function checkedDelta(checked: Checked): bigint {
@@ -488,7 +505,7 @@ function asJsonInteger(n: bigint): number | bigint {
   return n >= -BigInt(Number.MAX_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
 }
 
-async function counter(st: Transaction, keys: DocumentKeys, checked: Checked): Promise<JsonValue> {
+async function counter(st: Transaction, keys: DocumentKeys, checked: Checked, maxKeyBytes: number): Promise<JsonValue> {
   const { elements } = checked;
   const delta = checkedDelta(checked);
   const n = elements.length;
@@ -509,9 +526,15 @@ async function counter(st: Transaction, keys: DocumentKeys, checked: Checked): P
   }
   const last = elements[n - 1];
   if (typeof last !== 'string') return failWithDiagnosis(st, elements, path);
-  const parent = await parentOf(st, keys, elements, checked.createPath);
+  const parent = await parentOf(st, keys, elements, checked.createPath, maxKeyBytes);
   if (parent.kind !== 'object') return failWithDiagnosis(st, elements, path);
-  return setCounter(st, childKey(parent.key, last), delta, elements);
+  const key = childKey(parent.key, last);
+  if (key.length > maxKeyBytes) {
+    throw new DocumentError('KEY_TOO_LARGE', `the key of ${describePath(elements)} would exceed the engine's limit of ${maxKeyBytes} bytes`, {
+      path: formatPath(elements),
+    });
+  }
+  return setCounter(st, key, delta, elements);
 }
 
 function setCounter(st: Transaction, key: Buffer, value: bigint, elements: readonly PathElement[]): JsonValue {
