@@ -115,6 +115,10 @@ export class CountingEngine implements Engine {
     this.name = `counting(${inner.name})`;
   }
 
+  get maxKeyBytes(): number | undefined {
+    return this.inner.maxKeyBytes;
+  }
+
   createTransaction(): Transaction {
     return new CountingTransaction(this.inner.createTransaction(), this);
   }

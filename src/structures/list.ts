@@ -76,7 +76,7 @@ export class DocList<T = JsonValue> extends Structure {
       const body = bodyKey(keys);
       const key = await elementKey(tr, body, index);
       if (key === undefined || (await tr.get(key)) === undefined) throw outOfRange(index);
-      const entries = flatten(value, key);
+      const entries = flatten(value, key, this.access.kv.maxKeyBytes);
       clearSubtree(tr, key);
       writeEntries(tr, entries);
       this.changed(tr, keys);
@@ -114,13 +114,17 @@ export class DocList<T = JsonValue> extends Structure {
    */
   async push(value: T, opts: TransactionOption = {}): Promise<void> {
     checkElementValue(value, 'the value');
-    await this.writeWith(opts, (tr, keys) => probeChild(tr, bodyKey(keys), 'last'), async ({ tr, keys, create }, last) => {
-      const body = bodyKey(keys);
-      const entries = elementEntries(body, last?.kind === 'position' ? last.position + 1 : 0, [value]);
-      create();
-      writeEntries(tr, entries);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => probeChild(tr, bodyKey(keys), 'last'),
+      async ({ tr, keys, create }, last) => {
+        const body = bodyKey(keys);
+        const entries = elementEntries(body, last?.kind === 'position' ? last.position + 1 : 0, [value], this.access.kv.maxKeyBytes);
+        create();
+        writeEntries(tr, entries);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /** Couchbase's name for {@link push}. */
@@ -138,13 +142,17 @@ export class DocList<T = JsonValue> extends Structure {
    */
   async unshift(value: T, opts: TransactionOption = {}): Promise<void> {
     checkElementValue(value, 'the value');
-    await this.writeWith(opts, (tr, keys) => probeChild(tr, bodyKey(keys), 'first'), async ({ tr, keys, create }, first) => {
-      const body = bodyKey(keys);
-      const entries = elementEntries(body, (first?.kind === 'position' ? first.position : 0) - 1, [value]);
-      create();
-      writeEntries(tr, entries);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => probeChild(tr, bodyKey(keys), 'first'),
+      async ({ tr, keys, create }, first) => {
+        const body = bodyKey(keys);
+        const entries = elementEntries(body, (first?.kind === 'position' ? first.position : 0) - 1, [value], this.access.kv.maxKeyBytes);
+        create();
+        writeEntries(tr, entries);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /** Couchbase's name for {@link unshift}. */
@@ -172,9 +180,9 @@ export class DocList<T = JsonValue> extends Structure {
       const at = index < 0 ? length + index : index;
       if (at < 0 || at > length) throw outOfRange(index, length);
       // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
-      flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)));
+      flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)), this.access.kv.maxKeyBytes);
       create();
-      await insertIntoArray(tr, body, bounds, at, [value]);
+      await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes);
       this.changed(tr, keys);
     });
   }
@@ -301,12 +309,16 @@ export class DocList<T = JsonValue> extends Structure {
   }
 
   private takeEnd(which: 'first' | 'last', opts: TransactionOption): Promise<T | undefined> {
-    return this.writeWith(opts, (tr, keys) => endElement(tr, bodyKey(keys), which), async ({ tr, keys }, end) => {
-      if (end === undefined) return undefined;
-      clearSubtree(tr, end.key);
-      this.changed(tr, keys);
-      return unflatten(end.entries, 0, end.entries.length, end.key.length) as T;
-    });
+    return this.writeWith(
+      opts,
+      (tr, keys) => endElement(tr, bodyKey(keys), which),
+      async ({ tr, keys }, end) => {
+        if (end === undefined) return undefined;
+        clearSubtree(tr, end.key);
+        this.changed(tr, keys);
+        return unflatten(end.entries, 0, end.entries.length, end.key.length) as T;
+      },
+    );
   }
 }
 
@@ -361,4 +373,3 @@ export function listJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): 
   if (start < 0) return [];
   return unflatten(entries, start, entries.length, body.length);
 }
-

@@ -2,7 +2,7 @@ import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { flatten, unflatten } from '../document/values/flatten';
 import { childKey, decodeStringElement, descendantsBegin, META_SIZE, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
-import { decodeScalar, encodeScalar, isIntegerLeaf, kindOf, OBJECT_VALUE } from '../document/values/leaf';
+import { counterValue, encodeScalar, kindOf, OBJECT_VALUE } from '../document/values/leaf';
 import { loneSurrogateIndex } from '../document/values/path';
 import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
@@ -55,15 +55,19 @@ export class DocMap<V = JsonValue> extends Structure {
     checkKey(key);
     checkElementValue(value, 'the value');
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
-    await this.writeWith(opts, (tr, keys) => tr.get(entryOf(keys)), async ({ tr, keys, create }, old) => {
-      const at = entryOf(keys);
-      const entries = flatten(value, at);
-      create();
-      if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
-      else clearSubtree(tr, at);
-      writeEntries(tr, entries);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => tr.get(entryOf(keys)),
+      async ({ tr, keys, create }, old) => {
+        const at = entryOf(keys);
+        const entries = flatten(value, at, this.access.kv.maxKeyBytes);
+        create();
+        if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
+        else clearSubtree(tr, at);
+        writeEntries(tr, entries);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
@@ -77,13 +81,17 @@ export class DocMap<V = JsonValue> extends Structure {
   async delete(key: string, opts: TransactionOption = {}): Promise<boolean> {
     checkKey(key);
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
-    return this.writeWith(opts, (tr, keys) => tr.get(entryOf(keys)), async ({ tr, keys }, old) => {
-      if (old === undefined) return false;
-      clearSubtree(tr, entryOf(keys));
-      tr.add(keys.meta(META_SIZE), MINUS_ONE);
-      this.changed(tr, keys);
-      return true;
-    });
+    return this.writeWith(
+      opts,
+      (tr, keys) => tr.get(entryOf(keys)),
+      async ({ tr, keys }, old) => {
+        if (old === undefined) return false;
+        clearSubtree(tr, entryOf(keys));
+        tr.add(keys.meta(META_SIZE), MINUS_ONE);
+        this.changed(tr, keys);
+        return true;
+      },
+    );
   }
 
   /**
@@ -123,32 +131,41 @@ export class DocMap<V = JsonValue> extends Structure {
    *
    * @throws DocumentError DELTA_INVALID (by), PATH_MISMATCH (the value is not an integer; a double, even
    *   integral, is not), VALUE_CANNOT_INSERT (the result is outside int64), NUMBER_TOO_BIG (outside
-   *   ±(2^53−1), which a number cannot hold exactly), WRONG_KIND; nothing is written when any is thrown.
+   *   ±(2^53−1), which a number cannot hold exactly), KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
   async increment(key: string, by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
     checkKey(key);
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
-    return this.writeWith(opts, (tr, keys) => tr.get(entryOf(keys)), async ({ tr, keys, create }, old) => {
-      const at = entryOf(keys);
-      let current = 0n;
-      if (old !== undefined) {
-        if (kindOf(old) !== 'scalar' || !isIntegerLeaf(old)) {
-          throw new DocumentError('PATH_MISMATCH', `the value at ${JSON.stringify(key)} is not an integer`);
+    return this.writeWith(
+      opts,
+      (tr, keys) => tr.get(entryOf(keys)),
+      async ({ tr, keys, create }, old) => {
+        const at = entryOf(keys);
+        if (at.length > this.access.kv.maxKeyBytes) {
+          throw new DocumentError(
+            'KEY_TOO_LARGE',
+            `the entry's key would be ${at.length} bytes, over the engine's limit of ${this.access.kv.maxKeyBytes}`,
+          );
         }
-        current = BigInt(decodeScalar(old) as number | bigint);
-      }
-      const next = current + delta;
-      if (next < INT64_MIN || next > INT64_MAX) throw new DocumentError('VALUE_CANNOT_INSERT', `${current} + ${delta} is outside int64`);
-      if (next < BigInt(Number.MIN_SAFE_INTEGER) || next > BigInt(Number.MAX_SAFE_INTEGER)) {
-        throw new DocumentError('NUMBER_TOO_BIG', `${current} + ${delta} is outside ±(2^53−1)`);
-      }
-      create();
-      if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
-      tr.set(at, encodeScalar(Number(next)));
-      this.changed(tr, keys);
-      return Number(next);
-    });
+        let current = 0n;
+        if (old !== undefined) {
+          const stored = kindOf(old) === 'scalar' ? counterValue(old) : undefined;
+          if (stored === undefined) throw new DocumentError('PATH_MISMATCH', `the value at ${JSON.stringify(key)} is not an integer`);
+          current = stored;
+        }
+        const next = current + delta;
+        if (next < INT64_MIN || next > INT64_MAX) throw new DocumentError('VALUE_CANNOT_INSERT', `${current} + ${delta} is outside int64`);
+        if (next < BigInt(Number.MIN_SAFE_INTEGER) || next > BigInt(Number.MAX_SAFE_INTEGER)) {
+          throw new DocumentError('NUMBER_TOO_BIG', `${current} + ${delta} is outside ±(2^53−1)`);
+        }
+        create();
+        if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
+        tr.set(at, encodeScalar(Number(next)));
+        this.changed(tr, keys);
+        return Number(next);
+      },
+    );
   }
 
   /**
@@ -216,4 +233,3 @@ export function mapJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): J
   if (start < 0) return {};
   return unflatten(entries, start, entries.length, body.length);
 }
-

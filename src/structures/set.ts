@@ -1,5 +1,4 @@
 import type { KeyValue } from '../kv/contract/types';
-import { Limits } from '../kv/contract/limits';
 import type { TupleItem } from '../tuple';
 import { decodeItem, Reader } from '../tuple/codec';
 import { packPrefixed } from '../tuple/pack';
@@ -50,11 +49,11 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     const element = memberElement(member);
     return this.writeWith(
       opts,
-      (tr, keys) => tr.get(memberKey(keys, element)),
+      (tr, keys) => tr.get(memberKey(keys, element, this.access.kv.maxKeyBytes)),
       async ({ tr, keys, create }, found) => {
         if (found !== undefined) return false;
         create();
-        tr.set(memberKey(keys, element), EMPTY);
+        tr.set(memberKey(keys, element, this.access.kv.maxKeyBytes), EMPTY);
         tr.add(keys.meta(META_SIZE), ONE);
         this.changed(tr, keys);
         return true;
@@ -74,10 +73,10 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     const element = memberElement(member);
     return this.writeWith(
       opts,
-      (tr, keys) => tr.get(memberKey(keys, element)),
+      (tr, keys) => tr.get(memberKey(keys, element, this.access.kv.maxKeyBytes)),
       async ({ tr, keys }, found) => {
         if (found === undefined) return false;
-        tr.clear(memberKey(keys, element));
+        tr.clear(memberKey(keys, element, this.access.kv.maxKeyBytes));
         tr.add(keys.meta(META_SIZE), MINUS_ONE);
         this.changed(tr, keys);
         return true;
@@ -95,7 +94,7 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     const element = memberElement(member);
     return this.readWith(
       opts,
-      (tr, keys) => tr.get(memberKey(keys, element)),
+      (tr, keys) => tr.get(memberKey(keys, element, this.access.kv.maxKeyBytes)),
       async (_tr, _keys, found) => found !== undefined,
     );
   }
@@ -123,7 +122,8 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     return this.readWith(
       opts,
       (tr, keys) => tr.getRangeAll(descendantsBegin(bodyKey(keys)), subtreeEnd(bodyKey(keys))),
-      async (_tr, keys, pairs) => (keys === undefined || pairs === undefined ? [] : pairs.map((pair) => decodeMember(pair.key, bodyKey(keys).length) as M)),
+      async (_tr, keys, pairs) =>
+        keys === undefined || pairs === undefined ? [] : pairs.map((pair) => decodeMember(pair.key, bodyKey(keys).length) as M),
     );
   }
 
@@ -178,10 +178,11 @@ export function memberElement(member: unknown): TupleItem {
   );
 }
 
-function memberKey(keys: DocumentKeys, element: TupleItem): Buffer {
+/** @throws DocumentError KEY_TOO_LARGE over the engine's key limit, `maxKeyBytes`. */
+function memberKey(keys: DocumentKeys, element: TupleItem, maxKeyBytes: number): Buffer {
   const key = packPrefixed(bodyKey(keys), [element]);
-  if (key.length > Limits.maxKeyBytes) {
-    throw new DocumentError('KEY_TOO_LARGE', `the set member's key would be ${key.length} bytes, over the limit of ${Limits.maxKeyBytes}`);
+  if (key.length > maxKeyBytes) {
+    throw new DocumentError('KEY_TOO_LARGE', `the set member's key would be ${key.length} bytes, over the engine's limit of ${maxKeyBytes}`);
   }
   return key;
 }
@@ -199,4 +200,3 @@ export function setJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): J
   }
   return out;
 }
-

@@ -4,6 +4,7 @@ import { countChildren, flatten, MAX_DOCUMENT_BYTES, unflatten, type Entries } f
 import { childKey } from '../../src/document/keys/layout';
 import { ARRAY_VALUE, decodeScalar, encodeScalar, isLongString, MAX_LEAF_BYTES, OBJECT_VALUE } from '../../src/document/values/leaf';
 import type { JsonValue } from '../../src/document/types';
+import { Limits } from '../../src/kv/contract/limits';
 import type { KeyValue } from '../../src/kv/contract/types';
 import { Double, pack } from '../../src/tuple';
 import { jsonValue, longString, roundTripped } from '../support/json-arbitrary';
@@ -11,15 +12,13 @@ import { testSeed } from '../support/random';
 
 /** What a range read returns: the entries in key order. */
 function sorted(entries: Entries): KeyValue[] {
-  return entries.keys
-    .map((key, i) => ({ key, value: entries.values[i] }))
-    .sort((a, b) => Buffer.compare(a.key, b.key));
+  return entries.keys.map((key, i) => ({ key, value: entries.values[i] })).sort((a, b) => Buffer.compare(a.key, b.key));
 }
 
 const BASE = Buffer.from('base');
 
 function roundTrip(value: JsonValue, base: Buffer = BASE): JsonValue {
-  const entries = sorted(flatten(value, base));
+  const entries = sorted(flatten(value, base, Limits.maxKeyBytes));
   return unflatten(entries, 0, entries.length, base.length);
 }
 
@@ -35,7 +34,7 @@ function errorCode(fn: () => unknown): string | undefined {
 
 describe('flatten', () => {
   it('writes a marker for every container and a packed leaf for every scalar, at tuple paths', () => {
-    const entries = flatten({ a: [1, { b: null }], c: {}, d: [] }, BASE);
+    const entries = flatten({ a: [1, { b: null }], c: {}, d: [] }, BASE, Limits.maxKeyBytes);
     const expected: [Buffer, Buffer][] = [
       [BASE, OBJECT_VALUE],
       [pack(['a']), ARRAY_VALUE],
@@ -59,26 +58,34 @@ describe('flatten', () => {
     expect(roundTrip({ x: {} })).not.toEqual({ x: [] });
   });
 
-  it('stores integral numbers and bigints as tuple integers and other numbers as doubles', () => {
+  it('stores safe integers and bigints as tuple integers and other numbers, integral ones beyond 2^53 too, as doubles', () => {
     expect(encodeScalar(5)).toEqual(pack([5]));
     expect(encodeScalar(5n)).toEqual(pack([5]));
+    expect(encodeScalar(Number.MAX_SAFE_INTEGER)).toEqual(pack([Number.MAX_SAFE_INTEGER]));
     expect(encodeScalar(2n ** 70n)).toEqual(pack([2n ** 70n]));
     expect(encodeScalar(1.5)[0]).toBe(0x21);
     expect(encodeScalar(-0)[0]).toBe(0x21);
-    expect(encodeScalar(1e300)[0]).toBe(0x1d);
+    expect(encodeScalar(2 ** 53)).toEqual(pack([new Double(2 ** 53)]));
+    expect(encodeScalar(1e300)).toEqual(pack([new Double(1e300)]));
   });
 
-  it('reads back integers as numbers when safe and bigints beyond, and -0 as -0', () => {
-    expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER })).toEqual({
+  it('reads back numbers as the same numbers, -0 included, and bigints as numbers when safe and bigints beyond', () => {
+    expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER, f: 1e21 })).toEqual({
       a: 5,
       b: 2n ** 53n,
       c: -(2n ** 64n),
-      d: 2n ** 60n,
+      d: 2 ** 60,
       e: Number.MAX_SAFE_INTEGER,
+      f: 1e21,
     });
     expect(Object.is(roundTrip(-0), -0)).toBe(true);
     expect(roundTrip([5e-324, 1.5, -2.25, 1.5e-300])).toEqual([5e-324, 1.5, -2.25, 1.5e-300]);
-    expect(roundTrip(Number.MAX_VALUE)).toBe(BigInt(Number.MAX_VALUE));
+    expect(roundTrip(Number.MAX_VALUE)).toBe(Number.MAX_VALUE);
+  });
+
+  it('reads integers stored beyond 2^53 before numbers were stored as doubles as bigints, as before', () => {
+    expect(decodeScalar(pack([2n ** 60n]))).toBe(2n ** 60n);
+    expect(decodeScalar(pack([BigInt(1e21)]))).toBe(BigInt(1e21));
   });
 
   it('decodes doubles other clients wrote as the Double wrapper (integral values) as plain numbers', () => {
@@ -93,7 +100,11 @@ describe('flatten', () => {
   });
 
   it('reads a key that extends a container key with a NUL as a sibling, not a child', () => {
-    for (const doc of [{ '\0': -0, '': [] }, { a: {}, 'a\0': 1, 'a\0\0': { b: [] } }, { '': { '': 1 }, '\0': { '\0': 2 } }] as JsonValue[]) {
+    for (const doc of [
+      { '\0': -0, '': [] },
+      { a: {}, 'a\0': 1, 'a\0\0': { b: [] } },
+      { '': { '': 1 }, '\0': { '\0': 2 } },
+    ] as JsonValue[]) {
       expect(roundTrip(doc)).toEqual(doc);
     }
   });
@@ -135,7 +146,7 @@ describe('flatten', () => {
   });
 
   it('gives array elements positions 0..n-1', () => {
-    const entries = flatten(['x', 'y', 'z'], BASE);
+    const entries = flatten(['x', 'y', 'z'], BASE, Limits.maxKeyBytes);
     expect(entries.keys.slice(1)).toEqual([0, 1, 2].map((i) => childKey(BASE, i)));
   });
 });
@@ -147,7 +158,7 @@ describe('flatten: long strings', () => {
   it('keeps a string whose packed leaf is exactly 100,000 bytes in one value', () => {
     const s = packedOf(MAX_LEAF_BYTES);
     expect(isLongString(s)).toBe(false);
-    const entries = flatten({ s }, BASE);
+    const entries = flatten({ s }, BASE, Limits.maxKeyBytes);
     expect(entries.keys).toHaveLength(2);
     expect(entries.values[1]).toHaveLength(MAX_LEAF_BYTES);
     expect(roundTrip({ s })).toEqual({ s });
@@ -156,7 +167,7 @@ describe('flatten: long strings', () => {
   it('chunks a string one byte longer: a header, then chunks right after it and before any sibling', () => {
     const s = packedOf(MAX_LEAF_BYTES + 1);
     expect(isLongString(s)).toBe(true);
-    const entries = sorted(flatten({ s, t: 'after', r: 'before' }, BASE));
+    const entries = sorted(flatten({ s, t: 'after', r: 'before' }, BASE, Limits.maxKeyBytes));
     const keyOfS = Buffer.concat([BASE, pack(['s'])]);
     const sIndex = entries.findIndex((e) => e.key.equals(keyOfS));
     expect(entries[sIndex].value[0]).toBe(0x7e);
@@ -176,7 +187,7 @@ describe('flatten: long strings', () => {
 
   it('splits chunks of at most 100,000 bytes inside multi-byte characters and joins them back', () => {
     const s = '\u{1f600}'.repeat(60_001) + 'é';
-    const entries = flatten(s, BASE);
+    const entries = flatten(s, BASE, Limits.maxKeyBytes);
     expect(entries.keys).toHaveLength(1 + Math.ceil(Buffer.byteLength(s) / 100_000));
     for (const value of entries.values.slice(1)) expect(value.length).toBeLessThanOrEqual(100_000);
     expect(roundTrip(s)).toBe(s);
@@ -195,9 +206,9 @@ describe('flatten: long strings', () => {
 
 describe('flatten: limits', () => {
   it('fails with KEY_TOO_LARGE for a key over 10,000 bytes, naming the path', () => {
-    expect(errorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE))).toBeUndefined();
-    expect(errorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE))).toBe('KEY_TOO_LARGE');
-    expect(errorCode(() => flatten(1, Buffer.alloc(10_001)))).toBe('KEY_TOO_LARGE');
+    expect(errorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE, Limits.maxKeyBytes))).toBeUndefined();
+    expect(errorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE, Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
+    expect(errorCode(() => flatten(1, Buffer.alloc(10_001), Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
   });
 
   it('counts keys as a transaction does: three times (the mutation and its write conflict range)', () => {
@@ -205,21 +216,37 @@ describe('flatten: limits', () => {
     // root: key 4, marker 1; "kkk...": key 4 + 22, marker 1; [0]: key 26 + 1, [1..254]: key 26 + 2;
     // `true` is 1 byte.
     const expected = 3 * 4 + 1 + 1 + (3 * 26 + 1 + 1) + (3 * 27 + 1 + 1) + 254 * (3 * 28 + 1 + 1);
-    expect(flatten(doc, BASE).bytes).toBe(expected);
-    expect(errorCode(() => flatten(doc, BASE, undefined, expected))).toBeUndefined();
-    expect(errorCode(() => flatten(doc, BASE, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
+    expect(flatten(doc, BASE, Limits.maxKeyBytes).bytes).toBe(expected);
+    expect(errorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected))).toBeUndefined();
+    expect(errorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
   });
 
   it('fails with DOCUMENT_TOO_LARGE once the entries exceed 9,000,000 bytes', () => {
     const chunk = 'x'.repeat(99_000);
     expect(MAX_DOCUMENT_BYTES).toBe(9_000_000);
-    expect(errorCode(() => flatten(Array.from({ length: 91 }, () => chunk), BASE))).toBe('DOCUMENT_TOO_LARGE');
-    expect(errorCode(() => flatten(Array.from({ length: 90 }, () => chunk), BASE))).toBeUndefined();
+    expect(
+      errorCode(() =>
+        flatten(
+          Array.from({ length: 91 }, () => chunk),
+          BASE,
+          Limits.maxKeyBytes,
+        ),
+      ),
+    ).toBe('DOCUMENT_TOO_LARGE');
+    expect(
+      errorCode(() =>
+        flatten(
+          Array.from({ length: 90 }, () => chunk),
+          BASE,
+          Limits.maxKeyBytes,
+        ),
+      ),
+    ).toBeUndefined();
   });
 });
 
 describe('unflatten', () => {
-  const entriesOf = (value: JsonValue) => sorted(flatten(value, BASE));
+  const entriesOf = (value: JsonValue) => sorted(flatten(value, BASE, Limits.maxKeyBytes));
 
   it('reads a subtree out of the middle of a larger range', () => {
     const all = entriesOf({ a: 1, b: { c: [1, 2] }, d: 'x' });

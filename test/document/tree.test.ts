@@ -14,6 +14,7 @@ import {
 } from '../../src/document/values/tree';
 import type { JsonValue, PathElement } from '../../src/document/types';
 import { Database } from '../../src/kv/contract/database';
+import { Limits } from '../../src/kv/contract/limits';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { Transaction } from '../../src/kv/contract/types';
 import { CountingEngine } from '../../src/kv/counting-engine';
@@ -29,7 +30,7 @@ function setUp(): { kv: Database; counter: CountingEngine } {
 async function store(kv: Database, doc: JsonValue): Promise<void> {
   await kv.transact(async (tr) => {
     tr.clearRange(keys.begin, keys.end);
-    writeEntries(tr, flatten(doc, keys.root));
+    writeEntries(tr, flatten(doc, keys.root, Limits.maxKeyBytes));
   });
 }
 
@@ -57,9 +58,9 @@ describe('arrays: positions', () => {
     const { kv } = setUp();
     await store(kv, { list: ['b'] });
     const list = keys.dataKey(['list']);
-    await kv.transact((tr) => prependToArray(tr, list, ['a']));
-    await kv.transact((tr) => prependToArray(tr, list, ['y', 'z']));
-    await kv.transact((tr) => appendToArray(tr, list, ['c', 'd']));
+    await kv.transact((tr) => prependToArray(tr, list, ['a'], Limits.maxKeyBytes));
+    await kv.transact((tr) => prependToArray(tr, list, ['y', 'z'], Limits.maxKeyBytes));
+    await kv.transact((tr) => appendToArray(tr, list, ['c', 'd'], Limits.maxKeyBytes));
     expect(await positions(kv, list)).toEqual(range(-3, 2));
     expect(await read(kv, ['list'])).toEqual(['y', 'z', 'a', 'b', 'c', 'd']);
   });
@@ -67,8 +68,8 @@ describe('arrays: positions', () => {
   it('append and prepend on an empty array start at position 0', async () => {
     const { kv } = setUp();
     await store(kv, { a: [], b: [] });
-    await kv.transact((tr) => appendToArray(tr, keys.dataKey(['a']), [1, 2]));
-    await kv.transact((tr) => prependToArray(tr, keys.dataKey(['b']), [1, 2]));
+    await kv.transact((tr) => appendToArray(tr, keys.dataKey(['a']), [1, 2], Limits.maxKeyBytes));
+    await kv.transact((tr) => prependToArray(tr, keys.dataKey(['b']), [1, 2], Limits.maxKeyBytes));
     expect(await positions(kv, keys.dataKey(['a']))).toEqual([0, 1]);
     expect(await positions(kv, keys.dataKey(['b']))).toEqual([-2, -1]);
     expect(await read(kv)).toEqual({ a: [1, 2], b: [1, 2] });
@@ -79,7 +80,7 @@ describe('arrays: positions', () => {
     await store(kv, { list: range(0, 99).map((i) => ({ i })) });
     const list = keys.dataKey(['list']);
     for (const op of [appendToArray, prependToArray]) {
-      const { counts } = await counter.measure(() => kv.transact((tr) => op(tr, list, [{ new: true }])));
+      const { counts } = await counter.measure(() => kv.transact((tr) => op(tr, list, [{ new: true }], Limits.maxKeyBytes)));
       expect(counts.rangeReads).toBe(1);
       expect(counts.keysRead).toBe(1);
       expect(counts.sets).toBe(2);
@@ -108,7 +109,7 @@ describe('arrays: insert and remove in the middle move the shorter side', () => 
     await store(kv, { list: doc });
     const list = keys.dataKey(['list']);
     const { counts } = await counter.measure(() =>
-      kv.transact(async (tr) => insertIntoArray(tr, list, await boundsOf(tr, list), index, values)),
+      kv.transact(async (tr) => insertIntoArray(tr, list, await boundsOf(tr, list), index, values, Limits.maxKeyBytes)),
     );
     const expected = [...doc];
     expected.splice(index, 0, ...values);
@@ -120,9 +121,7 @@ describe('arrays: insert and remove in the middle move the shorter side', () => 
     const { kv, counter } = setUp();
     await store(kv, { list: doc });
     const list = keys.dataKey(['list']);
-    const { counts } = await counter.measure(() =>
-      kv.transact(async (tr) => removeFromArray(tr, list, (await boundsOf(tr, list)) as Bounds, index)),
-    );
+    const { counts } = await counter.measure(() => kv.transact(async (tr) => removeFromArray(tr, list, (await boundsOf(tr, list)) as Bounds, index)));
     const expected = [...doc];
     expected.splice(index, 1);
     expect(await read(kv, ['list'])).toEqual(expected);
@@ -194,9 +193,9 @@ describe('arrays: insert and remove in the middle move the shorter side', () => 
       const index = choice === 3 ? random.int(model.length) : random.int(model.length + 1);
       await kv.transact(async (tr) => {
         const bounds = await boundsOf(tr, list);
-        if (choice === 0) return appendToArray(tr, list, [value]);
-        if (choice === 1) return prependToArray(tr, list, [value]);
-        if (choice === 2) return insertIntoArray(tr, list, bounds, index, [value]);
+        if (choice === 0) return appendToArray(tr, list, [value], Limits.maxKeyBytes);
+        if (choice === 1) return prependToArray(tr, list, [value], Limits.maxKeyBytes);
+        if (choice === 2) return insertIntoArray(tr, list, bounds, index, [value], Limits.maxKeyBytes);
         return removeFromArray(tr, list, bounds as Bounds, index);
       });
       if (choice === 0) model.push(value);
@@ -218,7 +217,7 @@ describe('arrays: edits agree with Array.prototype.splice', () => {
       for (let index = 0; index <= length; index++) {
         const { kv } = setUp();
         await store(kv, doc);
-        await kv.transact(async (tr) => insertIntoArray(tr, keys.root, await boundsOf(tr, keys.root), index, ['x']));
+        await kv.transact(async (tr) => insertIntoArray(tr, keys.root, await boundsOf(tr, keys.root), index, ['x'], Limits.maxKeyBytes));
         const expected: JsonValue[] = [...doc];
         expected.splice(index, 0, 'x');
         expect(await read(kv)).toEqual(expected);
@@ -240,7 +239,7 @@ describe('paths', () => {
   it('resolvePath finds index i at position first + i and -1 at the last position', async () => {
     const { kv } = setUp();
     await store(kv, doc);
-    await kv.transact((tr) => prependToArray(tr, keys.dataKey(['a', 'list']), [{ x: 0 }]));
+    await kv.transact((tr) => prependToArray(tr, keys.dataKey(['a', 'list']), [{ x: 0 }], Limits.maxKeyBytes));
     await kv.transact(async (tr) => {
       const path = await resolvePath(tr, keys.root, ['a', 'list', 1, 'x']);
       expect(path).toHaveLength(5);
@@ -294,7 +293,7 @@ describe('arrays: the base position', () => {
   it('two arrays with different bases read back the same', async () => {
     const { kv } = setUp();
     await store(kv, { a: [1, 2, 3], b: [] });
-    await kv.transact((tr) => prependToArray(tr, keys.dataKey(['b']), [1, 2, 3]));
+    await kv.transact((tr) => prependToArray(tr, keys.dataKey(['b']), [1, 2, 3], Limits.maxKeyBytes));
     expect(await positions(kv, keys.dataKey(['b']))).toEqual([-3, -2, -1]);
     expect(await read(kv)).toEqual({ a: [1, 2, 3], b: [1, 2, 3] });
   });

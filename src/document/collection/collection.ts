@@ -7,7 +7,7 @@ import { DocTransaction } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
-import { DocumentKeys } from '../keys/layout';
+import { DocumentKeys, writableDocumentKeys } from '../keys/layout';
 import { casForRead, checkCas, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
@@ -107,12 +107,12 @@ export class DocumentCollection {
     // Only an absent id is generated: `null` is an invalid id, not a missing one.
     const id = opts.id === undefined ? generateId() : opts.id;
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc);
+    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
     const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
-      const keys = new DocumentKeys(target.prefix, element);
+      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       if (target.create === undefined) {
         const before = await readPresence(tr, keys);
@@ -146,12 +146,12 @@ export class DocumentCollection {
   async upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
     assertJsonValue(doc, 'the document');
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc);
+    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
-      const keys = new DocumentKeys(target.prefix, element);
+      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const kept = choice.preserve && target.create === undefined ? liveExpiry(await readExpiry(tr, keys), now) : undefined;
       target.create?.();
@@ -177,13 +177,13 @@ export class DocumentCollection {
   async replace(id: DocId, doc: JsonValue, opts: ReplaceOptions = {}): Promise<MutationResult> {
     assertJsonValue(doc, 'the document');
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc);
+    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return runWrite(this.context.kv, opts.tr, async (tr) => {
       const target = await this.target(tr);
       if (target === undefined) throw notFound(id);
-      const keys = new DocumentKeys(target.prefix, element);
+      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       tr.clearRange(keys.begin, keys.end);
@@ -238,11 +238,7 @@ export class DocumentCollection {
    */
   get<T = JsonValue>(id: DocId, opts?: TransactionOption): Promise<GetResult<T>>;
   get<T = JsonValue>(id: DocId, path: Path, opts?: TransactionOption): Promise<GetResult<T>>;
-  async get<T = JsonValue>(
-    id: DocId,
-    pathOrOpts?: Path | TransactionOption,
-    maybeOpts?: TransactionOption,
-  ): Promise<GetResult<T>> {
+  async get<T = JsonValue>(id: DocId, pathOrOpts?: Path | TransactionOption, maybeOpts?: TransactionOption): Promise<GetResult<T>> {
     const hasPath = typeof pathOrOpts === 'string' || Array.isArray(pathOrOpts);
     const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
     const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
@@ -416,7 +412,7 @@ export class DocumentCollection {
     const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
-      const keys = new DocumentKeys(target.prefix, element);
+      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const stored = target.create === undefined ? await readExpiry(tr.snapshot(), keys) : undefined;
       const before = liveExpiry(stored, now);
       if (stored !== undefined && before === undefined) {
@@ -424,7 +420,9 @@ export class DocumentCollection {
         this.discard(tr, keys, target, element, stored);
       }
       await rejectRootUpsertOfStructure(tr, keys, specs);
-      const outcome = await mutateIn(tr, keys, specs, opts).catch(async (err) => Promise.reject(await errorForStructure(tr, keys, err)));
+      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes).catch(async (err) =>
+        Promise.reject(await errorForStructure(tr, keys, err)),
+      );
       values = outcome.values;
       if (outcome.removed) {
         if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
@@ -448,7 +446,7 @@ export class DocumentCollection {
       keysToRead: (tr, element) => this.keysToRead(tr, element),
       keysToWrite: async (tr, element) => {
         const { prefix, create } = await this.prefixToWrite(tr);
-        return { keys: new DocumentKeys(prefix, element), create };
+        return { keys: writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes), create };
       },
     });
   }
@@ -507,12 +505,12 @@ export class DocumentCollection {
 }
 
 /** Flattens `doc` at a root key, once per root key: retries of a transaction reuse the entries. */
-function flattenOnce(doc: JsonValue): (root: Buffer) => Entries {
+function flattenOnce(doc: JsonValue, maxKeyBytes: number): (root: Buffer) => Entries {
   let root: Buffer | undefined;
   let entries: Entries | undefined;
   return (at) => {
     if (entries === undefined || root === undefined || !root.equals(at)) {
-      entries = flatten(doc, at);
+      entries = flatten(doc, at, maxKeyBytes);
       root = at;
     }
     return entries;
@@ -533,7 +531,3 @@ function settle<T>(promise: Promise<T>): Promise<() => T> {
 function liveExpiry(expiresAt: number | undefined, now: number): number | undefined {
   return isExpired(expiresAt, now) ? undefined : expiresAt;
 }
-
-
-
-

@@ -1,7 +1,7 @@
 import { pack, Subspace, type Tuple, type TupleItem } from '../../tuple';
 import { decodeItem, integerEnd, Reader, stringEnd } from '../../tuple/codec';
 import { packPrefixed } from '../../tuple/pack';
-import { corruptData } from '../errors';
+import { corruptData, DocumentError } from '../errors';
 import { encodeLeb128 } from './leb128';
 
 /**
@@ -68,6 +68,22 @@ export class Layout {
   collectionPrefix(collectionId: number): Buffer {
     return Buffer.concat([this.prefix, Buffer.of(DOCUMENTS_SECTION), encodeLeb128(collectionId)]);
   }
+}
+
+/**
+ * The keys of a document about to be written, checked against the engine's key limit: every write of
+ * a document writes a metadata key (its version, or a structure's kind), `<docPrefix> 0x00 <name>`,
+ * so an id too long for that is refused before anything is written.
+ *
+ * @throws DocumentError KEY_TOO_LARGE when the metadata keys would exceed `maxKeyBytes`.
+ */
+export function writableDocumentKeys(collectionPrefix: Uint8Array, id: TupleItem, maxKeyBytes: number): DocumentKeys {
+  const keys = new DocumentKeys(collectionPrefix, id);
+  const longest = keys.prefix.length + 2;
+  if (longest > maxKeyBytes) {
+    throw new DocumentError('KEY_TOO_LARGE', `the document id makes its keys ${longest} bytes, over the engine's limit of ${maxKeyBytes}`);
+  }
+  return keys;
 }
 
 /** Every key and range of one document. */

@@ -1,11 +1,10 @@
-import { Limits } from '../../kv/contract/limits';
 import { stage, type StagedTransaction } from '../../kv/client/staged-transaction';
 import type { Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { entryBytes, MAX_DOCUMENT_BYTES, unflatten } from '../values/flatten';
 import { MAX_DEPTH, assertJsonValue, valueDepth } from '../values/json-value';
 import { childKey, decodePosition, subtreeEnd, type DocumentKeys } from '../keys/layout';
-import { ARRAY_VALUE, OBJECT_VALUE, decodeScalar, encodeScalar, isIntegerLeaf, kindOf, type NodeKind } from '../values/leaf';
+import { ARRAY_VALUE, OBJECT_VALUE, counterValue, encodeScalar, kindOf, type NodeKind } from '../values/leaf';
 import { formatPath, parsePath } from '../values/path';
 import {
   appendToArray,
@@ -60,7 +59,6 @@ const NO_CREATE_PATH: ReadonlySet<MutateOp> = new Set<MutateOp>(['replace', 'rem
 /** Ops that take `multi`. */
 const MULTI_OPS: ReadonlySet<MutateOp> = new Set<MutateOp>(['arrayAppend', 'arrayPrepend', 'arrayInsert', 'arrayAddUnique']);
 
-
 /** A mutate spec, checked, with its parsed path. */
 interface Checked {
   readonly op: MutateOp;
@@ -92,6 +90,7 @@ export async function mutateIn(
   keys: DocumentKeys,
   specs: readonly MutateInSpec[],
   options: MutateInOptions,
+  maxKeyBytes: number,
 ): Promise<MutateOutcome> {
   const semantics = options.storeSemantics ?? 'replace';
   if (semantics !== 'replace' && semantics !== 'upsert' && semantics !== 'insert') {
@@ -114,7 +113,7 @@ export async function mutateIn(
   let removed = false;
   for (let i = 0; i < checked.length; i++) {
     try {
-      const result = await mutate(st, keys, checked[i], i);
+      const result = await mutate(st, keys, checked[i], i, maxKeyBytes);
       removed = result === REMOVED;
       values.push(result === REMOVED ? undefined : result);
     } catch (err) {
@@ -125,7 +124,12 @@ export async function mutateIn(
   if (!removed && (await st.getApproximateSize()) - sizeBefore >= SIZE_CHECK_BYTES) await checkDocumentSize(st, keys);
   st.apply();
   if (removed) DocTransaction.of(tr).documentRemoved(keys);
-  else writeVersion(tr, keys, checked.map((spec) => spec.elements));
+  else
+    writeVersion(
+      tr,
+      keys,
+      checked.map((spec) => spec.elements),
+    );
   return { values, removed };
 }
 
@@ -167,7 +171,8 @@ function checkMutateSpecs(list: readonly unknown[], semantics: 'replace' | 'upse
     const createPath = (spec.options?.createPath ?? false) as unknown;
     const multi = (spec.options?.multi ?? false) as unknown;
     if (typeof createPath !== 'boolean' || typeof multi !== 'boolean') throw invalid('createPath and multi are booleans');
-    if (pathError === undefined && elements.length === 0 && NO_EMPTY_PATH.has(op)) throw invalid('the empty path (the whole document) is not allowed');
+    if (pathError === undefined && elements.length === 0 && NO_EMPTY_PATH.has(op))
+      throw invalid('the empty path (the whole document) is not allowed');
     if (createPath && NO_CREATE_PATH.has(op)) throw invalid('createPath is not allowed');
     if (multi && !MULTI_OPS.has(op)) throw invalid('multi is only for array specs');
     if (op === 'remove' && pathError === undefined && elements.length === 0 && i !== list.length - 1) {
@@ -194,6 +199,7 @@ async function mutate(
   keys: DocumentKeys,
   checked: Checked,
   index: number,
+  maxKeyBytes: number,
 ): Promise<JsonValue | undefined | typeof REMOVED> {
   const { op, elements, spec } = checked;
   if (checked.pathError !== undefined) throw checked.pathError;
@@ -205,27 +211,27 @@ async function mutate(
       const value = checkedValue(spec, index, n);
       if (n === 0) {
         if ((await st.get(keys.root)) === undefined) throw missingDocument();
-        writeValue(st, keys.root, value);
+        writeValue(st, keys.root, value, maxKeyBytes);
         return undefined;
       }
       if (typeof last !== 'string') throw invalidPath(elements, `${op} needs a path that ends with a key, not an index`);
-      const parent = await parentOf(st, keys, elements, checked.createPath);
+      const parent = await parentOf(st, keys, elements, checked.createPath, maxKeyBytes);
       if (parent.kind !== 'object') throw mismatch(elements.slice(0, -1), 'an object');
       const key = childKey(parent.key, last);
       if (op === 'insert') {
         if ((await st.get(key)) !== undefined) {
           throw new DocumentError('PATH_EXISTS', `${describePath(elements)} exists`, { path: formatPath(elements) });
         }
-        writeValue(st, key, value, false);
+        writeValue(st, key, value, maxKeyBytes, false);
       } else {
-        writeValue(st, key, value);
+        writeValue(st, key, value, maxKeyBytes);
       }
       return undefined;
     }
     case 'replace': {
       const value = checkedValue(spec, index, n);
       const key = await existingNode(st, keys, elements);
-      writeValue(st, key, value);
+      writeValue(st, key, value, maxKeyBytes);
       return undefined;
     }
     case 'remove': {
@@ -244,10 +250,10 @@ async function mutate(
     case 'arrayAppend':
     case 'arrayPrepend': {
       const values = checkedElements(checked, index, n + 1);
-      const target = await arrayOrCreate(st, keys, checked, values);
+      const target = await arrayOrCreate(st, keys, checked, values, maxKeyBytes);
       if (target !== undefined) {
-        if (op === 'arrayAppend') await appendToArray(st, target, values);
-        else await prependToArray(st, target, values);
+        if (op === 'arrayAppend') await appendToArray(st, target, values, maxKeyBytes);
+        else await prependToArray(st, target, values, maxKeyBytes);
       }
       return undefined;
     }
@@ -272,15 +278,15 @@ async function mutate(
           path: formatPath(elements),
         });
       }
-      await insertIntoArray(st, arrayKey, typeof bounds === 'object' ? bounds : undefined, last, values);
+      await insertIntoArray(st, arrayKey, typeof bounds === 'object' ? bounds : undefined, last, values, maxKeyBytes);
       return undefined;
     }
     case 'arrayAddUnique':
-      await addUnique(st, keys, checked, index);
+      await addUnique(st, keys, checked, index, maxKeyBytes);
       return undefined;
     case 'increment':
     case 'decrement':
-      return counter(st, keys, checked);
+      return counter(st, keys, checked, maxKeyBytes);
   }
 }
 
@@ -323,10 +329,7 @@ function checkedElements(checked: Checked, index: number, components: number): J
 function checkDepth(value: JsonValue, components: number): void {
   const depth = valueDepth(value);
   if (components + depth > MAX_DEPTH) {
-    throw new DocumentError(
-      'VALUE_TOO_DEEP',
-      `a value of depth ${depth} at a path of ${components} components is deeper than ${MAX_DEPTH} levels`,
-    );
+    throw new DocumentError('VALUE_TOO_DEEP', `a value of depth ${depth} at a path of ${components} components is deeper than ${MAX_DEPTH} levels`);
   }
 }
 
@@ -350,6 +353,7 @@ async function parentOf(
   keys: DocumentKeys,
   elements: readonly PathElement[],
   createPath: boolean,
+  maxKeyBytes: number,
 ): Promise<{ key: Buffer; kind: NodeKind }> {
   const parentElements = elements.slice(0, -1);
   const m = parentElements.length;
@@ -368,10 +372,14 @@ async function parentOf(
     parentElements.slice(from - 1).every((element) => typeof element === 'string')
   ) {
     for (let j = from; j <= m; j++) {
-      if (path[j].length > Limits.maxKeyBytes) {
-        throw new DocumentError('KEY_TOO_LARGE', `the key of ${describePath(parentElements.slice(0, j))} would exceed ${Limits.maxKeyBytes} bytes`, {
-          path: formatPath(elements),
-        });
+      if (path[j].length > maxKeyBytes) {
+        throw new DocumentError(
+          'KEY_TOO_LARGE',
+          `the key of ${describePath(parentElements.slice(0, j))} would exceed the engine's limit of ${maxKeyBytes} bytes`,
+          {
+            path: formatPath(elements),
+          },
+        );
       }
       st.set(path[j], OBJECT_VALUE);
     }
@@ -389,6 +397,7 @@ async function arrayOrCreate(
   keys: DocumentKeys,
   checked: Checked,
   values: JsonValue[],
+  maxKeyBytes: number,
 ): Promise<Buffer | undefined> {
   const { elements } = checked;
   const n = elements.length;
@@ -400,9 +409,9 @@ async function arrayOrCreate(
   }
   const last = elements[n - 1];
   if (!checked.createPath || typeof last !== 'string') return failWithDiagnosis(st, elements, path);
-  const parent = await parentOf(st, keys, elements, true);
+  const parent = await parentOf(st, keys, elements, true, maxKeyBytes);
   if (parent.kind !== 'object') throw mismatch(elements.slice(0, -1), 'an object');
-  writeValue(st, childKey(parent.key, last), values, false);
+  writeValue(st, childKey(parent.key, last), values, maxKeyBytes, false);
   return undefined;
 }
 
@@ -427,14 +436,21 @@ async function removeElement(st: Transaction, keys: DocumentKeys, elements: read
   await removeFromArray(st, arrayKey, bounds, index);
 }
 
-/** Same value and type, as stored: `1` and `"1"` differ, `1` and `1.0` are the same JS number. */
+/**
+ * Same value and type: `1` and `"1"` differ, `1` and `1.0` are the same JS number, and an integral
+ * number and a bigint of the same value are the same integer (`2 ** 60` and `2n ** 60n`).
+ */
 function sameScalar(a: JsonValue, b: JsonValue): boolean {
-  const x = typeof a === 'bigint' && Number.isSafeInteger(Number(a)) ? Number(a) : a;
-  const y = typeof b === 'bigint' && Number.isSafeInteger(Number(b)) ? Number(b) : b;
-  return typeof x === typeof y && (typeof x === 'number' ? Object.is(x, y) : x === y);
+  if (typeof a === 'bigint' || typeof b === 'bigint') return sameInteger(a, b);
+  return typeof a === typeof b && (typeof a === 'number' ? Object.is(a, b) : a === b);
 }
 
-async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, index: number): Promise<void> {
+function sameInteger(a: JsonValue, b: JsonValue): boolean {
+  const integral = (v: JsonValue): v is number | bigint => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));
+  return integral(a) && integral(b) && BigInt(a) === BigInt(b);
+}
+
+async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, index: number, maxKeyBytes: number): Promise<void> {
   const { elements } = checked;
   const value = (checked.spec as { value?: unknown }).value;
   assertJsonValue(value, `the value of spec ${index}`);
@@ -465,11 +481,11 @@ async function addUnique(st: Transaction, keys: DocumentKeys, checked: Checked, 
         }
       }
       const lastPosition = entries.length > 1 ? decodePosition(entries[entries.length - 1].key, key.length) : -1;
-      writeValue(st, childKey(key, lastPosition + 1), value, false);
+      writeValue(st, childKey(key, lastPosition + 1), value, maxKeyBytes, false);
       return;
     }
   }
-  await arrayOrCreate(st, keys, checked, [value]);
+  await arrayOrCreate(st, keys, checked, [value], maxKeyBytes);
 }
 
 function checkedDelta(checked: Checked): bigint {
@@ -489,7 +505,7 @@ function asJsonInteger(n: bigint): number | bigint {
   return n >= -BigInt(Number.MAX_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
 }
 
-async function counter(st: Transaction, keys: DocumentKeys, checked: Checked): Promise<JsonValue> {
+async function counter(st: Transaction, keys: DocumentKeys, checked: Checked, maxKeyBytes: number): Promise<JsonValue> {
   const { elements } = checked;
   const delta = checkedDelta(checked);
   const n = elements.length;
@@ -498,8 +514,8 @@ async function counter(st: Transaction, keys: DocumentKeys, checked: Checked): P
     const key = path[n];
     const stored = await st.get(key);
     if (stored !== undefined) {
-      if (kindOf(stored) !== 'scalar' || !isIntegerLeaf(stored)) throw mismatch(elements, 'an integer');
-      const current = BigInt(decodeScalar(stored) as number | bigint);
+      const current = kindOf(stored) === 'scalar' ? counterValue(stored) : undefined;
+      if (current === undefined) throw mismatch(elements, 'an integer');
       if (current < INT64_MIN || current > INT64_MAX) {
         throw new DocumentError('NUMBER_TOO_BIG', `${describePath(elements)} holds an integer outside int64`, {
           path: formatPath(elements),
@@ -510,9 +526,15 @@ async function counter(st: Transaction, keys: DocumentKeys, checked: Checked): P
   }
   const last = elements[n - 1];
   if (typeof last !== 'string') return failWithDiagnosis(st, elements, path);
-  const parent = await parentOf(st, keys, elements, checked.createPath);
+  const parent = await parentOf(st, keys, elements, checked.createPath, maxKeyBytes);
   if (parent.kind !== 'object') return failWithDiagnosis(st, elements, path);
-  return setCounter(st, childKey(parent.key, last), delta, elements);
+  const key = childKey(parent.key, last);
+  if (key.length > maxKeyBytes) {
+    throw new DocumentError('KEY_TOO_LARGE', `the key of ${describePath(elements)} would exceed the engine's limit of ${maxKeyBytes} bytes`, {
+      path: formatPath(elements),
+    });
+  }
+  return setCounter(st, key, delta, elements);
 }
 
 function setCounter(st: Transaction, key: Buffer, value: bigint, elements: readonly PathElement[]): JsonValue {

@@ -1,5 +1,4 @@
 import type { KeyValue } from '../../kv/contract/types';
-import { Limits } from '../../kv/contract/limits';
 import { encodeItem } from '../../tuple/codec';
 import { Writer } from '../../tuple/writer';
 import { corruptData, DocumentError } from '../errors';
@@ -65,14 +64,22 @@ const writer = new Writer(1024);
  * a header and chunks per long string. Array elements get positions 0..n-1.
  *
  * Checks everything before the caller writes anything:
- * @throws DocumentError KEY_TOO_LARGE when a key would exceed 10,000 bytes (the message gives the path
- *   below `base` where it happens).
+ * @param maxKeyBytes - the engine's key limit (`Database.maxKeyBytes`), so that a key too long for
+ *   the engine is this layer's typed error on every engine, not the engine's key_too_large.
+ * @throws DocumentError KEY_TOO_LARGE when a key would exceed `maxKeyBytes` (the message gives the
+ *   path below `base` where it happens).
  * @throws DocumentError DOCUMENT_TOO_LARGE when `into.bytes` would exceed `maxBytes`.
  */
-export function flatten(value: JsonValue, base: Uint8Array, into: Entries = emptyEntries(), maxBytes = MAX_DOCUMENT_BYTES): Entries {
+export function flatten(
+  value: JsonValue,
+  base: Uint8Array,
+  maxKeyBytes: number,
+  into: Entries = emptyEntries(),
+  maxBytes = MAX_DOCUMENT_BYTES,
+): Entries {
   writer.reset();
   writer.bytes(base);
-  const state = { out: into, maxBytes, path: [] as PathElement[] };
+  const state = { out: into, maxBytes, maxKeyBytes, path: [] as PathElement[] };
   visit(value, state);
   return into;
 }
@@ -80,16 +87,17 @@ export function flatten(value: JsonValue, base: Uint8Array, into: Entries = empt
 interface State {
   readonly out: Entries;
   readonly maxBytes: number;
+  readonly maxKeyBytes: number;
   /** The path below `base` of the node being visited, for messages. */
   readonly path: PathElement[];
 }
 
 function visit(value: JsonValue, state: State): void {
   const w = writer;
-  if (w.pos > Limits.maxKeyBytes) {
+  if (w.pos > state.maxKeyBytes) {
     throw new DocumentError(
       'KEY_TOO_LARGE',
-      `the key of ${where(state.path)} would be ${w.pos} bytes, over the limit of ${Limits.maxKeyBytes}`,
+      `the key of ${where(state.path)} would be ${w.pos} bytes, over the engine's limit of ${state.maxKeyBytes}`,
       { path: formatPath(state.path) },
     );
   }
@@ -267,12 +275,7 @@ function sameBytes(a: Buffer, aAt: number, b: Buffer, bAt: number, bStop: number
 }
 
 /** The long string whose header is `entries[at]`, from the chunks right after it. */
-function readLongString(
-  entries: readonly KeyValue[],
-  at: number,
-  end: number,
-  header: Buffer,
-): { value: string; chunks: number } {
+function readLongString(entries: readonly KeyValue[], at: number, end: number, header: Buffer): { value: string; chunks: number } {
   const { byteLength, chunkCount } = readLongStringHeader(header);
   if (at + chunkCount >= end) throw corruptData('document data: a long string with missing chunks');
   const headerKey = entries[at].key;

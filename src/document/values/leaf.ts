@@ -34,14 +34,19 @@ const FALSE_VALUE = Buffer.of(0x26);
 const TRUE_VALUE = Buffer.of(0x27);
 
 /**
- * The packed leaf of a scalar: an integral number (not -0) or a bigint as a tuple integer, any other
- * number as a double, strings, booleans and null as themselves. Long strings are the caller's (see
- * {@link isLongString}).
+ * The packed leaf of a scalar: a bigint or a safe integer number as a tuple integer, any other number
+ * (-0, fractions, and integral numbers beyond ±(2^53−1)) as a double, strings, booleans and null as
+ * themselves. Long strings are the caller's (see {@link isLongString}).
+ *
+ * An integral number beyond the safe range is a double, not an integer: read back, a tuple integer
+ * there is a bigint (the caller may have written one), so only the double reads back as the number
+ * that was written (docs/documents.md, "Numbers").
  */
 export function encodeScalar(value: null | boolean | number | bigint | string): Buffer {
   if (value === null) return NULL_VALUE;
   if (value === true) return TRUE_VALUE;
   if (value === false) return FALSE_VALUE;
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return pack([new Double(value)]);
   return pack([value]);
 }
 
@@ -86,8 +91,8 @@ export function readLongStringHeader(value: Buffer): { byteLength: number; chunk
 
 /**
  * The scalar a packed leaf holds. Doubles come back as plain numbers, also those the tuple layer
- * returns as `Double` (integral values, written by other clients); integers outside the safe range
- * as bigints.
+ * returns as `Double` (integral values: numbers beyond the safe range, and doubles other clients
+ * wrote); integers outside the safe range as bigints.
  *
  * @throws TupleError TUPLE_DECODE when the bytes are not a tuple element; DocumentError CORRUPT_DATA
  *   for an element of a type JSON has no form for.
@@ -111,8 +116,25 @@ export function fromTuple(item: TupleItem): JsonValue {
 }
 
 /** True when a packed leaf holds an integer (not a double, even an integral one). */
-export function isIntegerLeaf(value: Uint8Array): boolean {
+function isIntegerLeaf(value: Uint8Array): boolean {
   return value[0] >= 0x0b && value[0] <= 0x1d;
+}
+
+const DOUBLE_CODE = 0x21;
+
+/**
+ * The integer a counter finds in a packed leaf, or `undefined` when it holds none: a tuple integer, or
+ * a double that is an integral number beyond ±(2^53−1), which is how {@link encodeScalar} stores such
+ * a number (before it did, it stored them as integers, and counters counted them). Other doubles, even
+ * integral ones written by other clients, are not integers.
+ *
+ * @throws TupleError TUPLE_DECODE when the bytes are not a tuple element.
+ */
+export function counterValue(value: Buffer): bigint | undefined {
+  if (isIntegerLeaf(value)) return BigInt(decodeScalar(value) as number | bigint);
+  if (value[0] !== DOUBLE_CODE) return undefined;
+  const n = decodeScalar(value) as number;
+  return Number.isInteger(n) && !Number.isSafeInteger(n) ? BigInt(n) : undefined;
 }
 
 const utf8 = new TextDecoder('utf-8');

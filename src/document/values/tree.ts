@@ -108,11 +108,7 @@ export interface Diagnosis {
  * Why `elements` does not lead to a node, by point reads of the nodes along `keys` (from
  * {@link resolvePath}); for the error path only. `undefined` when it does lead to one after all.
  */
-export async function diagnose(
-  tr: ReadTransaction,
-  elements: readonly PathElement[],
-  keys: readonly Buffer[],
-): Promise<Diagnosis | undefined> {
+export async function diagnose(tr: ReadTransaction, elements: readonly PathElement[], keys: readonly Buffer[]): Promise<Diagnosis | undefined> {
   const values = await Promise.all(keys.map((key) => tr.get(key)));
   for (let j = 0; j < values.length; j++) {
     const value = values[j];
@@ -144,11 +140,7 @@ export function pathError(diagnosis: Diagnosis, elements: readonly PathElement[]
 }
 
 /** Reads the node at the end of `elements`; throws the path error when there is none. */
-export async function failWithDiagnosis(
-  tr: ReadTransaction,
-  elements: readonly PathElement[],
-  keys: readonly Buffer[],
-): Promise<never> {
+export async function failWithDiagnosis(tr: ReadTransaction, elements: readonly PathElement[], keys: readonly Buffer[]): Promise<never> {
   const diagnosis = (await diagnose(tr, elements, keys)) ?? { code: 'PATH_NOT_FOUND', node: elements.length };
   throw pathError(diagnosis, elements);
 }
@@ -170,16 +162,16 @@ export function clearSubtree(tr: Transaction, key: Uint8Array): void {
  * Replaces whatever is at `key` with `value`: clears the subtree (one range clear) and writes the
  * value's entries. Flattening checks the limits before anything is written.
  */
-export function writeValue(tr: Transaction, key: Buffer, value: JsonValue, clear = true): void {
-  const entries = flatten(value, key);
+export function writeValue(tr: Transaction, key: Buffer, value: JsonValue, maxKeyBytes: number, clear = true): void {
+  const entries = flatten(value, key, maxKeyBytes);
   if (clear) clearSubtree(tr, key);
   writeEntries(tr, entries);
 }
 
 /** The entries of `values` as array elements at positions `from`, `from + 1`, ... of the array at `key`. */
-export function elementEntries(key: Buffer, from: number, values: readonly JsonValue[]): Entries {
+export function elementEntries(key: Buffer, from: number, values: readonly JsonValue[], maxKeyBytes: number): Entries {
   const entries = emptyEntries();
-  for (let i = 0; i < values.length; i++) flatten(values[i], childKey(key, from + i), entries);
+  for (let i = 0; i < values.length; i++) flatten(values[i], childKey(key, from + i), maxKeyBytes, entries);
   return entries;
 }
 
@@ -187,17 +179,17 @@ export function elementEntries(key: Buffer, from: number, values: readonly JsonV
  * Appends `values` to the array at `key` (the caller knows it is one): one limit-1 read for the last
  * position, then only the new elements' keys.
  */
-export async function appendToArray(tr: Transaction, key: Buffer, values: readonly JsonValue[]): Promise<void> {
+export async function appendToArray(tr: Transaction, key: Buffer, values: readonly JsonValue[], maxKeyBytes: number): Promise<void> {
   const last = await probeChild(tr, key, 'last');
   const from = last.kind === 'position' ? last.position + 1 : 0;
-  writeEntries(tr, elementEntries(key, from, values));
+  writeEntries(tr, elementEntries(key, from, values, maxKeyBytes));
 }
 
 /** Prepends `values` (in their order) to the array at `key`: as {@link appendToArray}, at the front. */
-export async function prependToArray(tr: Transaction, key: Buffer, values: readonly JsonValue[]): Promise<void> {
+export async function prependToArray(tr: Transaction, key: Buffer, values: readonly JsonValue[], maxKeyBytes: number): Promise<void> {
   const first = await probeChild(tr, key, 'first');
   const from = (first.kind === 'position' ? first.position : 0) - values.length;
-  writeEntries(tr, elementEntries(key, from, values));
+  writeEntries(tr, elementEntries(key, from, values, maxKeyBytes));
 }
 
 /**
@@ -238,15 +230,16 @@ export async function insertIntoArray(
   bounds: Bounds | undefined,
   index: number,
   values: readonly JsonValue[],
+  maxKeyBytes: number,
 ): Promise<void> {
   const n = values.length;
   if (bounds === undefined) {
-    writeEntries(tr, elementEntries(key, 0, values));
+    writeEntries(tr, elementEntries(key, 0, values, maxKeyBytes));
     return;
   }
   const { first, last } = bounds;
   const length = last - first + 1;
-  const entries = elementEntries(key, first + index - (index <= length - index ? n : 0), values);
+  const entries = elementEntries(key, first + index - (index <= length - index ? n : 0), values, maxKeyBytes);
   if (index <= length - index) {
     await moveElements(tr, key, first, first + index - 1, -n);
   } else {

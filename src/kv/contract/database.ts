@@ -1,4 +1,5 @@
 import { KvError, kvError } from './errors';
+import { Limits } from './limits';
 import type { Bytes, Engine, KeySelector, KeyValue, RangeOptions, TransactOptions, Transaction } from './types';
 
 /**
@@ -7,6 +8,14 @@ import type { Bytes, Engine, KeySelector, KeyValue, RangeOptions, TransactOption
  */
 export class Database {
   constructor(readonly engine: Engine) {}
+
+  /**
+   * The longest key the engine stores, in bytes: FoundationDB's 10,000 or the engine's own, tighter
+   * limit. Layers check keys they build against it, to fail with their own typed error on every engine.
+   */
+  get maxKeyBytes(): number {
+    return this.engine.maxKeyBytes ?? Limits.maxKeyBytes;
+  }
 
   /**
    * Runs `fn` in a transaction and commits it. On a retryable error (1020 not_committed, 1007
@@ -24,7 +33,8 @@ export class Database {
    */
   async transact<T>(fn: (tr: Transaction) => Promise<T> | T, opts: TransactOptions = {}): Promise<T> {
     if (opts.tr !== undefined) {
-      if (!isTransaction(opts.tr)) throw kvError('invalid_option_value', `tr is a transaction (from createTransaction or transact), got ${describe(opts.tr)}`);
+      if (!isTransaction(opts.tr))
+        throw kvError('invalid_option_value', `tr is a transaction (from createTransaction or transact), got ${describe(opts.tr)}`);
       return fn(opts.tr);
     }
     const started = Date.now();

@@ -195,6 +195,11 @@ export interface TransactOptions {
 export interface Engine {
   /** A short name for messages and test titles: `'memory'`, `'lmdb'`, `'fdb'`. */
   readonly name: string;
+  /**
+   * The longest key it stores, in bytes, when that is below FoundationDB's `Limits.maxKeyBytes` (LMDB:
+   * 4,025); absent, FoundationDB's 10,000. Writing a longer key is key_too_large (2102).
+   */
+  readonly maxKeyBytes?: number;
   createTransaction(): Transaction;
   close(): Promise<void>;
 }

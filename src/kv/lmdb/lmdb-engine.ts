@@ -4,7 +4,7 @@ import { FaultInjector, type FaultInjectionOptions } from '../engine-parts/fault
 import type { Engine, Transaction } from '../contract/types';
 import type { Durability } from './group-commit';
 import { LmdbCluster } from './lmdb-cluster';
-import { LmdbStore } from './lmdb-store';
+import { LMDB_MAX_KEY_BYTES, LmdbStore } from './lmdb-store';
 import { LmdbTransaction } from './lmdb-transaction';
 import { versionAt } from './versions';
 
@@ -53,6 +53,7 @@ export interface LmdbEngineOptions {
  */
 export class LmdbEngine implements Engine {
   readonly name = 'lmdb';
+  readonly maxKeyBytes = LMDB_MAX_KEY_BYTES;
   private readonly cluster: LmdbCluster;
 
   /**

@@ -3,7 +3,7 @@ import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../document/values/js
 import { fromTuple } from '../../document/values/leaf';
 import { decodeLeb128, encodeLeb128 } from '../../document/keys/leb128';
 import type { JsonValue } from '../../document/types';
-import { pack, unpack, type Tuple, type TupleItem } from '../../tuple';
+import { Double, pack, unpack, type Tuple, type TupleItem } from '../../tuple';
 
 /**
  * What is stored at an item's key (see docs/queue.md, "Values"): one value per item,
@@ -78,6 +78,9 @@ export function freshRecord(payload: Uint8Array): Buffer {
 }
 
 function toTuple(value: JsonValue): TupleItem {
+  // As in a document's leaves (`encodeScalar`): an integral number beyond the safe range is a double,
+  // so that it reads back as a number and not as a bigint.
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return new Double(value);
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(toTuple);
   const out: TupleItem[] = [OBJECT_TAG];
