@@ -146,8 +146,8 @@ class Soak {
     slot.child = child;
     const name = `worker ${slot.index}.${slot.incarnation} (pid ${child.pid})`;
     let partial = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop()!;
       for (const line of lines) {
@@ -155,8 +155,8 @@ class Soak {
         else if (line.startsWith('error ')) this.findings.push(`${name}: operation failed: ${line.slice(6)}`);
       }
     });
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
       slot.stderr = (slot.stderr + chunk).slice(-2000);
     });
     child.on('exit', (code, signal) => {

@@ -79,7 +79,7 @@ describe('LmdbEngine on a full disk', () => {
       // Under a file size limit nothing frees space.
       else if (report.afterFreeing !== 'ok') expectDiskFull(report.afterFreeing);
       expect(report.close).toBe('ok');
-      if (tmpfs) expect(report.openWhileFull).toMatchObject({ code: ErrorCodes.file_not_writable, message: expect.stringContaining('the disk is full') });
+      if (tmpfs) expect(report.openWhileFull).toMatchObject({ code: ErrorCodes.file_not_writable, message: expect.stringContaining('the disk is full') as unknown });
 
       const db = openLmdbDatabase({ path: store });
       try {
@@ -109,7 +109,7 @@ describe('writeFailure', () => {
   });
 
   it('says the memory map is full for MDB_MAP_FULL', () => {
-    expect(writeFailure(lmdbError(-30792), folder)).toMatchObject({ code: ErrorCodes.file_not_writable, message: expect.stringContaining('memory map') });
+    expect(writeFailure(lmdbError(-30792), folder)).toMatchObject({ code: ErrorCodes.file_not_writable, message: expect.stringContaining('memory map') as unknown });
   });
 
   it('says the store is damaged for MDB_CORRUPTED and MDB_PAGE_NOTFOUND', () => {

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'fs';
 import { join } from 'path';
-import { KvError, kvError } from '../contract/errors';
+import { type KvError, kvError } from '../contract/errors';
 import { inspectDataFile, inspectHeader, type DataFileReport } from './data-file';
 
 /**

@@ -1,5 +1,5 @@
 import { constants } from 'os';
-import { KvError, kvError } from '../contract/errors';
+import { type KvError, kvError } from '../contract/errors';
 import { freeBytes } from './free-space';
 
 /**
