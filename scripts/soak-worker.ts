@@ -81,12 +81,14 @@ async function main(): Promise<void> {
     () => {
       const removing = mine.length > 0 && random() < 0.3;
       const member = removing ? mine.splice(Math.floor(random() * mine.length), 1)[0] : token();
-      return db.transact(async (tr) => {
-        const changed = removing ? await members.delete(member, { tr }) : await members.add(member, { tr });
-        if (changed) await c.counter('members-ledger').add(removing ? -1 : 1, { tr });
-      }).then(() => {
-        if (!removing) mine.push(member);
-      });
+      return db
+        .transact(async (tr) => {
+          const changed = removing ? await members.delete(member, { tr }) : await members.add(member, { tr });
+          if (changed) await c.counter('members-ledger').add(removing ? -1 : 1, { tr });
+        })
+        .then(() => {
+          if (!removing) mine.push(member);
+        });
     },
   ];
 

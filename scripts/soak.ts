@@ -103,7 +103,15 @@ class Soak {
     private readonly scratch: string,
   ) {
     this.random = seededRandom(options.seed);
-    this.slots = Array.from({ length: options.workers }, (_, index) => ({ index, incarnation: 0, child: undefined, killedByUs: false, ready: false, startedAt: 0, stderr: '' }));
+    this.slots = Array.from({ length: options.workers }, (_, index) => ({
+      index,
+      incarnation: 0,
+      child: undefined,
+      killedByUs: false,
+      ready: false,
+      startedAt: 0,
+      stderr: '',
+    }));
   }
 
   async run(): Promise<void> {
@@ -137,12 +145,16 @@ class Soak {
     slot.stderr = '';
     this.spawns++;
     const seed = Math.floor(this.random() * 2 ** 31);
-    const child = spawn(process.execPath, [this.worker, this.store, String(slot.index), String(slot.incarnation), String(seed), this.options.durability], {
-      env: { ...process.env, NODE_PATH: join(REPO, 'node_modules') },
-      // Where a crash leaves its core file, if core files are on (ulimit -c).
-      cwd: this.scratch,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [this.worker, this.store, String(slot.index), String(slot.incarnation), String(seed), this.options.durability],
+      {
+        env: { ...process.env, NODE_PATH: join(REPO, 'node_modules') },
+        // Where a crash leaves its core file, if core files are on (ulimit -c).
+        cwd: this.scratch,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     slot.child = child;
     const name = `worker ${slot.index}.${slot.incarnation} (pid ${child.pid})`;
     let partial = '';
@@ -274,7 +286,11 @@ async function main(): Promise<void> {
   const findings = [...soak.findings, ...problems, ...report.problems.map((problem) => `checkLmdbStore: ${problem}`)];
 
   process.stdout.write(`soak: ${((Date.now() - started) / 1000).toFixed(1)} s, ${soak.summary()}\n`);
-  process.stdout.write(`soak: in the store: ${Object.entries(counts).map(([name, n]) => `${name} ${n}`).join(', ')}; ${report.keys} keys, ${report.fileBytes} bytes\n`);
+  process.stdout.write(
+    `soak: in the store: ${Object.entries(counts)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(', ')}; ${report.keys} keys, ${report.fileBytes} bytes\n`,
+  );
   for (const finding of findings) process.stdout.write(`soak: FINDING ${finding}\n`);
   process.stdout.write(`soak: ${findings.length === 0 ? 'clean' : `${findings.length} findings`}\n`);
   if (findings.length === 0 && !options.keep) rmSync(scratch, { recursive: true, force: true });

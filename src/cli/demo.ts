@@ -123,7 +123,9 @@ export async function runDemo(session: Session, output: Output, options: DemoOpt
   const mutation = await measure('mutateIn with CAS', () => orders.mutateIn(SHOWCASE_ORDER, specs, { cas: read.cas }));
   costs.push(mutation.cost);
   await say(`   mutateIn: status, shipping.tracking, history += 1 entry, revisions += 1 with that cas`);
-  await say(`     committed, new cas ${mutation.result.cas}, revisions now ${stringifyJson(mutation.result.values[3] ?? null)} ${costText(mutation.cost)}`);
+  await say(
+    `     committed, new cas ${mutation.result.cas}, revisions now ${stringifyJson(mutation.result.values[3] ?? null)} ${costText(mutation.cost)}`,
+  );
   const stale = await measure('mutateIn with a stale CAS', async () => {
     try {
       await orders.mutateIn(SHOWCASE_ORDER, specs, { cas: read.cas });
@@ -138,7 +140,9 @@ export async function runDemo(session: Session, output: Output, options: DemoOpt
   await say();
 
   // 4. A queue and sets shared by concurrent workers.
-  await say(`4. A queue of ${ORDERS_TO_SHIP} orders to ship, consumed by ${WORKERS} concurrent workers; each pop, read and set update is one transaction`);
+  await say(
+    `4. A queue of ${ORDERS_TO_SHIP} orders to ship, consumed by ${WORKERS} concurrent workers; each pop, read and set update is one transaction`,
+  );
   const work = session.collection(DEMO_WORK);
   const queue = work.queue<string>('to-ship');
   const countries = work.set<string>('countries-shipped-to');
@@ -154,7 +158,9 @@ export async function runDemo(session: Session, output: Output, options: DemoOpt
   costs.push(consumed.cost);
   const taken = consumed.result.flat();
   const unique = new Set(taken).size;
-  await say(`   worker${consumed.result.map((w, i) => ` ${i + 1}: ${w.length}`).join(',')} orders; ${taken.length} popped, ${unique} distinct: each exactly once`);
+  await say(
+    `   worker${consumed.result.map((w, i) => ` ${i + 1}: ${w.length}`).join(',')} orders; ${taken.length} popped, ${unique} distinct: each exactly once`,
+  );
   await say(`   ${costText(consumed.cost)}, ${consumed.cost.counts.retries} retried on conflict`);
   const [countryList, customerCount, left] = await Promise.all([countries.values(), customers.size(), queue.size()]);
   await say(`   countries-shipped-to: ${stringifyJson(countryList)}`);

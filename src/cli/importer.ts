@@ -135,7 +135,11 @@ export async function importRecords(records: AsyncIterable<InputRecord>, options
         continue;
       }
       parsed ??= parseRecord(record);
-      const item = isBadRecord(parsed) ? parsed : content === 'export' ? exportItem(options.collection, record, parsed) : documentItem(options.collection, record, parsed, options.idField);
+      const item = isBadRecord(parsed)
+        ? parsed
+        : content === 'export'
+          ? exportItem(options.collection, record, parsed)
+          : documentItem(options.collection, record, parsed, options.idField);
       if (isBadRecord(item)) {
         if (bad(item)) continue;
         break;

@@ -23,8 +23,6 @@ export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'reset', value: 'none', description: 'load the sample again' },
 ];
 
-export const OPTION_SPECS: ReadonlyMap<string, OptionSpec> = new Map(
-  [...GLOBAL_OPTIONS, ...COMMAND_OPTIONS].map((spec) => [spec.name, spec]),
-);
+export const OPTION_SPECS: ReadonlyMap<string, OptionSpec> = new Map([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS].map((spec) => [spec.name, spec]));
 
 export const GLOBAL_OPTION_NAMES: ReadonlySet<string> = new Set(GLOBAL_OPTIONS.map((spec) => spec.name));

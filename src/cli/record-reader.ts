@@ -252,7 +252,8 @@ export class RecordSplitter {
         if (!isSpace(c)) {
           switch (this.state) {
             case 'open':
-              if (c !== '[') this.fail(`a JSON array of documents starts with '[', not '${c}' (for one document per line, use --format ndjson or a .ndjson file)`);
+              if (c !== '[')
+                this.fail(`a JSON array of documents starts with '[', not '${c}' (for one document per line, use --format ndjson or a .ndjson file)`);
               this.state = 'value-or-end';
               break;
             case 'value-or-end':

@@ -47,41 +47,69 @@ export function recordWrites(collection: Collection, record: ExportRecord, bytes
       return documentWrites(collection, id, value, bytes, record.expiresAt);
     case 'list': {
       const list = collection.list(id);
-      return elementWrites(collection, id, value as JsonValue[], sizeOf, async (items, tr) => {
-        for (const item of items) await list.push(item, { tr });
-      }, async (tr) => {
-        // A list exists once written to: an empty one is an element pushed and popped.
-        await list.push(null, { tr });
-        await list.pop({ tr });
-      });
+      return elementWrites(
+        collection,
+        id,
+        value as JsonValue[],
+        sizeOf,
+        async (items, tr) => {
+          for (const item of items) await list.push(item, { tr });
+        },
+        async (tr) => {
+          // A list exists once written to: an empty one is an element pushed and popped.
+          await list.push(null, { tr });
+          await list.pop({ tr });
+        },
+      );
     }
     case 'queue': {
       const queue = collection.queue(id);
       // The JSON form has the next item to pop last: pushed in pop order.
       const items = [...(value as JsonValue[])].reverse();
-      const writes = elementWrites(collection, id, items, sizeOf, (slice, tr) => queue.pushMany(slice, { tr }), (tr) => queue.push(null, { tr }));
+      const writes = elementWrites(
+        collection,
+        id,
+        items,
+        sizeOf,
+        (slice, tr) => queue.pushMany(slice, { tr }),
+        (tr) => queue.push(null, { tr }),
+      );
       if (items.length > 0) return writes;
       // A pushed item (at a versionstamped key) cannot be popped before its push commits.
       return [...writes, { bytes: 0, elements: 1, afterCommit: true, run: async (tr) => void (await queue.pop({ tr })) }];
     }
     case 'set': {
       const set = collection.set(id);
-      return elementWrites(collection, id, value as SetMember[], sizeOf, async (members, tr) => {
-        for (const member of members) await set.add(member, { tr });
-      }, async (tr) => {
-        await set.add(null, { tr });
-        await set.delete(null, { tr });
-      });
+      return elementWrites(
+        collection,
+        id,
+        value as SetMember[],
+        sizeOf,
+        async (members, tr) => {
+          for (const member of members) await set.add(member, { tr });
+        },
+        async (tr) => {
+          await set.add(null, { tr });
+          await set.delete(null, { tr });
+        },
+      );
     }
     case 'map': {
       const map = collection.map(id);
       const entries = Object.entries(value as { [key: string]: JsonValue });
-      return elementWrites(collection, id, entries, ([key, item]) => key.length + sizeOf(item), async (slice, tr) => {
-        for (const [key, item] of slice) await map.set(key, item, { tr });
-      }, async (tr) => {
-        await map.set('', null, { tr });
-        await map.delete('', { tr });
-      });
+      return elementWrites(
+        collection,
+        id,
+        entries,
+        ([key, item]) => key.length + sizeOf(item),
+        async (slice, tr) => {
+          for (const [key, item] of slice) await map.set(key, item, { tr });
+        },
+        async (tr) => {
+          await map.set('', null, { tr });
+          await map.delete('', { tr });
+        },
+      );
     }
     case 'counter': {
       const counter = collection.counter(id);
@@ -122,9 +150,10 @@ function elementWrites<E>(
   let bytes = 0;
   const close = () => {
     const elementsOf = slice;
-    const write = writes.length === 0
-      ? firstWrite(collection, id, bytes, elementsOf.length, (tr) => add(elementsOf, tr))
-      : { bytes, elements: elementsOf.length, afterCommit: false, run: (tr: Transaction) => add(elementsOf, tr) };
+    const write =
+      writes.length === 0
+        ? firstWrite(collection, id, bytes, elementsOf.length, (tr) => add(elementsOf, tr))
+        : { bytes, elements: elementsOf.length, afterCommit: false, run: (tr: Transaction) => add(elementsOf, tr) };
     writes.push(write);
     slice = [];
     bytes = 0;

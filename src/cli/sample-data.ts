@@ -15,8 +15,50 @@ import { seededRandom } from '../kv/engine-parts/seeded-random';
 export const SAMPLE_SEED = 20240917;
 export const SAMPLE_SIZE = 3000;
 
-const FIRST = ['Ada', 'Alan', 'Grace', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken', 'Radia', 'Tim', 'Leslie', 'Sophie', 'Linus', 'Hedy', 'Niklaus', 'Karen', 'Dennis', 'Shafi'];
-const LAST = ['Lovelace', 'Turing', 'Hopper', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'McCarthy', 'Hamilton', 'Thompson', 'Perlman', 'Berners-Lee', 'Lamport', 'Wilson', 'Torvalds', 'Lamarr', 'Wirth', 'Spärck Jones', 'Ritchie', 'Goldwasser'];
+const FIRST = [
+  'Ada',
+  'Alan',
+  'Grace',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Frances',
+  'John',
+  'Margaret',
+  'Ken',
+  'Radia',
+  'Tim',
+  'Leslie',
+  'Sophie',
+  'Linus',
+  'Hedy',
+  'Niklaus',
+  'Karen',
+  'Dennis',
+  'Shafi',
+];
+const LAST = [
+  'Lovelace',
+  'Turing',
+  'Hopper',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Allen',
+  'McCarthy',
+  'Hamilton',
+  'Thompson',
+  'Perlman',
+  'Berners-Lee',
+  'Lamport',
+  'Wilson',
+  'Torvalds',
+  'Lamarr',
+  'Wirth',
+  'Spärck Jones',
+  'Ritchie',
+  'Goldwasser',
+];
 const CITIES: [string, string, string][] = [
   ['London', 'GB', 'N1 7AA'],
   ['Paris', 'FR', '75011'],
@@ -31,7 +73,20 @@ const CITIES: [string, string, string][] = [
   ['Kyoto', 'JP', '600-8216'],
   ['Melbourne', 'AU', '3000'],
 ];
-const STREETS = ['Mill Lane', 'Rue Oberkampf', 'Torstraße', 'Quai Saint-Antoine', 'Prinsengracht', 'Bahnhofstrasse', 'Rua Augusta', 'Floriańska', 'Beacon Street', 'Rue Saint-Paul', 'Shijō-dōri', 'Collins Street'];
+const STREETS = [
+  'Mill Lane',
+  'Rue Oberkampf',
+  'Torstraße',
+  'Quai Saint-Antoine',
+  'Prinsengracht',
+  'Bahnhofstrasse',
+  'Rua Augusta',
+  'Floriańska',
+  'Beacon Street',
+  'Rue Saint-Paul',
+  'Shijō-dōri',
+  'Collins Street',
+];
 const PRODUCTS: [string, string, number][] = [
   ['BEAN-1KG', 'Espresso beans, 1 kg', 18.5],
   ['GRND-250', 'Filter grind, 250 g', 7.9],

@@ -30,7 +30,7 @@ export function usage(): string {
     'Ids: an argument that is an integer (42) names an integer id, anything else a string id;',
     '"42" in JSON quotes is the string. Paths use Couchbase\'s syntax: address.city, items[0].sku, items[-1].',
     'Exit status: 0 done, 1 failed (one line on stderr says why), 2 bad usage.',
-    'Run `doclayer help <command>` for a command\'s arguments, `doclayer demo` for a tour.',
+    "Run `doclayer help <command>` for a command's arguments, `doclayer demo` for a tour.",
   ].join('\n');
 }
 

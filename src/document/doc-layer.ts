@@ -20,15 +20,7 @@ import {
   type ResolvedCollection,
   type ResolvedScope,
 } from './manifest/manifest';
-import {
-  getCollectionId,
-  getManifest,
-  getScopeId,
-  readDroppedCollections,
-  readUsedIds,
-  setManifest,
-  writeManifest,
-} from './manifest/manifest-store';
+import { getCollectionId, getManifest, getScopeId, readDroppedCollections, readUsedIds, setManifest, writeManifest } from './manifest/manifest-store';
 import type { TransactionOption } from './types';
 
 /**
@@ -354,11 +346,14 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
 
   /** Runs a manifest update in `tr` or a transaction of its own; the cached manifest goes at commit. */
   private update<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
-    return this.kv.transact(async (own) => {
-      const result = await fn(own);
-      this.registry.invalidateOnCommit(own);
-      return result;
-    }, { tr });
+    return this.kv.transact(
+      async (own) => {
+        const result = await fn(own);
+        this.registry.invalidateOnCommit(own);
+        return result;
+      },
+      { tr },
+    );
   }
 }
 

@@ -99,10 +99,7 @@ export interface ScanItem<T = JsonValue> {
 }
 
 /** lookupIn specs, as Couchbase's `LookupInSpec`. */
-export type LookupInSpec =
-  | { op: 'get'; path: Path }
-  | { op: 'exists'; path: Path }
-  | { op: 'count'; path: Path };
+export type LookupInSpec = { op: 'get'; path: Path } | { op: 'exists'; path: Path } | { op: 'count'; path: Path };
 
 /** The result of one lookup spec: a value or that spec's own error (the call itself succeeds). */
 export interface LookupInEntry {

@@ -47,10 +47,7 @@ export interface RuntimeNode {
   z?: string;
   /** The id a node inside a subflow instance keeps its context under (Node-RED's own `_alias`). */
   _alias?: string;
-  on(
-    event: 'input',
-    listener: (msg: NodeMessage, send: (msg: NodeMessage) => void, done: (err?: Error) => void) => void,
-  ): void;
+  on(event: 'input', listener: (msg: NodeMessage, send: (msg: NodeMessage) => void, done: (err?: Error) => void) => void): void;
 }
 
 /** A `contextStorage` entry of settings.js. */
@@ -131,9 +128,7 @@ export async function runOperation(RED: NodeRedApi, node: RuntimeNode, config: A
 
 function evaluate(RED: NodeRedApi, node: RuntimeNode, config: AtomicNodeConfig, msg: NodeMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    RED.util.evaluateNodeProperty(config.amount ?? '', config.amountType ?? 'str', node, msg, (err, value) =>
-      err ? reject(err) : resolve(value),
-    );
+    RED.util.evaluateNodeProperty(config.amount ?? '', config.amountType ?? 'str', node, msg, (err, value) => (err ? reject(err) : resolve(value)));
   });
 }
 

@@ -19,10 +19,7 @@ function unboxed(value: object): unknown {
 }
 
 function hasToJson(value: unknown): value is { toJSON(key: string): unknown } {
-  return (
-    ((typeof value === 'object' && value !== null) || typeof value === 'bigint') &&
-    typeof (value as { toJSON?: unknown }).toJSON === 'function'
-  );
+  return ((typeof value === 'object' && value !== null) || typeof value === 'bigint') && typeof (value as { toJSON?: unknown }).toJSON === 'function';
 }
 
 /**

@@ -15,14 +15,7 @@
  * - `NO_STORE`: no open doclayer context store matches (the atomic node, the Function-node API).
  */
 export type ContextStoreErrorCode =
-  | 'INVALID_EXPR'
-  | 'INVALID_ARGUMENT'
-  | 'NOT_A_NUMBER'
-  | 'NOT_AN_ARRAY'
-  | 'NOT_A_STRING'
-  | 'CANNOT_SET'
-  | 'STORE_CLOSED'
-  | 'NO_STORE';
+  'INVALID_EXPR' | 'INVALID_ARGUMENT' | 'NOT_A_NUMBER' | 'NOT_AN_ARRAY' | 'NOT_A_STRING' | 'CANNOT_SET' | 'STORE_CLOSED' | 'NO_STORE';
 
 export class ContextStoreError extends Error {
   constructor(

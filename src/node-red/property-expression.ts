@@ -163,4 +163,3 @@ export async function resolveExpression(parsed: ParsedExpression, lookup: Refere
   if (parsed.error) throw parsed.error;
   return resolved;
 }
-

@@ -100,13 +100,17 @@ export class DocCounter extends Structure {
   }
 
   private increment(delta: bigint, opts: TransactionOption): Promise<number> {
-    return this.writeWith(opts, (tr, keys) => tr.get(bodyKey(keys)), async ({ tr, keys, create }, value) => {
-      const result = safe(decodeInt64(value) + delta);
-      create();
-      tr.add(bodyKey(keys), encodeInt64(delta));
-      this.changed(tr, keys);
-      return result;
-    });
+    return this.writeWith(
+      opts,
+      (tr, keys) => tr.get(bodyKey(keys)),
+      async ({ tr, keys, create }, value) => {
+        const result = safe(decodeInt64(value) + delta);
+        create();
+        tr.add(bodyKey(keys), encodeInt64(delta));
+        this.changed(tr, keys);
+        return result;
+      },
+    );
   }
 }
 
@@ -124,4 +128,3 @@ export function counterJsonForm(entries: readonly KeyValue[], keys: DocumentKeys
   const entry = entries.find(({ key }) => key.equals(body));
   return int64Json(decodeInt64(entry?.value));
 }
-

@@ -25,7 +25,8 @@ export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
   const ka = Object.keys(a);
   if (ka.length !== Object.keys(b).length) return false;
   for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k) || !jsonEqual((a as Record<string, JsonValue>)[k], (b as Record<string, JsonValue>)[k])) return false;
+    if (!Object.prototype.hasOwnProperty.call(b, k) || !jsonEqual((a as Record<string, JsonValue>)[k], (b as Record<string, JsonValue>)[k]))
+      return false;
   }
   return true;
 }

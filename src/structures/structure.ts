@@ -188,7 +188,9 @@ export abstract class Structure {
     let cursor: Buffer | undefined;
     for (;;) {
       const from = cursor;
-      const page = await this.read(opts, async (tr, keys) => (keys === undefined ? { items: [], next: undefined } : readPage(tr, keys, from, pageSize)));
+      const page = await this.read(opts, async (tr, keys) =>
+        keys === undefined ? { items: [], next: undefined } : readPage(tr, keys, from, pageSize),
+      );
       yield* page.items;
       if (page.next === undefined) return;
       cursor = page.next;

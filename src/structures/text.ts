@@ -41,17 +41,21 @@ export class DocText extends Structure {
    */
   async append(s: string, opts: TransactionOption = {}): Promise<void> {
     const bytes = encode(s);
-    await this.writeWith(opts, (tr, keys) => endChunk(tr, bodyKey(keys), 'last'), async ({ tr, keys, create }, last) => {
-      const body = bodyKey(keys);
-      create();
-      if (last !== undefined && last.value.length + bytes.length <= TEXT_CHUNK_BYTES) {
-        if (bytes.length > 0) tr.appendIfFits(last.key, bytes);
-      } else {
-        writeChunks(tr, body, last === undefined ? 0 : last.position + 1, splitUtf8(bytes, TEXT_CHUNK_BYTES));
-      }
-      addLengths(tr, keys, s.length, bytes.length);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => endChunk(tr, bodyKey(keys), 'last'),
+      async ({ tr, keys, create }, last) => {
+        const body = bodyKey(keys);
+        create();
+        if (last !== undefined && last.value.length + bytes.length <= TEXT_CHUNK_BYTES) {
+          if (bytes.length > 0) tr.appendIfFits(last.key, bytes);
+        } else {
+          writeChunks(tr, body, last === undefined ? 0 : last.position + 1, splitUtf8(bytes, TEXT_CHUNK_BYTES));
+        }
+        addLengths(tr, keys, s.length, bytes.length);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
@@ -63,18 +67,22 @@ export class DocText extends Structure {
    */
   async prepend(s: string, opts: TransactionOption = {}): Promise<void> {
     const bytes = encode(s);
-    await this.writeWith(opts, (tr, keys) => endChunk(tr, bodyKey(keys), 'first'), async ({ tr, keys, create }, first) => {
-      const body = bodyKey(keys);
-      create();
-      if (first !== undefined && first.value.length + bytes.length <= TEXT_CHUNK_BYTES) {
-        if (bytes.length > 0) tr.set(first.key, Buffer.concat([bytes, first.value]));
-      } else {
-        const chunks = splitUtf8(bytes, TEXT_CHUNK_BYTES);
-        writeChunks(tr, body, (first === undefined ? 0 : first.position) - chunks.length, chunks);
-      }
-      addLengths(tr, keys, s.length, bytes.length);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => endChunk(tr, bodyKey(keys), 'first'),
+      async ({ tr, keys, create }, first) => {
+        const body = bodyKey(keys);
+        create();
+        if (first !== undefined && first.value.length + bytes.length <= TEXT_CHUNK_BYTES) {
+          if (bytes.length > 0) tr.set(first.key, Buffer.concat([bytes, first.value]));
+        } else {
+          const chunks = splitUtf8(bytes, TEXT_CHUNK_BYTES);
+          writeChunks(tr, body, (first === undefined ? 0 : first.position) - chunks.length, chunks);
+        }
+        addLengths(tr, keys, s.length, bytes.length);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
@@ -179,4 +187,3 @@ export function textJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): 
   }
   return decodeChunks(values);
 }
-

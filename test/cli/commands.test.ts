@@ -56,7 +56,12 @@ describe('doclayer set, get, remove', () => {
     );
     expect(await ok([...db(), 'get', 'ada', 'address.city'])).toBe('"London"\n');
     const got = json(await ok([...db(), 'get', 'ada', 'address', '--json'])) as { id: string; path: string; cas: string; content: unknown };
-    expect(got).toEqual({ id: 'ada', path: 'address', cas: expect.stringMatching(/^[0-9a-f]{20}$/) as unknown, content: { city: 'London', zip: 'N1' } });
+    expect(got).toEqual({
+      id: 'ada',
+      path: 'address',
+      cas: expect.stringMatching(/^[0-9a-f]{20}$/) as unknown,
+      content: { city: 'London', zip: 'N1' },
+    });
   });
 
   it('guards a write with --cas', async () => {
@@ -110,7 +115,9 @@ describe('doclayer import, scan, count, export', () => {
     expect(summary).toEqual({ collection: 'app.things', imported: 2, transactions: 1, skipped: [], stoppedAt: null, resumeFromLine: null });
     const scan = await ok([...db(), '--collection', 'app.things', 'scan']);
     expect(scan).toBe('1  {"id":1,"v":{"big":123456789012345678901234567890}}\n2  {"id":2,"v":[1,2]}\n');
-    expect(await ok([...db(), '--collection', 'app.things', 'scan', '--limit', '1', '--json'])).toMatch(/^\{"id":1,"cas":"[0-9a-f]{20}","content":\{.*\}\}\n$/);
+    expect(await ok([...db(), '--collection', 'app.things', 'scan', '--limit', '1', '--json'])).toMatch(
+      /^\{"id":1,"cas":"[0-9a-f]{20}","content":\{.*\}\}\n$/,
+    );
     expect(await ok([...db(), '--collection', 'app.things', 'export', '--id-field', 'key'])).toBe(
       '{"id":1,"v":{"big":123456789012345678901234567890},"key":1}\n{"id":2,"v":[1,2],"key":2}\n',
     );
@@ -177,7 +184,14 @@ describe('doclayer manifest and stats', () => {
       uid: '2',
       scopes: [
         { name: '_default', uid: '0', collections: [{ name: '_default', uid: '0' }] },
-        { name: 'shop', uid: '8', collections: [{ name: 'orders', uid: '8', maxTTL: 3600 }, { name: 'carts', uid: '9' }] },
+        {
+          name: 'shop',
+          uid: '8',
+          collections: [
+            { name: 'orders', uid: '8', maxTTL: 3600 },
+            { name: 'carts', uid: '9' },
+          ],
+        },
       ],
     };
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
@@ -188,10 +202,17 @@ describe('doclayer manifest and stats', () => {
   it('counts documents, keys and bytes per collection', async () => {
     await ok([...db(), '--collection', 'shop.orders', 'set', 'o1', '', '{"items":[1,2,3]}']);
     await ok([...db(), '--collection', 'shop.orders', 'set', 'o2', '', '{"items":[]}']);
-    const stats = json(await ok([...db(), 'stats', '--json'])) as { collections: { collection: string; documents: number; keys: number; bytes: number }[] };
+    const stats = json(await ok([...db(), 'stats', '--json'])) as {
+      collections: { collection: string; documents: number; keys: number; bytes: number }[];
+    };
     const byName = new Map(stats.collections.map((c) => [c.collection, c]));
     expect([...byName.keys()]).toEqual(['_default._default', 'shop.orders', 'shop.carts']);
-    expect(byName.get('shop.orders')).toEqual({ collection: 'shop.orders', documents: 2, keys: expect.any(Number) as unknown, bytes: expect.any(Number) as unknown });
+    expect(byName.get('shop.orders')).toEqual({
+      collection: 'shop.orders',
+      documents: 2,
+      keys: expect.any(Number) as unknown,
+      bytes: expect.any(Number) as unknown,
+    });
     expect(byName.get('shop.orders')!.keys).toBeGreaterThanOrEqual(7);
     expect(byName.get('shop.carts')).toEqual({ collection: 'shop.carts', documents: 0, keys: 0, bytes: 0 });
     const table = await ok([...db(), 'stats']);
@@ -236,10 +257,14 @@ describe('doclayer demo', () => {
       expect(exported.split('\n', 1)[0]).toBe('{"doclayer":"export","version":1}');
       writeFileSync(join(dir, 'demo-export.ndjson'), exported);
       const fresh = ['--db', join(dir, `demo-copy-${collection}`), '--collection', collection];
-      expect(await ok([...fresh, 'import', 'demo-export.ndjson'])).toMatch(new RegExp(`^imported ${(exported.split('\n').length - 2).toLocaleString('en-US')} documents? into ${collection.replace('.', '\\.')} `));
+      expect(await ok([...fresh, 'import', 'demo-export.ndjson'])).toMatch(
+        new RegExp(`^imported ${(exported.split('\n').length - 2).toLocaleString('en-US')} documents? into ${collection.replace('.', '\\.')} `),
+      );
       expect(await ok([...fresh, 'export'])).toBe(exported);
     }
     const copy = ['--db', join(dir, 'demo-copy-demo.work'), '--collection', 'demo.work'];
-    expect(await ok([...copy, 'set', 'countries-shipped-to', 'members'])).toBe(await ok(['--collection', 'demo.work', 'set', 'countries-shipped-to', 'members']));
+    expect(await ok([...copy, 'set', 'countries-shipped-to', 'members'])).toBe(
+      await ok(['--collection', 'demo.work', 'set', 'countries-shipped-to', 'members']),
+    );
   });
 });

@@ -39,12 +39,9 @@ describe('doclayer errors', () => {
     expect(failed.status).toBe(1);
     expect(failed.stdout).toBe('');
     expect(failed.stderr).toBe(
-      [
-        "doclayer: bad path at position 8: empty component: expected a key, found '.' (INVALID_PATH)",
-        '  address..city',
-        '          ^',
-        '',
-      ].join('\n'),
+      ["doclayer: bad path at position 8: empty component: expected a key, found '.' (INVALID_PATH)", '  address..city', '          ^', ''].join(
+        '\n',
+      ),
     );
   });
 
@@ -52,12 +49,7 @@ describe('doclayer errors', () => {
     const failed = await run(['--collection', 'app.users', 'set', 'ada', 'address', '{"city": Paris}']);
     expect(failed.status).toBe(1);
     expect(failed.stderr).toBe(
-      [
-        'doclayer: bad JSON in the value at column 10: expected a JSON value, found "P"',
-        '  {"city": Paris}',
-        '           ^',
-        '',
-      ].join('\n'),
+      ['doclayer: bad JSON in the value at column 10: expected a JSON value, found "P"', '  {"city": Paris}', '           ^', ''].join('\n'),
     );
     const bare = await run(['--collection', 'app.users', 'set', 'ada', 'name', 'Grace']);
     expect(bare.stderr.split('\n')[0]).toBe(
@@ -88,7 +80,9 @@ describe('doclayer errors', () => {
     const resumed = await run(['import', 'bad.ndjson', '--collection', 'app.lines', '--id-field', 'id', '--from-line', '3']);
     expect(resumed.status).toBe(0);
     expect(resumed.stdout).toMatch(/^imported 2 documents into app\.lines .*\npassed over 2 records before line 3\n$/);
-    expect((await run(['--collection', 'app.lines', 'export', '--documents'])).stdout).toBe(`${lines.map((l) => JSON.stringify(JSON.parse(l))).join('\n')}\n`);
+    expect((await run(['--collection', 'app.lines', 'export', '--documents'])).stdout).toBe(
+      `${lines.map((l) => JSON.stringify(JSON.parse(l))).join('\n')}\n`,
+    );
   });
 
   it('skips bad records with --skip-bad and lists them', async () => {
@@ -97,7 +91,7 @@ describe('doclayer errors', () => {
     expect(skipped.status).toBe(0);
     expect(skipped.stderr).toBe(
       [
-        'stdin:2:11: bad JSON: expected \',\' or \'}\' after a property value, found the end of the text (record 2)',
+        "stdin:2:11: bad JSON: expected ',' or '}' after a property value, found the end of the text (record 2)",
         'stdin:3:1: no "id" field (the --id-field) (record 3)',
         'stdin:4:1: no "id" field (the --id-field) (record 4)',
         '',
@@ -118,7 +112,9 @@ describe('doclayer errors', () => {
     const failed = await run(['--collection', 'app.arrays', 'import', '-', '--id-field', 'id', '--skip-bad'], '[{"id": "x"} {"id": "y"}]');
     expect(failed.status).toBe(1);
     expect(failed.stderr).toBe("stdin:1:14: expected ',' or ']' after an array element, found '{'\n");
-    expect(failed.stdout).toMatch(/^imported 1 document into app\.arrays .*\nstopped at line 1: .*\nto resume once it is fixed: doclayer import - --collection app\.arrays --id-field id --skip-bad --from-line 1\n$/);
+    expect(failed.stdout).toMatch(
+      /^imported 1 document into app\.arrays .*\nstopped at line 1: .*\nto resume once it is fixed: doclayer import - --collection app\.arrays --id-field id --skip-bad --from-line 1\n$/,
+    );
   });
 
   it('asks for --format when a one-line JSON array on stdin could be documents or one document', async () => {
@@ -130,8 +126,12 @@ describe('doclayer errors', () => {
         'doclayer: cannot tell the format of stdin: one line holding a JSON array is either an array of documents ' +
         'or one document that is an array (say which: --format json or --format ndjson)\n',
     });
-    expect((await run(['--collection', 'app.unclear', 'import', '-', '--format', 'json'], '[{"n": 1}, {"n": 2}]\n')).stdout).toMatch(/^imported 2 documents /);
-    expect((await run(['--collection', 'app.unclear', 'import', '-', '--format', 'ndjson'], '[{"n": 1}, {"n": 2}]\n')).stdout).toMatch(/^imported 1 document /);
+    expect((await run(['--collection', 'app.unclear', 'import', '-', '--format', 'json'], '[{"n": 1}, {"n": 2}]\n')).stdout).toMatch(
+      /^imported 2 documents /,
+    );
+    expect((await run(['--collection', 'app.unclear', 'import', '-', '--format', 'ndjson'], '[{"n": 1}, {"n": 2}]\n')).stdout).toMatch(
+      /^imported 1 document /,
+    );
     writeFileSync(join(dir, 'lines.json'), '{"n": 1}\n{"n": 2}\n');
     const misnamed = await run(['--collection', 'app.unclear', 'import', 'lines.json']);
     expect(misnamed.stderr).toBe(
@@ -173,7 +173,11 @@ describe('doclayer errors', () => {
       stdout: '',
       stderr: 'doclayer: unknown command "frobnicate"\nRun `doclayer help` for usage.\n',
     });
-    expect(await run(['get'])).toEqual({ status: 2, stdout: '', stderr: 'doclayer: get needs at least 1 argument\nRun `doclayer help get` for usage.\n' });
+    expect(await run(['get'])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'doclayer: get needs at least 1 argument\nRun `doclayer help get` for usage.\n',
+    });
     expect((await run(['scan', '--limit', 'ten'])).stderr).toBe(
       'doclayer: --limit is an integer of at least 0, got "ten"\nRun `doclayer help scan` for usage.\n',
     );

@@ -65,12 +65,22 @@ const items = fc.array(jsonValue({ maxDepth: 3, maxChildren: 3 }), { maxLength: 
 
 const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
   fc.oneof(
-    { weight: 4, arbitrary: fc.record({ value: jsonValue({ maxDepth: 4, maxChildren: 4 }), expiresAt: fc.option(future, { nil: undefined }) }).map(({ value, expiresAt }): Entry => ({ kind: 'document', id, value, ...(expiresAt === undefined ? {} : { expiresAt }) })) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .record({ value: jsonValue({ maxDepth: 4, maxChildren: 4 }), expiresAt: fc.option(future, { nil: undefined }) })
+        .map(({ value, expiresAt }): Entry => ({ kind: 'document', id, value, ...(expiresAt === undefined ? {} : { expiresAt }) })),
+    },
     { weight: 1, arbitrary: jsonDocument({ maxDepth: 3 }).map((value): Entry => ({ kind: 'document', id, value })) },
     { weight: 1, arbitrary: items.map((list): Entry => ({ kind: 'list', id, items: list })) },
     { weight: 1, arbitrary: items.map((queue): Entry => ({ kind: 'queue', id, items: queue })) },
     { weight: 1, arbitrary: fc.array(setMember, { maxLength: 8 }).map((members): Entry => ({ kind: 'set', id, members })) },
-    { weight: 1, arbitrary: fc.array(fc.tuple(jsonKey, jsonValue({ maxDepth: 3, maxChildren: 3 })), { maxLength: 5 }).map((entries): Entry => ({ kind: 'map', id, entries })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(fc.tuple(jsonKey, jsonValue({ maxDepth: 3, maxChildren: 3 })), { maxLength: 5 })
+        .map((entries): Entry => ({ kind: 'map', id, entries })),
+    },
     { weight: 1, arbitrary: counterValue.map((value): Entry => ({ kind: 'counter', id, value })) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map((text): Entry => ({ kind: 'text', id, text })) },
   );
@@ -194,7 +204,9 @@ describe('doclayer export, then import into an empty database', () => {
         // The export holds every document, with its id, kind and expiry.
         const [header, ...lines] = exported.trimEnd().split('\n');
         expect(header).toBe('{"doclayer":"export","version":1}');
-        const records = new Map(lines.map((line) => parseJson(line) as { id: DocId; kind?: string; expiresAt?: string }).map((r) => [idKey(r.id), r]));
+        const records = new Map(
+          lines.map((line) => parseJson(line) as { id: DocId; kind?: string; expiresAt?: string }).map((r) => [idKey(r.id), r]),
+        );
         expect(records.size).toBe(entries.length);
         for (const entry of entries) {
           const record = records.get(idKey(entry.id));
@@ -243,7 +255,7 @@ describe('doclayer export, then import into an empty database', () => {
     expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
   });
 
-  it('replaces what is at a record\'s id, and imports the same export again to the same result', async () => {
+  it("replaces what is at a record's id, and imports the same export again to the same result", async () => {
     const from = join(dir, `store-${++stores}`);
     const docs = await open({ path: from });
     try {
@@ -252,10 +264,22 @@ describe('doclayer export, then import into an empty database', () => {
       await c.upsert('d', { a: -0 });
       await c.counter('n').set(2n ** 62n);
       // Empty structures exist (and are exported) as much as full ones.
-      await c.list('empty-list').push(1).then(() => c.list('empty-list').pop());
-      await c.set('empty-set').add(1).then(() => c.set('empty-set').delete(1));
-      await c.map('empty-map').set('k', 1).then(() => c.map('empty-map').delete('k'));
-      await c.queue('empty-queue').push(1).then(() => c.queue('empty-queue').pop());
+      await c
+        .list('empty-list')
+        .push(1)
+        .then(() => c.list('empty-list').pop());
+      await c
+        .set('empty-set')
+        .add(1)
+        .then(() => c.set('empty-set').delete(1));
+      await c
+        .map('empty-map')
+        .set('k', 1)
+        .then(() => c.map('empty-map').delete('k'));
+      await c
+        .queue('empty-queue')
+        .push(1)
+        .then(() => c.queue('empty-queue').pop());
       await c.text('empty-text').set('');
       await c.counter('zero').set(0);
     } finally {
@@ -266,7 +290,7 @@ describe('doclayer export, then import into an empty database', () => {
     try {
       const c = other.collection(COLLECTION);
       await c.remove('s');
-      await c.upsert('s', { a: 'plain document in the set\'s place' });
+      await c.upsert('s', { a: "plain document in the set's place" });
       await c.remove('d');
       await c.list('d').push(1);
     } finally {
@@ -276,7 +300,8 @@ describe('doclayer export, then import into an empty database', () => {
     expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
     expect(exported).toContain('{"id":"d","value":{"a":-0}}');
     expect(exported).toContain('{"id":"n","kind":"counter","value":4611686018427387904}');
-    for (const kind of ['list', 'set', 'queue', 'text']) expect(exported).toContain(`{"id":"empty-${kind}","kind":"${kind}","value":${kind === 'text' ? '""' : '[]'}}`);
+    for (const kind of ['list', 'set', 'queue', 'text'])
+      expect(exported).toContain(`{"id":"empty-${kind}","kind":"${kind}","value":${kind === 'text' ? '""' : '[]'}}`);
     expect(exported).toContain('{"id":"empty-map","kind":"map","value":{}}');
   });
 });
@@ -289,12 +314,16 @@ describe('doclayer import of an export', () => {
     const lines = [header, '{"id":"a","value":1}', '{"id":"b","kind":"bag","value":[]}', '{"id":"c","kind":"set","value":[1]}'];
     const failed = await doclayer([...db, 'import', '-'], `${lines.join('\n')}\n`);
     expect(failed.status).toBe(1);
-    expect(failed.stderr).toBe('stdin:3:1: unknown kind "bag" (one of list, map, set, queue, counter, text; absent for a plain document) (record 3)\n');
+    expect(failed.stderr).toBe(
+      'stdin:3:1: unknown kind "bag" (one of list, map, set, queue, counter, text; absent for a plain document) (record 3)\n',
+    );
     expect(failed.stdout).toMatch(/^imported 1 document into app\.things .*\nstopped at line 3: /);
     lines[2] = '{"id":"b","kind":"list","value":[]}';
     const resumed = await ok([...db, 'import', '-', '--from-line', '3'], `${lines.join('\n')}\n`);
     expect(resumed).toMatch(/^imported 2 documents into app\.things .*\npassed over 1 records before line 3\n$/);
-    expect(await ok([...db, 'export'])).toBe(`${[header, '{"id":"a","value":1}', '{"id":"b","kind":"list","value":[]}', '{"id":"c","kind":"set","value":[1]}'].join('\n')}\n`);
+    expect(await ok([...db, 'export'])).toBe(
+      `${[header, '{"id":"a","value":1}', '{"id":"b","kind":"list","value":[]}', '{"id":"c","kind":"set","value":[1]}'].join('\n')}\n`,
+    );
   });
 
   it('leaves nothing of a structure the document layer refuses part-way, and skips it with --skip-bad', async () => {

@@ -1,5 +1,12 @@
 import { Readable } from 'stream';
-import { InputStructureError, readRecords, RecordSplitter, UnclearFormatError, type InputFormat, type InputRecord } from '../../src/cli/record-reader';
+import {
+  InputStructureError,
+  readRecords,
+  RecordSplitter,
+  UnclearFormatError,
+  type InputFormat,
+  type InputRecord,
+} from '../../src/cli/record-reader';
 
 /** The records of `text`, fed to the splitter in pieces of `size` characters. */
 function split(text: string, size = text.length, format?: InputFormat): { index: number; line: number; column: number; text: string }[] {
@@ -59,7 +66,10 @@ describe('RecordSplitter', () => {
   });
 
   it('refuses an array it cannot split, at the place it cannot', () => {
-    expect(structureError('[{"a":1} {"b":2}]')).toMatchObject({ position: { line: 1, column: 10 }, reason: "expected ',' or ']' after an array element, found '{'" });
+    expect(structureError('[{"a":1} {"b":2}]')).toMatchObject({
+      position: { line: 1, column: 10 },
+      reason: "expected ',' or ']' after an array element, found '{'",
+    });
     expect(structureError('[\n {"a": [1}]')).toMatchObject({ position: { line: 2, column: 10 } });
     expect(structureError('[1,,2]')).toMatchObject({ position: { line: 1, column: 4 } });
     expect(structureError('[1]\nx', 'json')).toMatchObject({ position: { line: 2, column: 1 } });

@@ -27,7 +27,11 @@ describe('the sample data set', () => {
     expect(orders).toHaveLength(SAMPLE_SIZE);
     expect(orders.map((o) => o.id)).toEqual(Array.from({ length: SAMPLE_SIZE }, (_, i) => sampleOrderId(i + 1)));
     expect(orders.every(sortedKeys)).toBe(true);
-    expect(orders[41]).toMatchObject({ id: 'order-00042', customer: { address: { city: expect.any(String) as unknown } }, items: expect.any(Array) as unknown });
+    expect(orders[41]).toMatchObject({
+      id: 'order-00042',
+      customer: { address: { city: expect.any(String) as unknown } },
+      items: expect.any(Array) as unknown,
+    });
   });
 });
 

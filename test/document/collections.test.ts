@@ -108,7 +108,12 @@ documentSuite('collection paths', (ctx) => {
   it("'.', '_default._default', no path and scope().collection() are the default collection", async () => {
     const { docs } = await ctx.open();
     await docs.collection('.').insert({ a: 1 }, { id: 'd' });
-    for (const c of [docs.collection(), docs.collection('_default._default'), docs.scope().collection(), docs.scope('_default').collection('_default')]) {
+    for (const c of [
+      docs.collection(),
+      docs.collection('_default._default'),
+      docs.scope().collection(),
+      docs.scope('_default').collection('_default'),
+    ]) {
       expect((await c.get('d')).content).toEqual({ a: 1 });
     }
     expect((await docs.getManifest()).uid).toBe('0');
@@ -188,7 +193,10 @@ documentSuite('DocLayer manifest API', (ctx) => {
     const before = await docs.getManifest();
     await expectDocumentError(docs.setManifest('{"uid":"5"'), 'INVALID_ARGUMENT');
     await expectDocumentError(docs.setManifest({ uid: '5', scopes: [] }), 'INVALID_ARGUMENT');
-    await expectDocumentError(docs.setManifest({ uid: '0', scopes: [{ name: '_default', uid: '0', collections: [{ name: '_default', uid: '0' }] }] }), 'OUT_OF_RANGE');
+    await expectDocumentError(
+      docs.setManifest({ uid: '0', scopes: [{ name: '_default', uid: '0', collections: [{ name: '_default', uid: '0' }] }] }),
+      'OUT_OF_RANGE',
+    );
     // Renaming an id is refused.
     const renamed = JSON.parse(JSON.stringify(before)) as { uid: string; scopes: { collections: { name: string }[] }[] };
     renamed.uid = '9';
@@ -443,8 +451,7 @@ documentSuite('the manifest cache', (ctx) => {
     await users.get('warm');
     await users.get('warm');
     const system = layout.system.range([]);
-    const inSystem = (key: unknown) =>
-      Buffer.isBuffer(key) && Buffer.compare(key, system.begin) >= 0 && Buffer.compare(key, system.end) < 0;
+    const inSystem = (key: unknown) => Buffer.isBuffer(key) && Buffer.compare(key, system.begin) >= 0 && Buffer.compare(key, system.end) < 0;
     const actions: [string, () => Promise<unknown>][] = [
       ['get', () => users.get('warm')],
       ['get(path)', () => users.get('warm', 'a')],

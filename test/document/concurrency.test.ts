@@ -153,7 +153,12 @@ documentSuite('concurrency', (ctx) => {
         tx.run(async (tr) => {
           await c.mutateIn(
             'd',
-            [MutateInSpec.replace(`${k}.value`, i), MutateInSpec.arrayAppend(`${k}.list`, 4), MutateInSpec.arrayPrepend(`${k}.list`, 0), MutateInSpec.remove(`${k}.list[2]`)],
+            [
+              MutateInSpec.replace(`${k}.value`, i),
+              MutateInSpec.arrayAppend(`${k}.list`, 4),
+              MutateInSpec.arrayPrepend(`${k}.list`, 0),
+              MutateInSpec.remove(`${k}.list[2]`),
+            ],
             { tr },
           );
           await allRead();

@@ -108,15 +108,11 @@ describe('assertJsonValue: rejected values fail with INVALID_VALUE naming the pa
   });
 
   it('says what is wrong and where', () => {
-    expect(thrown(() => assertJsonValue({ a: { b: [0, 1, undefined] } })).message).toBe(
-      'INVALID_VALUE: undefined at a.b[2]',
-    );
+    expect(thrown(() => assertJsonValue({ a: { b: [0, 1, undefined] } })).message).toBe('INVALID_VALUE: undefined at a.b[2]');
   });
 
   it('names the value when told what it is', () => {
-    expect(thrown(() => assertJsonValue([NaN], 'the value of spec 2')).message).toBe(
-      'INVALID_VALUE: NaN at [0] in the value of spec 2',
-    );
+    expect(thrown(() => assertJsonValue([NaN], 'the value of spec 2')).message).toBe('INVALID_VALUE: NaN at [0] in the value of spec 2');
   });
 
   it('reports the first problem in document order', () => {

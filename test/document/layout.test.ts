@@ -128,9 +128,9 @@ describe('path elements in keys', () => {
     const random = new Random(testSeed(201));
     const pool = [0x00, 0x01, 0x7f, 0x80, 0xff, 0x7ff, 0x800, 0xfffd, 0xffff, 0x10000, 0x10ffff, 0x61, 0x2e];
     for (let run = 0; run < 500; run++) {
-      const codePoints = Array.from({ length: random.int(30) }, () =>
-        random.chance(0.5) ? random.pick(pool) : random.int(0x110000),
-      ).filter((c) => c < 0xd800 || c > 0xdfff);
+      const codePoints = Array.from({ length: random.int(30) }, () => (random.chance(0.5) ? random.pick(pool) : random.int(0x110000))).filter(
+        (c) => c < 0xd800 || c > 0xdfff,
+      );
       const s = String.fromCodePoint(...codePoints);
       const key = pack([s]);
       expect(decodeStringElement(key, 0, elementEnd(key, 0))).toBe(s);

@@ -88,8 +88,7 @@ for (const engine of documentEngines) {
     const tx = <T>(fn: (tr: Transaction) => Promise<T>) => db.transact(fn);
     const manifestNow = () => tx((tr) => getManifest(tr, sys));
     const set = (json: string) => tx((tr) => setManifest(tr, sys, json, { collectionPrefix }));
-    const ensure = (path: string, options?: EnsureCollectionOptions) =>
-      tx((tr) => ensureCollection(tr, sys, path, options));
+    const ensure = (path: string, options?: EnsureCollectionOptions) => tx((tr) => ensureCollection(tr, sys, path, options));
     const drop = (scope: string, name: string, withPrefix = true) =>
       tx(async (tr) => {
         const next = dropCollection(await getManifest(tr, sys), scope, name);
@@ -205,7 +204,12 @@ for (const engine of documentEngines) {
 
     describe('dropped ids', () => {
       it('are recorded and never reused, however many updates later', async () => {
-        await set(manifestJson('1', [{ name: 'app', uid: '8', collections: [{ name: 'c', uid: '9' }] }, { name: 'old', uid: '9' }]));
+        await set(
+          manifestJson('1', [
+            { name: 'app', uid: '8', collections: [{ name: 'c', uid: '9' }] },
+            { name: 'old', uid: '9' },
+          ]),
+        );
         await set(manifestJson('2', [{ name: 'app', uid: '8' }]));
         await set(manifestJson('3', [{ name: 'app', uid: '8', collections: [{ name: 'd', uid: 'a' }] }]));
         const collection = await documentError(set(manifestJson('4', [{ name: 'app', uid: '8', collections: [{ name: 'c', uid: '9' }] }])));
@@ -330,9 +334,7 @@ for (const engine of documentEngines) {
         await ensure('app.users');
         const manifest = await manifestNow();
         const { counter, kv } = counted();
-        const { result, counts } = await counter.measure(() =>
-          kv.transact((tr) => ensureCollection(tr, sys, 'app.users', { manifest })),
-        );
+        const { result, counts } = await counter.measure(() => kv.transact((tr) => ensureCollection(tr, sys, 'app.users', { manifest })));
         expect(result.collectionId).toBe(8);
         expect(counts.gets + counts.rangeReads).toBe(0);
       });

@@ -39,10 +39,7 @@ type JsonScope = { name: unknown; uid: unknown; collections?: unknown };
 function json(uid: unknown, scopes: JsonScope[] = [], defaultCollections: JsonCollection[] = []): Record<string, unknown> {
   return {
     uid,
-    scopes: [
-      { name: '_default', uid: '0', collections: [{ name: '_default', uid: '0' }, ...defaultCollections] },
-      ...scopes,
-    ],
+    scopes: [{ name: '_default', uid: '0', collections: [{ name: '_default', uid: '0' }, ...defaultCollections] }, ...scopes],
   };
 }
 
@@ -261,18 +258,40 @@ describe('parseManifest', () => {
     });
 
     it('requires scope ids to be unique', () => {
-      invalidAt(json('1', [{ name: 'a', uid: '8' }, { name: 'b', uid: '8' }]), 'scopes[2].uid');
+      invalidAt(
+        json('1', [
+          { name: 'a', uid: '8' },
+          { name: 'b', uid: '8' },
+        ]),
+        'scopes[2].uid',
+      );
     });
   });
 
   describe('uniqueness and required content', () => {
     it('requires scope names to be unique', () => {
-      const err = invalidAt(json('1', [{ name: 'a', uid: '8' }, { name: 'a', uid: '9' }]), 'scopes[2].name');
+      const err = invalidAt(
+        json('1', [
+          { name: 'a', uid: '8' },
+          { name: 'a', uid: '9' },
+        ]),
+        'scopes[2].name',
+      );
       expect(err.message).toMatch(/duplicate scope name/);
     });
 
     it('requires collection names to be unique within a scope, not across scopes', () => {
-      invalidAt(json('1', [], [{ name: 'c', uid: '8' }, { name: 'c', uid: '9' }]), 'scopes[0].collections[2].name');
+      invalidAt(
+        json(
+          '1',
+          [],
+          [
+            { name: 'c', uid: '8' },
+            { name: 'c', uid: '9' },
+          ],
+        ),
+        'scopes[0].collections[2].name',
+      );
       const app = { name: 'app', uid: '8', collections: [{ name: 'c', uid: '9' }] };
       expect(() => parseManifest(json('1', [app], [{ name: 'c', uid: '8' }]))).not.toThrow();
     });
@@ -508,7 +527,14 @@ describe('diffManifests', () => {
   it('lists the ids added and dropped', () => {
     const after = parseManifest(
       json('20', [
-        { name: 'app', uid: '8', collections: [{ name: 'users', uid: '9' }, { name: 'new', uid: 'b' }] },
+        {
+          name: 'app',
+          uid: '8',
+          collections: [
+            { name: 'users', uid: '9' },
+            { name: 'new', uid: 'b' },
+          ],
+        },
         { name: 's', uid: 'c' },
       ]),
     );
@@ -559,7 +585,14 @@ describe('addCollection', () => {
   });
 
   it('creates user names only: not system names, invalid names or the _default collection', () => {
-    const refused = [['app', '_sys'], ['_sys', 'c'], ['app', '$x'], ['app', 'a.b'], ['_default', '_default'], ['app', '']];
+    const refused = [
+      ['app', '_sys'],
+      ['_sys', 'c'],
+      ['app', '$x'],
+      ['app', 'a.b'],
+      ['_default', '_default'],
+      ['app', ''],
+    ];
     for (const [scope, name] of refused) {
       expect(thrown(() => addCollection(APP, scope, name)).code).toBe('INVALID_ARGUMENT');
     }

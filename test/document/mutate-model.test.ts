@@ -202,12 +202,18 @@ function expectedLookup(doc: JsonValue, op: 'get' | 'exists' | 'count', path: Pa
 
 async function compareLookups(c: Collection, doc: JsonValue, paths: PathElement[][], r: Random): Promise<void> {
   for (let from = 0; from < paths.length; from += 16) {
-    const batch = paths.slice(from, from + 16).map((path) => ({ path, op: path.length === 0 ? r.pick(['get', 'count'] as const) : r.pick(['get', 'exists', 'count'] as const) }));
-    const { entries } = await c.lookupIn('d', batch.map((b) => lookupSpec(b.op, b.path, r)));
+    const batch = paths
+      .slice(from, from + 16)
+      .map((path) => ({ path, op: path.length === 0 ? r.pick(['get', 'count'] as const) : r.pick(['get', 'exists', 'count'] as const) }));
+    const { entries } = await c.lookupIn(
+      'd',
+      batch.map((b) => lookupSpec(b.op, b.path, r)),
+    );
     batch.forEach((b, i) => {
       const expected = expectedLookup(doc, b.op, b.path);
       const entry = entries[i];
-      const actual = entry.error === undefined ? { value: entry.value } : { code: entry.error instanceof DocumentError ? entry.error.code : String(entry.error) };
+      const actual =
+        entry.error === undefined ? { value: entry.value } : { code: entry.error instanceof DocumentError ? entry.error.code : String(entry.error) };
       expect({ op: b.op, path: b.path, ...actual }).toEqual({ op: b.op, path: b.path, ...expected });
     });
   }
@@ -239,12 +245,21 @@ documentSuite('mutateIn against the reference model', (ctx) => {
       else if (!missing && r.chance(0.03)) specs.push({ store: MutateInSpec.remove(''), model: { op: 'remove', path: [] }, invalidInput: false });
       const options = semantics === undefined ? undefined : { storeSemantics: semantics };
       const where = `seed ${seed} (replay: DOCLAYER_SEED=${seed}), sequence ${sequence}, call ${call}\n  document: ${show(model)}\n  specs: ${show(specs.map((s) => s.store))}\n  options: ${show(options)}`;
-      const expected = modelMutateIn(model, specs.map((s) => s.model), options);
+      const expected = modelMutateIn(
+        model,
+        specs.map((s) => s.model),
+        options,
+      );
 
       await within(where, async () => {
-        let actual: { ok: true; values: (JsonValue | undefined)[]; cas: string | undefined } | { ok: false; code: string; specIndex: number | undefined };
+        let actual:
+          { ok: true; values: (JsonValue | undefined)[]; cas: string | undefined } | { ok: false; code: string; specIndex: number | undefined };
         try {
-          const result = await c.mutateIn('d', specs.map((s) => s.store), options);
+          const result = await c.mutateIn(
+            'd',
+            specs.map((s) => s.store),
+            options,
+          );
           actual = { ok: true, values: result.values, cas: result.cas };
         } catch (err) {
           if (!(err instanceof DocumentError)) throw err;

@@ -82,7 +82,10 @@ describe('open', () => {
     const deadline = Date.now() + 2000;
     let seen: unknown;
     while (Date.now() < deadline) {
-      seen = await users.get('d').then((found) => found.content, (err: Error) => err.message);
+      seen = await users.get('d').then(
+        (found) => found.content,
+        (err: Error) => err.message,
+      );
       if ((seen as { v?: string }).v === 'new') break;
       expect(seen).toMatch(/^DOCUMENT_NOT_FOUND/);
       await new Promise((resolve) => setTimeout(resolve, 5));

@@ -124,9 +124,7 @@ describe('parsePath: invalid strings fail with INVALID_PATH at the offending cha
   });
 
   it('says what is wrong, where, and in which path', () => {
-    expect(thrown(() => parsePath('a.b]c')).message).toBe(
-      `INVALID_PATH: unexpected ']' outside backticks at position 3 in "a.b]c"`,
-    );
+    expect(thrown(() => parsePath('a.b]c')).message).toBe(`INVALID_PATH: unexpected ']' outside backticks at position 3 in "a.b]c"`);
   });
 
   it('shortens very long paths in messages', () => {

@@ -108,7 +108,10 @@ documentSuite('round trips of random JSON', (ctx) => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.dictionary(fc.string({ maxLength: 3 }), jsonValue({ longStrings: true, maxDepth: 2, maxChildren: 3 }), { maxKeys: 4, noNullPrototype: true }),
+        fc.dictionary(fc.string({ maxLength: 3 }), jsonValue({ longStrings: true, maxDepth: 2, maxChildren: 3 }), {
+          maxKeys: 4,
+          noNullPrototype: true,
+        }),
         async (doc) => {
           const id = `doc-${n++}`;
           await c.insert(doc, { id });

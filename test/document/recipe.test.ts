@@ -33,8 +33,7 @@ async function insertRecipeDoc(db: Database, docId: TupleItem, doc: RecipeValue)
   });
 }
 
-const read = (db: Database, docId: TupleItem, path?: PathElement[]) =>
-  db.transact((tr) => readRecipeDocument(tr, subspace, docId, path));
+const read = (db: Database, docId: TupleItem, path?: PathElement[]) => db.transact((tr) => readRecipeDocument(tr, subspace, docId, path));
 
 describe('readRecipeDocument', () => {
   const doc: RecipeValue & JsonValue = {

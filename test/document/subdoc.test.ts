@@ -88,16 +88,28 @@ documentSuite('lookupIn', (ctx) => {
 
   it('get: PATH_MISMATCH for an index into an object, a key into an array, or a key into a scalar', async () => {
     const { lookup } = await fixture(ctx, doc);
-    expect(await lookup([LookupInSpec.get('a[0]'), LookupInSpec.get('a.b.c'), LookupInSpec.get('s.length'), LookupInSpec.get('n.x'), LookupInSpec.get('zero[0]')])).toEqual(
-      Array(5).fill({ code: 'PATH_MISMATCH' }),
-    );
+    expect(
+      await lookup([
+        LookupInSpec.get('a[0]'),
+        LookupInSpec.get('a.b.c'),
+        LookupInSpec.get('s.length'),
+        LookupInSpec.get('n.x'),
+        LookupInSpec.get('zero[0]'),
+      ]),
+    ).toEqual(Array(5).fill({ code: 'PATH_MISMATCH' }));
   });
 
   it('get: PATH_NOT_FOUND for a missing key or index, also below a missing intermediate', async () => {
     const { lookup } = await fixture(ctx, doc);
-    expect(await lookup([LookupInSpec.get('x'), LookupInSpec.get('x.y.z'), LookupInSpec.get('a.b[3]'), LookupInSpec.get('list[0]'), LookupInSpec.get('list[-1]')])).toEqual(
-      Array(5).fill({ code: 'PATH_NOT_FOUND' }),
-    );
+    expect(
+      await lookup([
+        LookupInSpec.get('x'),
+        LookupInSpec.get('x.y.z'),
+        LookupInSpec.get('a.b[3]'),
+        LookupInSpec.get('list[0]'),
+        LookupInSpec.get('list[-1]'),
+      ]),
+    ).toEqual(Array(5).fill({ code: 'PATH_NOT_FOUND' }));
   });
 
   it("get: '' is the whole document, and [-1] the last element", async () => {
@@ -112,29 +124,33 @@ documentSuite('lookupIn', (ctx) => {
 
   it('exists: true when present (null included), false when missing, PATH_MISMATCH as an error, not false', async () => {
     const { lookup } = await fixture(ctx, doc);
-    expect(await lookup([LookupInSpec.exists('n'), LookupInSpec.exists('a.e'), LookupInSpec.exists('x'), LookupInSpec.exists('a.b[7]'), LookupInSpec.exists('s.x')])).toEqual([
-      { value: true },
-      { value: true },
-      { value: false },
-      { value: false },
-      { code: 'PATH_MISMATCH' },
-    ]);
+    expect(
+      await lookup([
+        LookupInSpec.exists('n'),
+        LookupInSpec.exists('a.e'),
+        LookupInSpec.exists('x'),
+        LookupInSpec.exists('a.b[7]'),
+        LookupInSpec.exists('s.x'),
+      ]),
+    ).toEqual([{ value: true }, { value: true }, { value: false }, { value: false }, { code: 'PATH_MISMATCH' }]);
   });
 
-  it("exists: an empty path is not allowed (INVALID_ARGUMENT)", async () => {
+  it('exists: an empty path is not allowed (INVALID_ARGUMENT)', async () => {
     const { c } = await fixture(ctx, doc);
     await expectDocumentError(c.lookupIn('d', [LookupInSpec.exists('')]), 'INVALID_ARGUMENT');
   });
 
   it("count: keys of an object, elements of an array, 0 for empty ones, and '' counts the root", async () => {
     const { lookup } = await fixture(ctx, doc);
-    expect(await lookup([LookupInSpec.count(''), LookupInSpec.count('a'), LookupInSpec.count('a.b'), LookupInSpec.count('a.e'), LookupInSpec.count('list')])).toEqual([
-      { value: 5 },
-      { value: 2 },
-      { value: 3 },
-      { value: 0 },
-      { value: 0 },
-    ]);
+    expect(
+      await lookup([
+        LookupInSpec.count(''),
+        LookupInSpec.count('a'),
+        LookupInSpec.count('a.b'),
+        LookupInSpec.count('a.e'),
+        LookupInSpec.count('list'),
+      ]),
+    ).toEqual([{ value: 5 }, { value: 2 }, { value: 3 }, { value: 0 }, { value: 0 }]);
   });
 
   it('count: PATH_MISMATCH on a scalar, PATH_NOT_FOUND when missing', async () => {
@@ -155,7 +171,7 @@ documentSuite('lookupIn', (ctx) => {
     await expectDocumentError(c.lookupIn('d', []), 'INVALID_ARGUMENT');
   });
 
-  it('an invalid path is that spec\'s INVALID_PATH; the other specs still answer', async () => {
+  it("an invalid path is that spec's INVALID_PATH; the other specs still answer", async () => {
     const { lookup } = await fixture(ctx, doc);
     expect(await lookup([LookupInSpec.get('a..b'), LookupInSpec.get('s'), LookupInSpec.exists('a[-2]')])).toEqual([
       { code: 'INVALID_PATH' },
@@ -278,12 +294,20 @@ documentSuite('mutateIn: the call', (ctx) => {
 
   it('is all or nothing: a failing spec undoes the specs before it, and names the first failing spec', async () => {
     const { rejects } = await fixture(ctx, { n: 1, list: [1] });
-    await rejects([MutateInSpec.upsert('new', 1), MutateInSpec.increment('n', 1), MutateInSpec.arrayAppend('list', 2), MutateInSpec.remove('missing')], 'PATH_NOT_FOUND', 3);
+    await rejects(
+      [MutateInSpec.upsert('new', 1), MutateInSpec.increment('n', 1), MutateInSpec.arrayAppend('list', 2), MutateInSpec.remove('missing')],
+      'PATH_NOT_FOUND',
+      3,
+    );
   });
 
   it('evaluates no spec after the first failure: a later invalid spec does not change the error', async () => {
     const { rejects } = await fixture(ctx, { n: 1 });
-    await rejects([MutateInSpec.upsert('a', 1), MutateInSpec.remove('missing'), MutateInSpec.upsert('b..c', 1), MutateInSpec.increment('n', 0)], 'PATH_NOT_FOUND', 1);
+    await rejects(
+      [MutateInSpec.upsert('a', 1), MutateInSpec.remove('missing'), MutateInSpec.upsert('b..c', 1), MutateInSpec.increment('n', 0)],
+      'PATH_NOT_FOUND',
+      1,
+    );
   });
 
   it('fails with DOCUMENT_NOT_FOUND for a missing document (default store semantics: replace)', async () => {
@@ -295,7 +319,12 @@ documentSuite('mutateIn: the call', (ctx) => {
   it('returns the new value for increment and decrement, undefined for other specs, and a new cas', async () => {
     const { c } = await fixture(ctx, { n: 10 });
     const before = (await c.get('d')).cas;
-    const result = await c.mutateIn('d', [MutateInSpec.upsert('a', 1), MutateInSpec.increment('n', 5), MutateInSpec.decrement('m', 3), MutateInSpec.remove('a')]);
+    const result = await c.mutateIn('d', [
+      MutateInSpec.upsert('a', 1),
+      MutateInSpec.increment('n', 5),
+      MutateInSpec.decrement('m', 3),
+      MutateInSpec.remove('a'),
+    ]);
     expect(result.values).toEqual([undefined, 15, -3, undefined]);
     expect(result.cas).not.toBe(before);
     expect((await c.get('d')).cas).toBe(result.cas);
@@ -303,15 +332,24 @@ documentSuite('mutateIn: the call', (ctx) => {
 
   it('takes at most 16 specs, and at least 1 (INVALID_ARGUMENT otherwise)', async () => {
     const { c, rejects } = await fixture(ctx, {});
-    await c.mutateIn('d', Array.from({ length: 16 }, (_, i) => MutateInSpec.upsert(`k${i}`, i)));
-    await rejects(Array.from({ length: 17 }, (_, i) => MutateInSpec.upsert(`x${i}`, i)), 'INVALID_ARGUMENT');
+    await c.mutateIn(
+      'd',
+      Array.from({ length: 16 }, (_, i) => MutateInSpec.upsert(`k${i}`, i)),
+    );
+    await rejects(
+      Array.from({ length: 17 }, (_, i) => MutateInSpec.upsert(`x${i}`, i)),
+      'INVALID_ARGUMENT',
+    );
     await rejects([], 'INVALID_ARGUMENT');
   });
 
   it('does not mix lookup and mutation specs, and takes only known store semantics (INVALID_ARGUMENT)', async () => {
     const { c, rejects } = await fixture(ctx, { a: 1 });
     await rejects([MutateInSpec.upsert('b', 1), LookupInSpec.get('a') as unknown as Spec], 'INVALID_ARGUMENT');
-    await expectDocumentError(c.lookupIn('d', [LookupInSpec.get('a'), MutateInSpec.remove('a') as unknown as ReturnType<typeof LookupInSpec.get>]), 'INVALID_ARGUMENT');
+    await expectDocumentError(
+      c.lookupIn('d', [LookupInSpec.get('a'), MutateInSpec.remove('a') as unknown as ReturnType<typeof LookupInSpec.get>]),
+      'INVALID_ARGUMENT',
+    );
     await rejects([MutateInSpec.upsert('b', 1)], 'INVALID_ARGUMENT', undefined, { storeSemantics: 'merge' as 'upsert' });
   });
 
@@ -392,7 +430,7 @@ documentSuite('mutateIn: upsert', (ctx) => {
     await rejects([MutateInSpec.upsert('list.x', 2)], 'PATH_MISMATCH', 0);
   });
 
-  it("with the empty path replaces the whole document", async () => {
+  it('with the empty path replaces the whole document', async () => {
     const { mutate } = await fixture(ctx, { a: 1, b: { c: 2 } });
     expect(await mutate([MutateInSpec.upsert('', { fresh: true }), MutateInSpec.upsert('more', 1)])).toEqual({ fresh: true, more: 1 });
     expect(await mutate([MutateInSpec.upsert('', [1, 2])])).toEqual([1, 2]);
@@ -407,7 +445,9 @@ documentSuite('mutateIn: upsert', (ctx) => {
 documentSuite('mutateIn: replace', (ctx) => {
   it('overwrites an existing key, and an array element by index or [-1]', async () => {
     const { mutate } = await fixture(ctx, { a: { b: 1 }, list: [1, 2, 3] });
-    expect(await mutate([MutateInSpec.replace('a.b', { c: 1 }), MutateInSpec.replace('list[1]', 'two'), MutateInSpec.replace('list[-1]', [3])])).toEqual({
+    expect(
+      await mutate([MutateInSpec.replace('a.b', { c: 1 }), MutateInSpec.replace('list[1]', 'two'), MutateInSpec.replace('list[-1]', [3])]),
+    ).toEqual({
       a: { b: { c: 1 } },
       list: [1, 'two', [3]],
     });
@@ -486,7 +526,9 @@ documentSuite('mutateIn: arrayAppend and arrayPrepend', (ctx) => {
   it('add an array value as one nested element, or its elements with multi', async () => {
     const { mutate } = await fixture(ctx, { list: ['a'] });
     expect(await mutate([MutateInSpec.arrayAppend('list', [1, 2])])).toEqual({ list: ['a', [1, 2]] });
-    expect(await mutate([MutateInSpec.arrayAppend('list', [3, 4], { multi: true }), MutateInSpec.arrayPrepend('list', [-1, 0], { multi: true })])).toEqual({
+    expect(
+      await mutate([MutateInSpec.arrayAppend('list', [3, 4], { multi: true }), MutateInSpec.arrayPrepend('list', [-1, 0], { multi: true })]),
+    ).toEqual({
       list: [-1, 0, 'a', [1, 2], 3, 4],
     });
   });
@@ -496,7 +538,7 @@ documentSuite('mutateIn: arrayAppend and arrayPrepend', (ctx) => {
     expect(await mutate([MutateInSpec.arrayAppend('a', { x: 1 }), MutateInSpec.arrayPrepend('b', null)])).toEqual({ a: [{ x: 1 }], b: [null] });
   });
 
-  it("work on a root array with the empty path", async () => {
+  it('work on a root array with the empty path', async () => {
     const { mutate } = await fixture(ctx, [2]);
     expect(await mutate([MutateInSpec.arrayAppend('', 3), MutateInSpec.arrayPrepend('', 1)])).toEqual([1, 2, 3]);
   });
@@ -516,7 +558,12 @@ documentSuite('mutateIn: arrayAppend and arrayPrepend', (ctx) => {
 
   it('create the array and its missing parents with createPath', async () => {
     const { mutate } = await fixture(ctx, {});
-    expect(await mutate([MutateInSpec.arrayAppend('a.b.list', 1, { createPath: true }), MutateInSpec.arrayPrepend('p', [1, 2], { createPath: true, multi: true })])).toEqual({
+    expect(
+      await mutate([
+        MutateInSpec.arrayAppend('a.b.list', 1, { createPath: true }),
+        MutateInSpec.arrayPrepend('p', [1, 2], { createPath: true, multi: true }),
+      ]),
+    ).toEqual({
       a: { b: { list: [1] } },
       p: [1, 2],
     });
@@ -529,7 +576,12 @@ documentSuite('mutateIn: arrayAppend and arrayPrepend', (ctx) => {
 
   it('append into a nested array addressed by index', async () => {
     const { mutate } = await fixture(ctx, { list: [[1], [2]] });
-    expect(await mutate([MutateInSpec.arrayAppend('list[-1]', 3), MutateInSpec.arrayPrepend('list[0]', 0)])).toEqual({ list: [[0, 1], [2, 3]] });
+    expect(await mutate([MutateInSpec.arrayAppend('list[-1]', 3), MutateInSpec.arrayPrepend('list[0]', 0)])).toEqual({
+      list: [
+        [0, 1],
+        [2, 3],
+      ],
+    });
   });
 
   it('fail with INVALID_ARGUMENT for multi with no values', async () => {
@@ -541,12 +593,17 @@ documentSuite('mutateIn: arrayAppend and arrayPrepend', (ctx) => {
 documentSuite('mutateIn: arrayInsert', (ctx) => {
   it('inserts before the element at the index', async () => {
     const { mutate } = await fixture(ctx, { list: ['a', 'c'] });
-    expect(await mutate([MutateInSpec.arrayInsert('list[1]', 'b'), MutateInSpec.arrayInsert('list[0]', 'start')])).toEqual({ list: ['start', 'a', 'b', 'c'] });
+    expect(await mutate([MutateInSpec.arrayInsert('list[1]', 'b'), MutateInSpec.arrayInsert('list[0]', 'start')])).toEqual({
+      list: ['start', 'a', 'b', 'c'],
+    });
   });
 
   it('appends at index == length, [0] of an empty array included', async () => {
     const { mutate } = await fixture(ctx, { list: ['a'], empty: [] });
-    expect(await mutate([MutateInSpec.arrayInsert('list[1]', 'b'), MutateInSpec.arrayInsert('empty[0]', 'only')])).toEqual({ list: ['a', 'b'], empty: ['only'] });
+    expect(await mutate([MutateInSpec.arrayInsert('list[1]', 'b'), MutateInSpec.arrayInsert('empty[0]', 'only')])).toEqual({
+      list: ['a', 'b'],
+      empty: ['only'],
+    });
   });
 
   it('inserts several values in order with multi', async () => {
@@ -597,7 +654,14 @@ documentSuite('mutateIn: arrayAddUnique', (ctx) => {
 
   it('compares type and value: "123" is not 123, "true" is not true, "null" is not null', async () => {
     const { mutate } = await fixture(ctx, { set: [123, true, null, 1.5] });
-    expect(await mutate([MutateInSpec.arrayAddUnique('set', '123'), MutateInSpec.arrayAddUnique('set', 'true'), MutateInSpec.arrayAddUnique('set', 'null'), MutateInSpec.arrayAddUnique('set', '1.5')])).toEqual({
+    expect(
+      await mutate([
+        MutateInSpec.arrayAddUnique('set', '123'),
+        MutateInSpec.arrayAddUnique('set', 'true'),
+        MutateInSpec.arrayAddUnique('set', 'null'),
+        MutateInSpec.arrayAddUnique('set', '1.5'),
+      ]),
+    ).toEqual({
       set: [123, true, null, 1.5, '123', 'true', 'null', '1.5'],
     });
   });
@@ -730,7 +794,7 @@ documentSuite('mutateIn: depth', (ctx) => {
     await rejects([MutateInSpec.upsert(deepPath(32), 1)], 'INVALID_PATH', 0);
   });
 
-  it("the empty path: the whole document may be 32 deep, not 33", async () => {
+  it('the empty path: the whole document may be 32 deep, not 33', async () => {
     const { mutate, rejects } = await fixture(ctx, {});
     await rejects([MutateInSpec.upsert('', nested(32, 1))], 'VALUE_TOO_DEEP', 0);
     expect(await mutate([MutateInSpec.upsert('', nested(31, 1))])).toEqual(nested(31, 1));
@@ -738,7 +802,7 @@ documentSuite('mutateIn: depth', (ctx) => {
 });
 
 documentSuite('mutateIn: store semantics', (ctx) => {
-  it("upsert creates a missing document with an object root for key paths", async () => {
+  it('upsert creates a missing document with an object root for key paths', async () => {
     const { c } = await fixture(ctx, {});
     await c.mutateIn('new', [MutateInSpec.upsert('a', 1), MutateInSpec.increment('n', 2)], { storeSemantics: 'upsert' });
     expect((await c.get('new')).content).toEqual({ a: 1, n: 2 });
@@ -753,7 +817,9 @@ documentSuite('mutateIn: store semantics', (ctx) => {
     await c.mutateIn('indexed', [MutateInSpec.arrayInsert('[0]', 'first')], { storeSemantics: 'insert' });
     expect((await c.get('indexed')).content).toEqual(['first']);
     // On an array root '[0]' is a missing element (PATH_NOT_FOUND); on an object root it would be PATH_MISMATCH.
-    await expectDocumentError(c.mutateIn('counter', [MutateInSpec.increment('[0]', 1)], { storeSemantics: 'upsert' }), 'PATH_NOT_FOUND', { specIndex: 0 });
+    await expectDocumentError(c.mutateIn('counter', [MutateInSpec.increment('[0]', 1)], { storeSemantics: 'upsert' }), 'PATH_NOT_FOUND', {
+      specIndex: 0,
+    });
     expect(await c.exists('counter')).toBe(false);
   });
 
@@ -786,9 +852,13 @@ documentSuite('mutateIn: store semantics', (ctx) => {
 
   it('insert allows replace and arrayInsert specs, applied to the new document', async () => {
     const { c } = await fixture(ctx, {});
-    await c.mutateIn('new', [MutateInSpec.upsert('a', 1), MutateInSpec.replace('a', 2), MutateInSpec.upsert('l', []), MutateInSpec.arrayInsert('l[0]', 'x')], {
-      storeSemantics: 'insert',
-    });
+    await c.mutateIn(
+      'new',
+      [MutateInSpec.upsert('a', 1), MutateInSpec.replace('a', 2), MutateInSpec.upsert('l', []), MutateInSpec.arrayInsert('l[0]', 'x')],
+      {
+        storeSemantics: 'insert',
+      },
+    );
     expect((await c.get('new')).content).toEqual({ a: 2, l: ['x'] });
   });
 

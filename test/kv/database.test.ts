@@ -216,7 +216,7 @@ describe('Database.transact', () => {
       expect(await db.get('k')).toEqual(Buffer.from('v'));
     });
 
-    it("passes even a retryable error straight to the caller, leaving the transaction to its owner", async () => {
+    it('passes even a retryable error straight to the caller, leaving the transaction to its owner', async () => {
       const { engine, db } = setup();
       const outer = db.createTransaction();
       const conflict = kvError('not_committed');

@@ -92,25 +92,35 @@ const damages: Array<[string, (file: string) => void]> = [
 describe('opening a damaged lmdb store', () => {
   it.each(damages)('fails with file_corrupt (1522) for a data file %s, without crashing', async (_, damage) => {
     const copy = damagedCopy(damage);
-    expect(await inChild('open', copy)).toMatchObject({ error: { code: ErrorCodes.file_corrupt, message: expect.stringContaining('damaged') as unknown } });
+    expect(await inChild('open', copy)).toMatchObject({
+      error: { code: ErrorCodes.file_corrupt, message: expect.stringContaining('damaged') as unknown },
+    });
   });
 
   it('opens an intact copy and reads every pair', async () => {
-    expect(await inChild('open', damagedCopy(() => undefined))).toEqual({ keys: PAIRS });
+    expect(
+      await inChild(
+        'open',
+        damagedCopy(() => undefined),
+      ),
+    ).toEqual({ keys: PAIRS });
   });
 });
 
 describe('checkLmdbStore', () => {
-  it.each([...damages, ['with 64 KiB of random bytes in the middle', (file: string) => overwrite(file, Math.floor(statSync(file).size / 2), randomBytes(65_536, 2))] as const])(
-    'reports damage in a data file %s',
-    async (_, damage) => {
-      const report = await inChild('check', damagedCopy(damage));
-      expect(report.ok).toBe(false);
-      // Reading damaged pages through LMDB could crash: no key is read.
-      expect(report.keys).toBeUndefined();
-      expect((report.problems as string[]).length).toBeGreaterThan(0);
-    },
-  );
+  it.each([
+    ...damages,
+    [
+      'with 64 KiB of random bytes in the middle',
+      (file: string) => overwrite(file, Math.floor(statSync(file).size / 2), randomBytes(65_536, 2)),
+    ] as const,
+  ])('reports damage in a data file %s', async (_, damage) => {
+    const report = await inChild('check', damagedCopy(damage));
+    expect(report.ok).toBe(false);
+    // Reading damaged pages through LMDB could crash: no key is read.
+    expect(report.keys).toBeUndefined();
+    expect((report.problems as string[]).length).toBeGreaterThan(0);
+  });
 
   it('reports an intact store as sound, with every pair read', async () => {
     const report = await checkLmdbStore(damagedCopy(() => undefined));

@@ -55,7 +55,10 @@ async function fillTheDisk(name: string, durability: 'sync' | 'fast'): Promise<{
   const child = tmpfs
     ? spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
     : // 8,192 blocks of 512 bytes: a 4 MiB data file; the ignored SIGXFSZ turns the limit into failed writes.
-      spawn('/bin/sh', ['-c', `trap '' XFSZ; ulimit -f 8192; exec "${process.execPath}" "$@"`, 'sh', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      spawn('/bin/sh', ['-c', `trap '' XFSZ; ulimit -f 8192; exec "${process.execPath}" "$@"`, 'sh', ...args], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
   const worker = new Worker(child);
   await worker.succeeded(100_000);
   return { report: JSON.parse(worker.lines[0]) as DiskFullReport, store };
@@ -79,7 +82,11 @@ describe('LmdbEngine on a full disk', () => {
       // Under a file size limit nothing frees space.
       else if (report.afterFreeing !== 'ok') expectDiskFull(report.afterFreeing);
       expect(report.close).toBe('ok');
-      if (tmpfs) expect(report.openWhileFull).toMatchObject({ code: ErrorCodes.file_not_writable, message: expect.stringContaining('the disk is full') as unknown });
+      if (tmpfs)
+        expect(report.openWhileFull).toMatchObject({
+          code: ErrorCodes.file_not_writable,
+          message: expect.stringContaining('the disk is full') as unknown,
+        });
 
       const db = openLmdbDatabase({ path: store });
       try {
@@ -109,7 +116,10 @@ describe('writeFailure', () => {
   });
 
   it('says the memory map is full for MDB_MAP_FULL', () => {
-    expect(writeFailure(lmdbError(-30792), folder)).toMatchObject({ code: ErrorCodes.file_not_writable, message: expect.stringContaining('memory map') as unknown });
+    expect(writeFailure(lmdbError(-30792), folder)).toMatchObject({
+      code: ErrorCodes.file_not_writable,
+      message: expect.stringContaining('memory map') as unknown,
+    });
   });
 
   it('says the store is damaged for MDB_CORRUPTED and MDB_PAGE_NOTFOUND', () => {

@@ -132,13 +132,7 @@ describe('LmdbEngine', () => {
       const memory = openMemoryDatabase();
       opened.push(memory);
       const base = Buffer.alloc(LMDB_MAX_KEY_BYTES - 1, 'k');
-      const keys = [
-        Buffer.from('j'),
-        Buffer.concat([base, Buffer.from('a')]),
-        Buffer.concat([base, Buffer.from('b')]),
-        base,
-        Buffer.from('l'),
-      ];
+      const keys = [Buffer.from('j'), Buffer.concat([base, Buffer.from('a')]), Buffer.concat([base, Buffer.from('b')]), base, Buffer.from('l')];
       for (const db of [lmdb, memory]) await db.transact((tr) => keys.forEach((k, i) => tr.set(k, String(i))));
       // Bounds around the stored keys, up to FDB's 10,000 bytes.
       const bounds = [
@@ -168,7 +162,9 @@ describe('LmdbEngine', () => {
       };
       expect(await results(lmdb)).toEqual(await results(memory));
       for (const db of [lmdb, memory]) await db.clearRange(bounds[2], bounds[4]);
-      expect(printablePairs(await lmdb.getRangeAll('', Buffer.from([0xff])))).toEqual(printablePairs(await memory.getRangeAll('', Buffer.from([0xff]))));
+      expect(printablePairs(await lmdb.getRangeAll('', Buffer.from([0xff])))).toEqual(
+        printablePairs(await memory.getRangeAll('', Buffer.from([0xff]))),
+      );
     });
   });
 
@@ -214,7 +210,14 @@ describe('LmdbEngine', () => {
           return tr;
         }),
       );
-      const outcomes = await Promise.all(transactions.map((tr) => tr.commit().then(() => 'committed', (err: unknown) => (isKvError(err, 'not_committed') ? 'conflict' : err))));
+      const outcomes = await Promise.all(
+        transactions.map((tr) =>
+          tr.commit().then(
+            () => 'committed',
+            (err: unknown) => (isKvError(err, 'not_committed') ? 'conflict' : err),
+          ),
+        ),
+      );
       expect(outcomes.filter((o) => o === 'committed')).toHaveLength(1);
       expect(outcomes.filter((o) => o === 'conflict')).toHaveLength(9);
       expect(readInt64LE(await db.get('n'))).toBe(1n);

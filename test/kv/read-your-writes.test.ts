@@ -13,14 +13,7 @@ import { testSeed } from '../support/random';
  * made after the clear, so it sees no stored value. Stops at `limit` pairs, as a read does, so that a
  * versionstamped value past the limit is not reached.
  */
-function mergedModel(
-  snapshot: BTree<Buffer, Buffer>,
-  writes: WriteSet,
-  begin: Buffer,
-  end: Buffer,
-  limit: number,
-  reverse: boolean,
-): KeyValue[] {
+function mergedModel(snapshot: BTree<Buffer, Buffer>, writes: WriteSet, begin: Buffer, end: Buffer, limit: number, reverse: boolean): KeyValue[] {
   const inRange = (key: Buffer) => compareBytes(key, begin) >= 0 && compareBytes(key, end) < 0;
   const keys = [...new Set([...snapshot.keys(), ...writes.keys.keys()].filter(inRange).map((k) => k.toString('latin1')))]
     .map((k) => Buffer.from(k, 'latin1'))

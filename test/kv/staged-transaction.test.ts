@@ -65,10 +65,7 @@ describe('StagedTransaction reads', () => {
     staged.clearRange('b', 'e');
     staged.set('c', 'again');
     expect(await everything(staged)).toEqual(["'a'='1'", "'c'='again'", "'e'='5'"]);
-    expect(printablePairs(await staged.getRangeAll('', KEYSPACE_END, { reverse: true, limit: 2 }))).toEqual([
-      "'e'='5'",
-      "'c'='again'",
-    ]);
+    expect(printablePairs(await staged.getRangeAll('', KEYSPACE_END, { reverse: true, limit: 2 }))).toEqual(["'e'='5'", "'c'='again'"]);
     expect(await staged.get('b')).toBeUndefined();
   });
 
@@ -104,10 +101,7 @@ describe('StagedTransaction reads', () => {
     expect((await staged.getKey(lastLessOrEqual('c'))).toString()).toBe('a');
     expect(await staged.getKey(lastLessThan('a'))).toEqual(Buffer.alloc(0));
     expect(await staged.getKey(firstGreaterThan('e'))).toEqual(KEYSPACE_END);
-    expect(printablePairs(await staged.getRangeAll(firstGreaterThan('a'), firstGreaterOrEqual('e', 1)))).toEqual([
-      "'d'=''",
-      "'e'=''",
-    ]);
+    expect(printablePairs(await staged.getRangeAll(firstGreaterThan('a'), firstGreaterOrEqual('e', 1)))).toEqual(["'d'=''", "'e'=''"]);
   });
 
   it('stream getRange in batches that agree with getRangeAll', async () => {

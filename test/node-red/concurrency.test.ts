@@ -144,10 +144,7 @@ describe('the context layout: one document per root key, sub-document writes', (
 describe('atomic operations across instances', () => {
   it('lose no increment: 200 from each of two instances, each value handed out once', async () => {
     const incr = (store: DoclayerContextStore, amount: number) => result<number>((cb) => store.incr('global', 'hits', amount, cb));
-    const results = await Promise.all([
-      ...Array.from({ length: 200 }, () => incr(first, 1)),
-      ...Array.from({ length: 200 }, () => incr(second, 1)),
-    ]);
+    const results = await Promise.all([...Array.from({ length: 200 }, () => incr(first, 1)), ...Array.from({ length: 200 }, () => incr(second, 1))]);
     expect(await get(first, 'global', 'hits')).toBe(400);
     expect([...results].sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
   });
@@ -180,7 +177,7 @@ describe('incr', () => {
     return mutateIn.mock.calls.flatMap(([, specs]) => specs.map((spec) => spec.op));
   }
 
-  it('by an integer on a nested path is the document layer\'s increment (with createPath)', async () => {
+  it("by an integer on a nested path is the document layer's increment (with createPath)", async () => {
     await set(first, 'global', 'a', { n: 1 });
     expect(await specsOf(() => result((cb) => first.incr('global', 'a.n', 2, cb)))).toEqual(['increment']);
     expect(await specsOf(() => result((cb) => first.incr('global', 'a.new.n', 2, cb)))).toEqual(['increment']);

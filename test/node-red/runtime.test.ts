@@ -68,10 +68,14 @@ const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 describe('Node-RED runtime with the doclayer context store', () => {
   it('counts each of 1,000 messages once, through a Function node and through the doclayer atomic node', async () => {
-    const process = start(newStore(), [
-      { node: 'fn-incr', messages: MESSAGES },
-      { node: 'node-incr', messages: MESSAGES },
-    ], false);
+    const process = start(
+      newStore(),
+      [
+        { node: 'fn-incr', messages: MESSAGES },
+        { node: 'node-incr', messages: MESSAGES },
+      ],
+      false,
+    );
     await process.succeeded(100_000);
     const [viaFunction, viaNode] = resultsOf(process);
     expect(viaFunction).toMatchObject({ completed: MESSAGES, errors: [], count: MESSAGES });

@@ -73,7 +73,11 @@ documentSuite('structures under concurrency', (ctx) => {
       const seed = testSeed(402);
       const { docs } = await ctx.openWithFaults({ seed, ...UNAMBIGUOUS });
       const pool = Array.from({ length: 12 }, (_, i) => `m${i}`);
-      const results = await runClients(docs, 'hot', plans(seed, () => pool));
+      const results = await runClients(
+        docs,
+        'hot',
+        plans(seed, () => pool),
+      );
       const s = docs.collection().set('hot');
       const present = new Set(await s.values());
       for (const member of pool) {

@@ -94,7 +94,12 @@ documentSuite('DocCounter', (ctx) => {
       const k = docs.collection().counter('k');
       await k.add(0);
       counter.take();
-      expect(await retriesOf(docs, Array.from({ length: 10 }, (_, i) => (tr) => k.add(i + 1, { tr })))).toBe(0);
+      expect(
+        await retriesOf(
+          docs,
+          Array.from({ length: 10 }, (_, i) => (tr) => k.add(i + 1, { tr })),
+        ),
+      ).toBe(0);
       expect(counter.take().retries).toBe(0);
       expect(await k.get()).toBe(55);
     });
@@ -114,7 +119,10 @@ documentSuite('DocCounter', (ctx) => {
       const { docs } = await ctx.open();
       const k = docs.collection().counter('k');
       await k.add(0);
-      const retries = await retriesOf(docs, Array.from({ length: 4 }, () => (tr) => k.incr(1, { tr })));
+      const retries = await retriesOf(
+        docs,
+        Array.from({ length: 4 }, () => (tr) => k.incr(1, { tr })),
+      );
       expect(retries).toBeGreaterThan(0);
       expect(await k.get()).toBe(4);
     });

@@ -40,7 +40,9 @@ documentSuite('DocMap', (ctx) => {
     const expected = [...KEYS].sort(byUtf8);
     expect(await m.keys()).toEqual(expected);
     expect((await m.entries()).map(([k]) => k)).toEqual(expected);
-    expect(await m.values()).toEqual(expected.map((k) => (KEYS.indexOf(k) % 2 === 0 ? { i: KEYS.indexOf(k), list: [KEYS.indexOf(k)] } : KEYS.indexOf(k))));
+    expect(await m.values()).toEqual(
+      expected.map((k) => (KEYS.indexOf(k) % 2 === 0 ? { i: KEYS.indexOf(k), list: [KEYS.indexOf(k)] } : KEYS.indexOf(k))),
+    );
     const seen: [string, JsonValue][] = [];
     for await (const entry of m.iterate({ pageSize: 3 })) seen.push(entry);
     expect(seen).toEqual(await m.entries());
@@ -139,7 +141,12 @@ documentSuite('DocMap', (ctx) => {
       const { docs } = await ctx.open();
       const m = docs.collection().map('m');
       await m.set('n', 0);
-      expect(await retriesOf(docs, [1, 2, 3].map(() => (tr) => m.increment('n', 1, { tr })))).toBeGreaterThan(0);
+      expect(
+        await retriesOf(
+          docs,
+          [1, 2, 3].map(() => (tr) => m.increment('n', 1, { tr })),
+        ),
+      ).toBeGreaterThan(0);
       expect(await m.get('n')).toBe(3);
     });
   });

@@ -59,7 +59,10 @@ describe('Queue.push', () => {
   it('does not conflict with concurrent pushes', async () => {
     const { docs, q } = await setUp();
     await q.push(0);
-    const raced = await race(docs, Array.from({ length: 8 }, (_, i) => (tr: Transaction) => q.push(i + 1, { tr })));
+    const raced = await race(
+      docs,
+      Array.from({ length: 8 }, (_, i) => (tr: Transaction) => q.push(i + 1, { tr })),
+    );
     expect(raced.total).toBe(0);
     expect(await q.size()).toBe(9);
   });
@@ -67,18 +70,17 @@ describe('Queue.push', () => {
   it('does not conflict with concurrent delayed pushes', async () => {
     const { docs, q } = await setUp();
     await q.push(0);
-    const raced = await race(docs, Array.from({ length: 6 }, (_, i) => (tr: Transaction) => q.push(i, { tr, delayMs: 1000 })));
+    const raced = await race(
+      docs,
+      Array.from({ length: 6 }, (_, i) => (tr: Transaction) => q.push(i, { tr, delayMs: 1000 })),
+    );
     expect(raced.total).toBe(0);
   });
 
   it('does not conflict with a concurrent strict pop, and the pop takes the head', async () => {
     const { docs, q } = await setUp();
     await q.pushMany([1, 2]);
-    const raced = await race<number | void | undefined>(docs, [
-      (tr) => q.pop({ tr }),
-      (tr) => q.push(3, { tr }),
-      (tr) => q.push(4, { tr }),
-    ]);
+    const raced = await race<number | void | undefined>(docs, [(tr) => q.pop({ tr }), (tr) => q.push(3, { tr }), (tr) => q.push(4, { tr })]);
     expect(raced.total).toBe(0);
     expect(raced.results[0]).toBe(1);
   });
@@ -103,7 +105,10 @@ describe('Queue.pop', () => {
   it('strict pops of one queue conflict: all but one retry, and each item is taken once', async () => {
     const { docs, q } = await setUp();
     await q.pushMany([1, 2, 3, 4, 5]);
-    const raced = await race(docs, Array.from({ length: 4 }, () => (tr: Transaction) => q.pop({ tr })));
+    const raced = await race(
+      docs,
+      Array.from({ length: 4 }, () => (tr: Transaction) => q.pop({ tr })),
+    );
     expect(raced.total).toBeGreaterThanOrEqual(3);
     expect([...raced.results].sort()).toEqual([1, 2, 3, 4]);
     expect(await q.pop()).toBe(5);
@@ -114,7 +119,10 @@ describe('Queue.pop', () => {
     await q.pushMany([1, 2, 3, 4]);
     // Handle i always picks the i-th of the first 4 items.
     const handles = [0, 1, 2, 3].map((i) => c.queue<number>('q', { random: () => (i + 0.5) / 4 }));
-    const raced = await race(docs, handles.map((h) => (tr: Transaction) => h.pop({ tr, spread: 4 })));
+    const raced = await race(
+      docs,
+      handles.map((h) => (tr: Transaction) => h.pop({ tr, spread: 4 })),
+    );
     expect(raced.total).toBe(0);
     expect(raced.results).toEqual([1, 2, 3, 4]);
   });
@@ -123,7 +131,10 @@ describe('Queue.pop', () => {
     const { docs, c, q } = await setUp();
     await q.pushMany([1, 2, 3, 4]);
     const same = () => c.queue<number>('q', { random: () => 0.3 });
-    const raced = await race(docs, [same(), same()].map((h) => (tr: Transaction) => h.pop({ tr, spread: 4 })));
+    const raced = await race(
+      docs,
+      [same(), same()].map((h) => (tr: Transaction) => h.pop({ tr, spread: 4 })),
+    );
     expect(raced.total).toBe(1);
     // The loser's retry sees [1, 3, 4] and picks the first of them.
     expect([...raced.results].sort()).toEqual([1, 2]);
@@ -176,26 +187,34 @@ describe('Queue.peek and Queue.size', () => {
   it('peek in a writing transaction conflicts with a pop of the head', async () => {
     const { docs, q } = await setUp();
     await q.pushMany([1, 2]);
-    const raced = await race<unknown>(docs, [
-      async (tr) => {
-        touch(tr, 0);
-        return q.peek({ tr });
-      },
-      (tr) => q.pop({ tr }),
-    ], [0]);
+    const raced = await race<unknown>(
+      docs,
+      [
+        async (tr) => {
+          touch(tr, 0);
+          return q.peek({ tr });
+        },
+        (tr) => q.pop({ tr }),
+      ],
+      [0],
+    );
     expect(raced.total).toBe(1);
   });
 
   it('size in a writing transaction conflicts with a push (it reads the size key)', async () => {
     const { docs, q } = await setUp();
     await q.push(1);
-    const raced = await race<unknown>(docs, [
-      async (tr) => {
-        touch(tr, 0);
-        return q.size({ tr });
-      },
-      (tr) => q.push(2, { tr }),
-    ], [0]);
+    const raced = await race<unknown>(
+      docs,
+      [
+        async (tr) => {
+          touch(tr, 0);
+          return q.size({ tr });
+        },
+        (tr) => q.push(2, { tr }),
+      ],
+      [0],
+    );
     expect(raced.total).toBe(1);
   });
 
@@ -242,7 +261,10 @@ describe('Queue leases', () => {
     ]);
     // Whichever committed first won; the other conflicted, and its retry found the item gone.
     expect(raced.total).toBe(1);
-    expect([['acked', 'empty'], ['LEASE_EXPIRED', 'popped']]).toContainEqual(raced.results);
+    expect([
+      ['acked', 'empty'],
+      ['LEASE_EXPIRED', 'popped'],
+    ]).toContainEqual(raced.results);
     expect(await q.size()).toBe(0);
   });
 
@@ -250,7 +272,10 @@ describe('Queue leases', () => {
     const { docs, q } = await setUp();
     await q.pushMany([1, 2, 3]);
     const leases = await q.lease(3, { visibilityMs: 60_000 });
-    const raced = await race<unknown>(docs, leases.map((l) => (tr: Transaction) => q.extend(l, 120_000, { tr })));
+    const raced = await race<unknown>(
+      docs,
+      leases.map((l) => (tr: Transaction) => q.extend(l, 120_000, { tr })),
+    );
     expect(raced.total).toBe(0);
   });
 });

@@ -120,7 +120,13 @@ async function runSequence(faults: boolean, salt: number): Promise<void> {
       const spread = r.chance(0.8) ? 1 : 2;
       const got = await queue.lease(count, { visibilityMs, spread });
       step = `lease ${count} for ${visibilityMs} spread ${spread}`;
-      const expected = model.lease(count, visibilityMs, got.map((l) => l.id), spread, run.lastRandom());
+      const expected = model.lease(
+        count,
+        visibilityMs,
+        got.map((l) => l.id),
+        spread,
+        run.lastRandom(),
+      );
       expect({ step, got: got.map(({ value: v, deadline, attempts }) => ({ v, deadline, attempts })) }).toEqual({
         step,
         got: expected.map(({ value: v, deadline, attempts }) => ({ v, deadline, attempts })),

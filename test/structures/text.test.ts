@@ -76,7 +76,12 @@ documentSuite('DocText', (ctx) => {
       const body = bodyKey(keys as DocumentKeys);
       return (await tr.getRangeAll(descendantsBegin(body), subtreeEnd(body))).map((pair) => pair.value);
     });
-    expect(chunks.map((chunk) => chunk.length <= TEXT_CHUNK_BYTES && Buffer.from(chunk.toString('utf8')).equals(chunk))).toEqual([true, true, true, true]);
+    expect(chunks.map((chunk) => chunk.length <= TEXT_CHUNK_BYTES && Buffer.from(chunk.toString('utf8')).equals(chunk))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('follows the reference model through random operation sequences', async () => {
@@ -122,11 +127,20 @@ documentSuite('DocText', (ctx) => {
       const { docs } = await ctx.open();
       const t = docs.collection().text('t');
       await t.append('>');
-      expect(await retriesOf(docs, ['x', 'y', 'z'].map((s) => (tr) => t.append(s.repeat(3), { tr })))).toBeGreaterThan(0);
+      expect(
+        await retriesOf(
+          docs,
+          ['x', 'y', 'z'].map((s) => (tr) => t.append(s.repeat(3), { tr })),
+        ),
+      ).toBeGreaterThan(0);
       const text = await t.get();
       expect(text.length).toBe(10);
-      expect(text.slice(1).match(/xxx|yyy|zzz/g)?.sort()).toEqual(['xxx', 'yyy', 'zzz']);
+      expect(
+        text
+          .slice(1)
+          .match(/xxx|yyy|zzz/g)
+          ?.sort(),
+      ).toEqual(['xxx', 'yyy', 'zzz']);
     });
   });
 });
-

@@ -5,10 +5,7 @@ import { ErrorCodes, isKvError, type ErrorName } from '../../src/kv/contract/err
  * rejects. Engines may report a bad mutation when it is made (the memory engine) or at commit (FDB,
  * whose bindings defer it), so tests put both in `action`: `() => { tr.set(k, v); return tr.commit(); }`.
  */
-export async function expectKvError(
-  action: Promise<unknown> | (() => unknown),
-  codeOrName: number | ErrorName,
-): Promise<void> {
+export async function expectKvError(action: Promise<unknown> | (() => unknown), codeOrName: number | ErrorName): Promise<void> {
   const code = typeof codeOrName === 'number' ? codeOrName : ErrorCodes[codeOrName];
   let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
   try {

@@ -23,8 +23,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 export type ModelSpec = MutateInSpec extends infer S ? (S extends MutateInSpec ? Omit<S, 'path'> & { path: readonly PathElement[] } : never) : never;
 
 export type ModelOutcome =
-  | { ok: true; doc: JsonValue | undefined; values: (JsonValue | undefined)[] }
-  | { ok: false; codes: string[]; specIndex: number | undefined };
+  { ok: true; doc: JsonValue | undefined; values: (JsonValue | undefined)[] } | { ok: false; codes: string[]; specIndex: number | undefined };
 
 /** A failure of one spec. */
 class SpecFailure extends Error {
@@ -262,11 +261,7 @@ function validate(spec: ModelSpec): void {
 }
 
 /** Applies one spec to `doc` in place (or returns a new root); returns the spec's result value. */
-function applySpec(
-  doc: JsonValue,
-  spec: ModelSpec,
-  createPath: boolean,
-): { doc: JsonValue; value: JsonValue | undefined } {
+function applySpec(doc: JsonValue, spec: ModelSpec, createPath: boolean): { doc: JsonValue; value: JsonValue | undefined } {
   const p = spec.path;
   validate(spec);
   const last = p[p.length - 1];

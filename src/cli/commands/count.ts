@@ -15,9 +15,9 @@ export const countCommand: Command = {
     const collection = await requireCollection(context);
     let documents = 0;
     for await (const _ of collection.scan({ pageSize: PAGE_SIZE })) documents++;
-    await context.output.result(
-      `${formatCount(documents)} document${documents === 1 ? '' : 's'} in ${collectionLabel(context)}`,
-      { collection: collectionLabel(context), documents },
-    );
+    await context.output.result(`${formatCount(documents)} document${documents === 1 ? '' : 's'} in ${collectionLabel(context)}`, {
+      collection: collectionLabel(context),
+      documents,
+    });
   },
 };

@@ -6,10 +6,7 @@ import type { Command } from './command';
 export const demoCommand: Command = {
   name: 'demo',
   forms: [{ usage: 'demo [--reset]', summary: 'a tour on sample orders: reads by path, CAS, a queue and sets shared by workers' }],
-  details: [
-    'Prints what each step cost (keys read and written, time). A second run reuses the orders it loaded;',
-    '--reset  load them again',
-  ],
+  details: ['Prints what each step cost (keys read and written, time). A second run reuses the orders it loaded;', '--reset  load them again'],
   options: ['reset'],
   createsDatabase: true,
   async run(context) {

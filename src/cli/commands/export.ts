@@ -18,12 +18,17 @@ const LINES_PER_WRITE = 500;
  */
 export const exportCommand: Command = {
   name: 'export',
-  forms: [{ usage: 'export [--documents | --id-field <field>]', summary: 'write every document with its id, kind and expiry to stdout (what import reads)' }],
+  forms: [
+    {
+      usage: 'export [--documents | --id-field <field>]',
+      summary: 'write every document with its id, kind and expiry to stdout (what import reads)',
+    },
+  ],
   details: [
     'The first line is a header ({"doclayer":"export","version":1}); each line after it is one document:',
     '  {"id":"order-00042","value":{...}}   {"id":7,"expiresAt":"2030-01-01T00:00:00.000Z","value":[1,2]}',
     '  {"id":"countries","kind":"set","value":["AU","CA"]}   (kinds: list, map, set, queue, counter, text)',
-    '--documents         write each document\'s JSON alone, one per line: no ids, kinds or expiry',
+    "--documents         write each document's JSON alone, one per line: no ids, kinds or expiry",
     '--id-field <field>  as --documents, with each id in this top-level field (of documents that are objects)',
   ],
   options: ['documents', 'id-field'],

@@ -24,7 +24,7 @@ export const importCommand: Command = {
     'What export writes is imported exactly: each document with its id, kind (list, map, set, queue,',
     'counter, text) and expiry; a document or structure with an id that exists replaces it.',
     'Any other input is plain documents: --id-field names the field holding their ids, or ids are generated.',
-    '--format json|ndjson  a JSON array of records, or one record per line; by default the file\'s',
+    "--format json|ndjson  a JSON array of records, or one record per line; by default the file's",
     '                    extension says (.json; .ndjson or .jsonl), and for others the content, where it',
     '                    cannot mean the other (a one-line array needs --format)',
     '--id-field <field>  take each id from this top-level field (kept in the document); a document',
@@ -32,7 +32,7 @@ export const importCommand: Command = {
     '--skip-bad          report a bad record and go on; by default the first one stops the import,',
     '                    with every document before it committed and the line to resume from printed',
     '--from-line <n>     skip the records that start before line n (to resume)',
-    'Documents are written in batches of about 1 MB per transaction (FoundationDB\'s limits are 10 MB, 5 s).',
+    "Documents are written in batches of about 1 MB per transaction (FoundationDB's limits are 10 MB, 5 s).",
   ],
   options: ['format', 'id-field', 'skip-bad', 'from-line'],
   createsDatabase: true,
@@ -64,7 +64,9 @@ export const importCommand: Command = {
       },
     }).catch((err: unknown) => {
       if (!(err instanceof UnclearFormatError)) throw err;
-      throw new CliError(`cannot tell the format of ${source === '-' ? 'stdin' : source}: ${err.message} (say which: --format json or --format ndjson)`);
+      throw new CliError(
+        `cannot tell the format of ${source === '-' ? 'stdin' : source}: ${err.message} (say which: --format json or --format ndjson)`,
+      );
     });
     progress.finish();
     await report(context, source, summary, (Date.now() - started) / 1000);
@@ -115,8 +117,10 @@ async function report(context: CommandContext, source: string, summary: ImportSu
     `imported ${formatCount(summary.imported)} document${summary.imported === 1 ? '' : 's'} into ${collection} ` +
       `in ${seconds.toFixed(1)} s (${formatCount(summary.transactions)} transaction${summary.transactions === 1 ? '' : 's'})`,
   ];
-  if (summary.passedOver > 0) lines.push(`passed over ${formatCount(summary.passedOver)} records before line ${context.args.options.get('from-line')}`);
-  if (summary.skipped.length > 0) lines.push(`skipped ${formatCount(summary.skipped.length)} bad record${summary.skipped.length === 1 ? '' : 's'} (listed above)`);
+  if (summary.passedOver > 0)
+    lines.push(`passed over ${formatCount(summary.passedOver)} records before line ${context.args.options.get('from-line')}`);
+  if (summary.skipped.length > 0)
+    lines.push(`skipped ${formatCount(summary.skipped.length)} bad record${summary.skipped.length === 1 ? '' : 's'} (listed above)`);
   if (summary.stoppedAt !== undefined) {
     lines.push(
       `stopped at line ${summary.stoppedAt.line}: every document before it is committed, nothing after it was imported`,

@@ -64,7 +64,10 @@ function parseManifestFile(text: string, source: string): unknown {
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
     const { line, column } = positionOf(text, err.offset);
-    throw new CliError(`bad JSON in ${source === '-' ? 'stdin' : source} at line ${line}, column ${column}: ${err.reason}`, caretLines(text.split('\n')[line - 1], column - 1));
+    throw new CliError(
+      `bad JSON in ${source === '-' ? 'stdin' : source} at line ${line}, column ${column}: ${err.reason}`,
+      caretLines(text.split('\n')[line - 1], column - 1),
+    );
   }
 }
 

@@ -22,9 +22,7 @@ export const removeCommand: Command = {
       await context.output.result(`removed ${formatIdArgument(id)}`, { id, removed: true });
       return;
     }
-    const result = await withPathShown(path, () =>
-      collection.mutateIn(id, [MutateInSpec.remove(path)], cas === undefined ? {} : { cas }),
-    );
+    const result = await withPathShown(path, () => collection.mutateIn(id, [MutateInSpec.remove(path)], cas === undefined ? {} : { cas }));
     await context.output.result(`removed ${path} of ${formatIdArgument(id)} (cas ${result.cas})`, {
       id,
       path,

@@ -74,7 +74,12 @@ export const STRUCTURE_OPS: Record<Kind, Record<string, Op>> = {
       run: async (c, id, [i, v]) => void (await c.list(id).set(index(i), value(v))),
     },
     get: { args: ['index'], writes: false, summary: 'the value at an index (-1: the last)', run: (c, id, [i]) => c.list(id).get(index(i)) },
-    remove: { args: ['index'], writes: true, summary: 'remove the value at an index', run: async (c, id, [i]) => void (await c.list(id).removeAt(index(i))) },
+    remove: {
+      args: ['index'],
+      writes: true,
+      summary: 'remove the value at an index',
+      run: async (c, id, [i]) => void (await c.list(id).removeAt(index(i))),
+    },
     pop: { args: [], writes: true, summary: 'remove and print the last value', run: async (c, id) => orNull(await c.list(id).pop()) },
     shift: { args: [], writes: true, summary: 'remove and print the first value', run: async (c, id) => orNull(await c.list(id).shift()) },
     size: { args: [], writes: false, summary: 'the number of values', run: (c, id) => c.list(id).size() },
@@ -91,8 +96,18 @@ export const STRUCTURE_OPS: Record<Kind, Record<string, Op>> = {
   },
   queue: {
     push: { args: ['json'], writes: true, summary: 'add a value at the tail', run: async (c, id, [v]) => void (await c.queue(id).push(value(v))) },
-    pop: { args: [], writes: true, summary: 'remove and print the oldest value (null when empty)', run: async (c, id) => orNull(await c.queue(id).pop()) },
-    peek: { args: [], writes: false, summary: 'the oldest value, not removed (null when empty)', run: async (c, id) => orNull(await c.queue(id).peek()) },
+    pop: {
+      args: [],
+      writes: true,
+      summary: 'remove and print the oldest value (null when empty)',
+      run: async (c, id) => orNull(await c.queue(id).pop()),
+    },
+    peek: {
+      args: [],
+      writes: false,
+      summary: 'the oldest value, not removed (null when empty)',
+      run: async (c, id) => orNull(await c.queue(id).peek()),
+    },
     size: { args: [], writes: false, summary: 'the number of values', run: (c, id) => c.queue(id).size() },
     items: {
       args: [],
@@ -109,7 +124,12 @@ export const STRUCTURE_OPS: Record<Kind, Record<string, Op>> = {
   counter: {
     get: { args: [], writes: false, summary: 'the value (0 when missing)', run: (c, id) => c.counter(id).get() },
     incr: { args: ['[by]'], writes: true, summary: 'add (default 1); print the new value', run: (c, id, [by]) => c.counter(id).incr(amount(by)) },
-    decr: { args: ['[by]'], writes: true, summary: 'subtract (default 1); print the new value', run: (c, id, [by]) => c.counter(id).decr(amount(by)) },
+    decr: {
+      args: ['[by]'],
+      writes: true,
+      summary: 'subtract (default 1); print the new value',
+      run: (c, id, [by]) => c.counter(id).decr(amount(by)),
+    },
     set: {
       args: ['n'],
       writes: true,
@@ -139,10 +159,11 @@ export async function runStructureOp(kind: Kind, context: CommandContext): Promi
   const id = parseIdArgument(idText);
   const collection = op.writes ? (await context.session()).collection(context.collectionName) : await requireCollection(context);
   const result = await op.run(collection, id, rest);
-  await context.output.result(
-    () => (result === undefined ? `${kind} ${formatIdArgument(id)}: ${opName} done` : stringifyJson(result)),
-    { id, op: opName, result: result === undefined ? null : result },
-  );
+  await context.output.result(() => (result === undefined ? `${kind} ${formatIdArgument(id)}: ${opName} done` : stringifyJson(result)), {
+    id,
+    op: opName,
+    result: result === undefined ? null : result,
+  });
 }
 
 function structureCommand(kind: Exclude<Kind, 'set'>, summary: string): Command {
@@ -158,8 +179,8 @@ function structureCommand(kind: Exclude<Kind, 'set'>, summary: string): Command 
 
 /** The ops of a kind, one per line, for `help`. */
 export function opLines(kind: Kind): string[] {
-  return Object.entries(STRUCTURE_OPS[kind]).map(([name, op]) =>
-    `  ${[kind, '<id>', name, ...op.args.map((a) => (a.startsWith('[') ? a : `<${a}>`))].join(' ').padEnd(34)} ${op.summary}`,
+  return Object.entries(STRUCTURE_OPS[kind]).map(
+    ([name, op]) => `  ${[kind, '<id>', name, ...op.args.map((a) => (a.startsWith('[') ? a : `<${a}>`))].join(' ').padEnd(34)} ${op.summary}`,
   );
 }
 

@@ -182,14 +182,7 @@ export class ExpiryIndex {
    * write knows it): sets the new one, clears the expiry key when there is none (the key may be there
    * even when `before` is unknown), and drops the old index entry when known.
    */
-  replace(
-    tr: Transaction,
-    keys: DocumentKeys,
-    collectionId: number,
-    id: TupleItem,
-    before: number | undefined,
-    after: number | undefined,
-  ): void {
+  replace(tr: Transaction, keys: DocumentKeys, collectionId: number, id: TupleItem, before: number | undefined, after: number | undefined): void {
     if (before === after) return;
     if (before !== undefined) this.forget(tr, collectionId, id, before);
     if (after === undefined) tr.clear(expiryKey(keys));

@@ -216,9 +216,7 @@ export class CollectionRegistry {
 
   private targetOf(resolved: ResolvedCollection): CollectionTarget {
     const prefix = this.layout.collectionPrefix(resolved.collectionId);
-    return resolved.maxTTL === undefined
-      ? { id: resolved.collectionId, prefix }
-      : { id: resolved.collectionId, prefix, maxTTL: resolved.maxTTL };
+    return resolved.maxTTL === undefined ? { id: resolved.collectionId, prefix } : { id: resolved.collectionId, prefix, maxTTL: resolved.maxTTL };
   }
 
   /** `undefined`, or with `strict` the lookup error (with the uid of the manifest judged against). */

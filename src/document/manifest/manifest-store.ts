@@ -160,10 +160,7 @@ export async function readUsedIds(tr: ReadTransaction, sys: Subspace): Promise<U
     const [kv] = await tr.getRangeAll(begin, end, { limit: 1, reverse: true });
     return kv === undefined ? undefined : (sys.unpack(kv.key)[1] as number);
   };
-  const [maxCollectionId, maxScopeId] = await Promise.all([
-    last(manifestKeys.droppedCollections),
-    last(manifestKeys.droppedScopes),
-  ]);
+  const [maxCollectionId, maxScopeId] = await Promise.all([last(manifestKeys.droppedCollections), last(manifestKeys.droppedScopes)]);
   return { maxCollectionId, maxScopeId };
 }
 
@@ -180,12 +177,7 @@ export async function readUsedIds(tr: ReadTransaction, sys: Subspace): Promise<U
  * @throws DocumentError OUT_OF_RANGE (uid lower, or equal with other content), INVALID_ARGUMENT (an
  *   invalid manifest, a renamed or moved id, a dropped id reused); nothing is written when thrown.
  */
-export async function writeManifest(
-  tr: Transaction,
-  sys: Subspace,
-  next: Manifest,
-  options: WriteManifestOptions = {},
-): Promise<ManifestChange> {
+export async function writeManifest(tr: Transaction, sys: Subspace, next: Manifest, options: WriteManifestOptions = {}): Promise<ManifestChange> {
   const prepared = await prepareManifestWrite(tr, sys, next, options);
   prepared.apply();
   return prepared.change;
@@ -274,12 +266,7 @@ async function droppedAmong(
  *
  * @throws DocumentError INVALID_ARGUMENT naming the field, OUT_OF_RANGE, as `writeManifest`.
  */
-export async function setManifest(
-  tr: Transaction,
-  sys: Subspace,
-  json: unknown,
-  options: WriteManifestOptions = {},
-): Promise<ManifestChange> {
+export async function setManifest(tr: Transaction, sys: Subspace, json: unknown, options: WriteManifestOptions = {}): Promise<ManifestChange> {
   return writeManifest(tr, sys, parseManifest(json), options);
 }
 

@@ -244,10 +244,7 @@ export function parseCollectionPath(path: string): CollectionPath {
   }
   const parts = path.split('.');
   if (parts.length !== 2) {
-    throw new DocumentError(
-      'INVALID_ARGUMENT',
-      `a collection path is scope.collection with exactly one '.', got ${JSON.stringify(path)}`,
-    );
+    throw new DocumentError('INVALID_ARGUMENT', `a collection path is scope.collection with exactly one '.', got ${JSON.stringify(path)}`);
   }
   return { scope: pathName(parts[0], 'scope', path), collection: pathName(parts[1], 'collection', path) };
 }
@@ -312,11 +309,7 @@ export function resolveScope(manifest: Manifest, path: string): ResolvedScope {
  *
  * @throws DocumentError OUT_OF_RANGE (uid) or INVALID_ARGUMENT naming the field of `next`.
  */
-export function validateManifestUpdate(
-  current: Manifest | undefined,
-  next: Manifest,
-  dropped: DroppedIds = { collections: [], scopes: [] },
-): void {
+export function validateManifestUpdate(current: Manifest | undefined, next: Manifest, dropped: DroppedIds = { collections: [], scopes: [] }): void {
   if (current !== undefined) {
     const order = compareUids(next.uid, current.uid);
     if (order < 0) {
@@ -324,10 +317,7 @@ export function validateManifestUpdate(
     }
     if (order === 0) {
       if (!sameContent(current, next)) {
-        throw new DocumentError(
-          'OUT_OF_RANGE',
-          `manifest uid "${next.uid}" is the current one but the content differs: a change needs a higher uid`,
-        );
+        throw new DocumentError('OUT_OF_RANGE', `manifest uid "${next.uid}" is the current one but the content differs: a change needs a higher uid`);
       }
       return;
     }
@@ -383,13 +373,7 @@ export function diffManifests(current: Manifest | undefined, next: Manifest): Ma
  * @throws DocumentError INVALID_ARGUMENT for a name that cannot be created, an existing collection or a
  *   bad `maxTTL`; OUT_OF_RANGE when no id or uid is left.
  */
-export function addCollection(
-  manifest: Manifest,
-  scope: string,
-  name: string,
-  options: { maxTTL?: number } = {},
-  used: UsedIds = {},
-): Manifest {
+export function addCollection(manifest: Manifest, scope: string, name: string, options: { maxTTL?: number } = {}, used: UsedIds = {}): Manifest {
   if (scope !== DEFAULT && !isUserName(scope)) throw cannotCreate('scope', scope);
   if (!isUserName(name)) throw cannotCreate('collection', name);
   const { maxTTL } = options;
@@ -437,9 +421,7 @@ export function addScope(manifest: Manifest, name: string, used: UsedIds = {}): 
 export function dropCollection(manifest: Manifest, scope: string, name: string): Manifest {
   resolveCollection(manifest, { scope, collection: name });
   const uid = nextUid(manifest);
-  const scopes = manifest.scopes.map((s) =>
-    s.name === scope ? { ...s, collections: s.collections.filter((c) => c.name !== name) } : s,
-  );
+  const scopes = manifest.scopes.map((s) => (s.name === scope ? { ...s, collections: s.collections.filter((c) => c.name !== name) } : s));
   return freeze({ uid, scopes });
 }
 
@@ -581,7 +563,7 @@ function pathName(part: string, what: 'scope' | 'collection', path: string): str
 function cannotCreate(what: 'scope' | 'collection', name: string): DocumentError {
   const why = isValidName(name)
     ? 'only user names (not starting with _) are created on demand; system names come from a set manifest'
-    : nameProblem(String(name)) ?? `got ${describe(name)}`;
+    : (nameProblem(String(name)) ?? `got ${describe(name)}`);
   return new DocumentError('INVALID_ARGUMENT', `cannot create ${what} ${JSON.stringify(name)}: ${why}`);
 }
 

@@ -1,10 +1,4 @@
-import type {
-  JsonValue,
-  LookupInSpec as LookupInSpecType,
-  MutateInSpec as MutateInSpecType,
-  MutateInSpecOptions,
-  Path,
-} from '../types';
+import type { JsonValue, LookupInSpec as LookupInSpecType, MutateInSpec as MutateInSpecType, MutateInSpecOptions, Path } from '../types';
 
 /**
  * Builders of lookupIn and mutateIn specs, named as Couchbase's SDKs name them. Each value shares its

@@ -97,11 +97,7 @@ function walk(root: unknown, maxDepth: number, what: string | undefined): number
     if (level > depth) {
       depth = level;
       if (depth > maxDepth) {
-        throw new DocumentError(
-          'VALUE_TOO_DEEP',
-          `deeper than ${maxDepth} levels at ${where(stack)}${inWhat(what)}`,
-          { path: pathString(stack) },
-        );
+        throw new DocumentError('VALUE_TOO_DEEP', `deeper than ${maxDepth} levels at ${where(stack)}${inWhat(what)}`, { path: pathString(stack) });
       }
     }
     const frame = enter(child, stack, what);

@@ -103,11 +103,9 @@ function checkedIndex(element: unknown, position: number): number {
     // -0 + 0 is +0: an index has no sign.
     return element + 0;
   }
-  throw new DocumentError(
-    'INVALID_PATH',
-    `element ${position} is ${describe(element)}: an element is a string key, an index >= 0, or -1`,
-    { position },
-  );
+  throw new DocumentError('INVALID_PATH', `element ${position} is ${describe(element)}: an element is a string key, an index >= 0, or -1`, {
+    position,
+  });
 }
 
 /**

@@ -3,9 +3,7 @@ import type { KeyRange } from '../contract/key-range';
 
 /** Sorts ranges by their begin and merges the overlapping or touching ones; empty ranges are dropped. */
 export function coalesceRanges(ranges: readonly KeyRange[]): KeyRange[] {
-  const sorted = ranges
-    .filter((r) => compareBytes(r.begin, r.end) < 0)
-    .sort((a, b) => compareBytes(a.begin, b.begin));
+  const sorted = ranges.filter((r) => compareBytes(r.begin, r.end) < 0).sort((a, b) => compareBytes(a.begin, b.begin));
   const out: KeyRange[] = [];
   for (const range of sorted) {
     const last = out[out.length - 1];

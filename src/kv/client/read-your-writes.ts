@@ -242,10 +242,7 @@ function pendingBelow(iterator: Iterator<[Buffer, PendingWrite]>, end: Buffer): 
 }
 
 /** The next pending write from a descending iterator, if its key is at or above `begin`. */
-function pendingAtOrAbove(
-  iterator: Iterator<[Buffer, PendingWrite]>,
-  begin: Buffer,
-): [Buffer, PendingWrite] | undefined {
+function pendingAtOrAbove(iterator: Iterator<[Buffer, PendingWrite]>, begin: Buffer): [Buffer, PendingWrite] | undefined {
   const next = nextOf(iterator);
   return next && compareBytes(next[0], begin) >= 0 ? next : undefined;
 }

@@ -121,8 +121,5 @@ export function outsideLegalRange(key: Buffer): KvError {
 /** key_too_large (2102), naming FoundationDB's limit or, when given, the engine's own. */
 export function keyTooLarge(key: Buffer, limit?: EngineKeyLimit): KvError {
   if (!limit) return kvError('key_too_large', `${key.length} bytes, the limit is ${Limits.maxKeyBytes}`);
-  return kvError(
-    'key_too_large',
-    `${key.length} bytes; the ${limit.engine} engine's limit is ${limit.maxKeyBytes} bytes (${limit.reason})`,
-  );
+  return kvError('key_too_large', `${key.length} bytes; the ${limit.engine} engine's limit is ${limit.maxKeyBytes} bytes (${limit.reason})`);
 }

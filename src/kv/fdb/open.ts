@@ -71,8 +71,7 @@ export async function openFoundationDB(options: OpenFoundationDBOptions = {}): P
     if (isFdbError(err) && err.code === ErrorCodes.api_version_not_supported) {
       const mapped = new KvError(
         err.code,
-        `the installed FoundationDB client library (libfdb_c) does not support API version ${apiVersion}; ` +
-          'pass an apiVersion it supports',
+        `the installed FoundationDB client library (libfdb_c) does not support API version ${apiVersion}; ` + 'pass an apiVersion it supports',
       );
       mapped.cause = err;
       throw mapped;

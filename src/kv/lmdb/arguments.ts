@@ -11,14 +11,7 @@ import { LMDB_MAX_KEY_BYTES } from './lmdb-store';
  * included: a conflict range counts toward the transaction size as it would on a cluster.
  */
 
-export {
-  boundKey,
-  checkedValue,
-  legalRange,
-  outsideLegalRange,
-  rangeLimit,
-  selectorKey,
-} from '../contract/key-arguments';
+export { boundKey, checkedValue, legalRange, outsideLegalRange, rangeLimit, selectorKey } from '../contract/key-arguments';
 
 /** The lmdb engine's limit on stored keys. */
 export const LMDB_KEY_LIMIT: shared.EngineKeyLimit = {

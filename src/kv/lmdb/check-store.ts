@@ -82,13 +82,13 @@ function readEverything(snapshot: StoreSnapshot, problems: string[]): number {
     }
   }
   let keys = 0;
-  for (let begin: Buffer = Buffer.alloc(0); ; ) {
+  for (let begin: Buffer = Buffer.alloc(0); ;) {
     const pairs = snapshot.scan(begin, undefined, false, CHUNK);
     keys += pairs.length;
     if (pairs.length < CHUNK) break;
     begin = keyAfter(pairs[pairs.length - 1][0]);
   }
-  for (let after: bigint | undefined; ; ) {
+  for (let after: bigint | undefined; ;) {
     const entries = snapshot.conflictRecords(after, CHUNK);
     for (const entry of entries) {
       try {

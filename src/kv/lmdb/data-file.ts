@@ -125,7 +125,8 @@ class PageFile {
     if (this.bytes === 0) return { meta: undefined, problems: ['the data file is empty'] };
     const first = parseMeta(this.read(0, HEADER + 160), 0);
     const pageSize = typeof first === 'string' ? undefined : first.pageSize;
-    const second = pageSize === undefined ? 'its page size is unknown, as the first meta page is unreadable' : parseMeta(this.read(pageSize, HEADER + 160), 1);
+    const second =
+      pageSize === undefined ? 'its page size is unknown, as the first meta page is unreadable' : parseMeta(this.read(pageSize, HEADER + 160), 1);
     const metas: MetaPage[] = [];
     for (const [page, meta] of [first, second].entries()) {
       if (typeof meta === 'string') problems.push(`meta page ${page}: ${meta}`);
@@ -138,11 +139,15 @@ class PageFile {
     const meta = metas.reduce((newest, next) => (next.txnId > newest.txnId ? next : newest));
     if (this.bytes < 2 * meta.pageSize) problems.push(`the data file has ${this.bytes} bytes, less than its two meta pages`);
     for (const checked of metas) {
-      for (const [name, tree] of [['free-page', checked.free], ['main', checked.main]] as const) {
+      for (const [name, tree] of [
+        ['free-page', checked.free],
+        ['main', checked.main],
+      ] as const) {
         if (tree.root === P_INVALID) continue;
         const where = `meta page ${checked.page}: the ${name} tree's root page ${tree.root}`;
         if (tree.root < 2n || tree.root > checked.lastPage) problems.push(`${where} is outside the pages in use (2 to ${checked.lastPage})`);
-        else if ((tree.root + 1n) * BigInt(checked.pageSize) > BigInt(this.bytes)) problems.push(`${where} is past the end of the data file (${this.bytes} bytes; truncated?)`);
+        else if ((tree.root + 1n) * BigInt(checked.pageSize) > BigInt(this.bytes))
+          problems.push(`${where} is past the end of the data file (${this.bytes} bytes; truncated?)`);
       }
     }
     return { meta, problems };
@@ -158,7 +163,8 @@ function parseMeta(bytes: Buffer, page: 0 | 1): MetaPage | string {
   if (version !== DATA_VERSION) return `its format version is ${version}, not ${DATA_VERSION}`;
   const free = treeRecord(bytes, HEADER + 24);
   const pageSize = bytes.readUInt32LE(HEADER + 24);
-  if (pageSize < MIN_PAGE || pageSize > MAX_PAGE || (pageSize & (pageSize - 1)) !== 0) return `its page size ${pageSize} is not a power of two from ${MIN_PAGE} to ${MAX_PAGE}`;
+  if (pageSize < MIN_PAGE || pageSize > MAX_PAGE || (pageSize & (pageSize - 1)) !== 0)
+    return `its page size ${pageSize} is not a power of two from ${MIN_PAGE} to ${MAX_PAGE}`;
   return {
     page,
     pageSize,
@@ -251,7 +257,14 @@ class TreeWalk {
     return bytes;
   }
 
-  private page(name: string, pgno: bigint, level: number, depth: number, counts: TreeCounts, previous: { key: Buffer | undefined } | undefined): void {
+  private page(
+    name: string,
+    pgno: bigint,
+    level: number,
+    depth: number,
+    counts: TreeCounts,
+    previous: { key: Buffer | undefined } | undefined,
+  ): void {
     if (this.stopped) return;
     const page = this.load(name, pgno);
     if (!page) return;
@@ -259,7 +272,9 @@ class TreeWalk {
     const kind = flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META);
     const leafExpected = level === depth;
     if (kind !== (leafExpected ? P_LEAF : P_BRANCH)) {
-      this.problem(`${name}: page ${pgno} at level ${level} of ${depth} has flags ${flags.toString(16)}, not a ${leafExpected ? 'leaf' : 'branch'} page`);
+      this.problem(
+        `${name}: page ${pgno} at level ${level} of ${depth} has flags ${flags.toString(16)}, not a ${leafExpected ? 'leaf' : 'branch'} page`,
+      );
       return;
     }
     const lower = page.readUInt16LE(20);

@@ -83,7 +83,8 @@ export function openFailure(err: unknown, folder: string): KvError {
 export function copyFailure(err: unknown, folder: string): KvError {
   const free = freeBytes(folder);
   const detail = `${folder}: ${describe(err)}`;
-  if (free !== undefined && free < NEARLY_FULL_BYTES) return kvError('file_not_writable', `the disk is full; the copy was removed (${free} bytes free; ${detail})`);
+  if (free !== undefined && free < NEARLY_FULL_BYTES)
+    return kvError('file_not_writable', `the disk is full; the copy was removed (${free} bytes free; ${detail})`);
   return kvError('io_error', `the copy failed and was removed (${detail})`);
 }
 

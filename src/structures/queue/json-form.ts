@@ -29,4 +29,3 @@ export function queueJsonForm(entries: readonly KeyValue[], doc: DocumentKeys): 
   }
   return [...later.reverse(), ...ready.reverse(), ...visible.reverse()];
 }
-

@@ -25,9 +25,7 @@ const SCHEDULED_AREA = 1;
 const VERSIONSTAMP_CODE = 0x33;
 
 /** A key parsed back into its area and position. */
-export type ItemPosition =
-  | { readonly area: 'ready' }
-  | { readonly area: 'scheduled'; readonly at: number; readonly uniq: Uuid | Versionstamp };
+export type ItemPosition = { readonly area: 'ready' } | { readonly area: 'scheduled'; readonly at: number; readonly uniq: Uuid | Versionstamp };
 
 export class QueueKeys {
   /** `<body> tuple(0)`: the prefix of ready items. */

@@ -59,7 +59,7 @@ export function leaseKey(lease: Pick<Lease<unknown>, 'id' | 'deadline'>): { uuid
  */
 export async function findLease(tr: Transaction, keys: QueueKeys, uuid: Uuid, deadline: number): Promise<LeaseState> {
   const seen = new Set<number>();
-  for (let at = deadline; !seen.has(at); ) {
+  for (let at = deadline; !seen.has(at);) {
     seen.add(at);
     const key = keys.scheduledKey(at, uuid);
     const value = await tr.get(key);

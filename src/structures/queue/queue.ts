@@ -114,7 +114,11 @@ export class Queue<T = JsonValue> extends Structure {
    *
    * @throws DocumentError INVALID_ARGUMENT for an invalid id or option.
    */
-  constructor(access: StructureAccess, id: DocId, private readonly options: QueueOptions = {}) {
+  constructor(
+    access: StructureAccess,
+    id: DocId,
+    private readonly options: QueueOptions = {},
+  ) {
     super(access, id);
     this.maxAttempts = positiveInteger(options.maxAttempts, DEFAULT_MAX_ATTEMPTS, 'maxAttempts');
     this.deadLetterId = options.deadLetter ?? `${String(id)}.dead`;
@@ -542,7 +546,11 @@ export class Queue<T = JsonValue> extends Structure {
     for (const item of exhausted) tr.clear(item.key);
     const gone = exhausted.length + removed;
     if (gone > 0) tr.add(keys.size, -gone);
-    if (exhausted.length > 0) await this.deadLetters.appendIn(tr, exhausted.map((c) => c.record.payload));
+    if (exhausted.length > 0)
+      await this.deadLetters.appendIn(
+        tr,
+        exhausted.map((c) => c.record.payload),
+      );
     if (gone > 0) this.changed(tr, scope.keys);
   }
 

@@ -33,7 +33,13 @@ function filesUnder(dir: string): string[] {
 function sourceHash(): string {
   const hash = createHash('sha256');
   // This file too: what it builds is part of the build.
-  const files = [...filesUnder(join(REPO, 'src')).sort(), join(REPO, 'tsconfig.json'), join(REPO, 'tsconfig.build.json'), join(REPO, 'package.json'), __filename];
+  const files = [
+    ...filesUnder(join(REPO, 'src')).sort(),
+    join(REPO, 'tsconfig.json'),
+    join(REPO, 'tsconfig.build.json'),
+    join(REPO, 'package.json'),
+    __filename,
+  ];
   for (const file of files) hash.update(file).update('\0').update(readFileSync(file)).update('\0');
   return hash.digest('hex').slice(0, 16);
 }

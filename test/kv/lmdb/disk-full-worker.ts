@@ -56,7 +56,7 @@ function fillUp(file: string): void {
   const fd = openSync(file, 'w');
   const chunk = Buffer.alloc(1 << 20);
   try {
-    for (let size = chunk.length; size > 0; ) {
+    for (let size = chunk.length; size > 0;) {
       try {
         writeSync(fd, chunk, 0, size);
       } catch {

@@ -157,9 +157,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < phase.messages; i++) node.receive({ payload: i });
     });
     result.ms = Date.now() - started;
-    result.count = await new Promise((resolve, reject) =>
-      node.context().global.get('count', (err, value) => (err ? reject(err) : resolve(value))),
-    );
+    result.count = await new Promise((resolve, reject) => node.context().global.get('count', (err, value) => (err ? reject(err) : resolve(value))));
     say(`result ${JSON.stringify(result)}`);
   }
   await RED.stop();
