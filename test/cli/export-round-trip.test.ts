@@ -324,3 +324,24 @@ describe('doclayer import of an export', () => {
     expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"b","value":2}\n`);
   });
 });
+
+describe('doclayer import of plain documents', () => {
+  it('takes any JSON for a document, whatever fields it has', async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const input = '{"k":1,"reason":"x","skippable":true}\n{"k":2,"id":"a","value":1}\n';
+    await ok([...db, 'import', '-', '--id-field', 'k'], input);
+    expect(await ok([...db, 'export', '--documents'])).toBe('{"k":1,"reason":"x","skippable":true}\n{"id":"a","k":2,"value":1}\n');
+  });
+
+  it('skips a bad first record with --skip-bad when --id-field says the input is plain documents', async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const skipped = await doclayer([...db, 'import', '-', '--id-field', 'k', '--skip-bad'], '{"k":1,\n{"k":2}\n');
+    expect(skipped.status).toBe(0);
+    expect(await ok([...db, 'export', '--documents'])).toBe('{"k":2}\n');
+    const stopped = await doclayer([...db, 'import', '-', '--skip-bad'], '{"k":1,\n{"k":2}\n');
+    expect(stopped.status).toBe(1);
+    expect(stopped.stderr.split('\n')).toContain(
+      'stdin:1:8: bad JSON: expected a property name in double quotes, found the end of the text (the first record tells an export from plain documents) (record 1)',
+    );
+  });
+});
