@@ -106,24 +106,33 @@ export async function importRecords(records: AsyncIterable<InputRecord>, options
   try {
     for await (const record of records) {
       bytesRead = record.bytesRead;
-      let parsed: JsonValue | BadRecord | undefined;
+      let parsed: Parsed | undefined;
       if (content === undefined) {
         parsed = parseRecord(record);
-        if (isBadRecord(parsed)) {
-          summary.stoppedAt = { ...parsed, reason: `${parsed.reason} (the first record tells an export from plain documents)`, skippable: false };
-          options.onBadRecord?.(summary.stoppedAt);
-          break;
-        }
-        content = isExportHeader(parsed) ? 'export' : 'documents';
-        if (content === 'export' && options.idField !== undefined) {
-          throw new CliError('the input is a doclayer export, whose records carry their ids: import it without --id-field');
+        if ('bad' in parsed) {
+          if (options.idField === undefined) {
+            // Skipping it could take an export for plain documents, each record a document.
+            summary.stoppedAt = {
+              ...parsed.bad,
+              reason: `${parsed.bad.reason} (the first record tells an export from plain documents)`,
+              skippable: false,
+            };
+            options.onBadRecord?.(summary.stoppedAt);
+            break;
+          }
+          content = 'documents';
+        } else {
+          content = isExportHeader(parsed.json) ? 'export' : 'documents';
+          if (content === 'export' && options.idField !== undefined) {
+            throw new CliError('the input is a doclayer export, whose records carry their ids: import it without --id-field');
+          }
         }
       }
       if (content === 'export') {
         parsed ??= parseRecord(record);
-        if (!isBadRecord(parsed) && isExportHeader(parsed)) {
+        if ('json' in parsed && isExportHeader(parsed.json)) {
           // A header: the first line, or where another export was appended.
-          const problem = headerProblem(parsed);
+          const problem = headerProblem(parsed.json);
           if (problem === undefined) continue;
           summary.stoppedAt = { ...badRecord(record, record.start, problem), skippable: false };
           options.onBadRecord?.(summary.stoppedAt);
@@ -135,13 +144,14 @@ export async function importRecords(records: AsyncIterable<InputRecord>, options
         continue;
       }
       parsed ??= parseRecord(record);
-      const item = isBadRecord(parsed)
-        ? parsed
-        : content === 'export'
-          ? exportItem(options.collection, record, parsed)
-          : documentItem(options.collection, record, parsed, options.idField);
-      if (isBadRecord(item)) {
-        if (bad(item)) continue;
+      const item =
+        'bad' in parsed
+          ? parsed
+          : content === 'export'
+            ? exportItem(options.collection, record, parsed.json)
+            : documentItem(options.collection, record, parsed.json, options.idField);
+      if ('bad' in item) {
+        if (bad(item.bad)) continue;
         break;
       }
       await writer.add(item, item.writes);
@@ -167,30 +177,28 @@ function badRecord(record: InputRecord, position: TextPosition, reason: string):
   return { index: record.index, position, line: record.start.line, reason, skippable: true };
 }
 
-function isBadRecord(value: unknown): value is BadRecord {
-  return typeof value === 'object' && value !== null && 'reason' in value && 'skippable' in value;
-}
+/** A record's JSON, or why it is not JSON. */
+type Parsed = { readonly json: JsonValue } | { readonly bad: BadRecord };
 
-/** The record's JSON, or why it is not JSON. */
-function parseRecord(record: InputRecord): JsonValue | BadRecord {
+function parseRecord(record: InputRecord): Parsed {
   try {
-    return parseJson(record.text);
+    return { json: parseJson(record.text) };
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
-    return badRecord(record, offsetBy(positionOf(record.text, err.offset), record.start), `bad JSON: ${err.reason}`);
+    return { bad: badRecord(record, offsetBy(positionOf(record.text, err.offset), record.start), `bad JSON: ${err.reason}`) };
   }
 }
 
 /** The writes of a plain document, with its id from `idField` or generated; or why it is bad. */
-function documentItem(collection: Collection, record: InputRecord, doc: JsonValue, idField: string | undefined): Writes | BadRecord {
+function documentItem(collection: Collection, record: InputRecord, doc: JsonValue, idField: string | undefined): Writes | { bad: BadRecord } {
   let id: DocId;
   if (idField === undefined) {
     id = generateId();
   } else {
     const field = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? doc[idField] : undefined;
-    if (field === undefined) return badRecord(record, record.start, `no ${JSON.stringify(idField)} field (the --id-field)`);
+    if (field === undefined) return { bad: badRecord(record, record.start, `no ${JSON.stringify(idField)} field (the --id-field)`) };
     if (!isDocId(field)) {
-      return badRecord(record, record.start, `the ${JSON.stringify(idField)} field is not a document id (a non-empty string or an integer)`);
+      return { bad: badRecord(record, record.start, `the ${JSON.stringify(idField)} field is not a document id (a non-empty string or an integer)`) };
     }
     id = field;
   }
@@ -198,8 +206,8 @@ function documentItem(collection: Collection, record: InputRecord, doc: JsonValu
 }
 
 /** The writes of a record of an export, or why it is bad. */
-function exportItem(collection: Collection, record: InputRecord, value: JsonValue): Writes | BadRecord {
+function exportItem(collection: Collection, record: InputRecord, value: JsonValue): Writes | { bad: BadRecord } {
   const parsed = recordOf(value);
-  if ('reason' in parsed) return badRecord(record, record.start, parsed.reason);
+  if ('reason' in parsed) return { bad: badRecord(record, record.start, parsed.reason) };
   return { record, id: parsed.id, writes: recordWrites(collection, parsed, record.text.length) };
 }

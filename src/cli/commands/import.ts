@@ -63,6 +63,7 @@ export const importCommand: Command = {
         context.output.stderr.write(`${describeBad(source, bad)}\n`);
       },
     }).catch((err: unknown) => {
+      progress.finish();
       if (!(err instanceof UnclearFormatError)) throw err;
       throw new CliError(
         `cannot tell the format of ${source === '-' ? 'stdin' : source}: ${err.message} (say which: --format json or --format ndjson)`,
