@@ -20,15 +20,7 @@ import {
   type ResolvedCollection,
   type ResolvedScope,
 } from './manifest/manifest';
-import {
-  getCollectionId,
-  getManifest,
-  getScopeId,
-  readDroppedCollections,
-  readUsedIds,
-  setManifest,
-  writeManifest,
-} from './manifest/manifest-store';
+import { getCollectionId, getManifest, getScopeId, readDroppedCollections, readUsedIds, setManifest, writeManifest } from './manifest/manifest-store';
 import type { TransactionOption } from './types';
 
 /**
@@ -140,7 +132,8 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   /** @internal Use {@link open}. */
   constructor(
     readonly kv: Database,
-    private readonly layout: Layout,
+    /** @internal The keys of this layer (for the document check). */
+    readonly layout: Layout,
     private readonly ownsDatabase: boolean,
     private readonly settings: LayerSettings,
     private readonly parts: DocumentLayerParts<C>,
@@ -354,11 +347,14 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
 
   /** Runs a manifest update in `tr` or a transaction of its own; the cached manifest goes at commit. */
   private update<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
-    return this.kv.transact(async (own) => {
-      const result = await fn(own);
-      this.registry.invalidateOnCommit(own);
-      return result;
-    }, { tr });
+    return this.kv.transact(
+      async (own) => {
+        const result = await fn(own);
+        this.registry.invalidateOnCommit(own);
+        return result;
+      },
+      { tr },
+    );
   }
 }
 
