@@ -25,7 +25,7 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const engines: [string, () => Promise<DocLayer>][] = [
-  ['memory', () => open({ memory: true })],
+  ['memory', () => open({ memory: {} })],
   ['lmdb', () => open({ path: join(root, `store-${stores++}`) })],
 ];
 
