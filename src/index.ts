@@ -8,6 +8,7 @@ export * from './document';
 export * from './structures';
 export { open, DocLayer } from './open';
 export { Collection } from './collection';
+export { checkDocuments, type DocumentCheckReport, type DocumentProblem, type DocumentCheckProgress, type DocumentCheckOptions } from './check';
 export * as tuple from './tuple';
 export {
   Subspace,

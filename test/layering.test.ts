@@ -20,7 +20,7 @@ const LAYERS: readonly Unit[] = [
   { name: 'structures', rank: 3, paths: ['structures/'] },
   { name: 'index', rank: 4, paths: ['index/'] },
   { name: 'changes', rank: 4, paths: ['changes/'] },
-  { name: 'composition root', rank: 5, paths: ['index.ts', 'open.ts', 'collection.ts'] },
+  { name: 'composition root', rank: 5, paths: ['index.ts', 'open.ts', 'collection.ts', 'check.ts'] },
   { name: 'cli', rank: 6, paths: ['cli/'] },
   { name: 'node-red', rank: 6, paths: ['node-red/'] },
   { name: 'fdb-shim', rank: 6, paths: ['fdb-shim/'] },

@@ -132,7 +132,8 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   /** @internal Use {@link open}. */
   constructor(
     readonly kv: Database,
-    private readonly layout: Layout,
+    /** @internal The keys of this layer (for the document check). */
+    readonly layout: Layout,
     private readonly ownsDatabase: boolean,
     private readonly settings: LayerSettings,
     private readonly parts: DocumentLayerParts<C>,

@@ -1,3 +1,5 @@
+import { backupCommand } from './backup';
+import { checkCommand } from './check';
 import type { Command } from './command';
 import { countCommand } from './count';
 import { demoCommand } from './demo';
@@ -26,6 +28,8 @@ export const COMMANDS: readonly Command[] = [
   counterCommand,
   manifestCommand,
   statsCommand,
+  checkCommand,
+  backupCommand,
 ];
 
 export const COMMANDS_BY_NAME: ReadonlyMap<string, Command> = new Map(COMMANDS.map((c) => [c.name, c]));
