@@ -79,6 +79,16 @@ export class DocTransaction {
     return context;
   }
 
+  /**
+   * The context of `tr`'s current attempt if one was made, without making one: reads that only ask
+   * what the attempt wrote cost no context (and no map entry) in a transaction that writes nothing.
+   */
+  static existing(transaction: Transaction): DocTransaction | undefined {
+    const tr = transaction instanceof StagedTransaction ? transaction.parent : transaction;
+    const context = contexts.get(tr);
+    return context !== undefined && context.attempt === tr.attempt ? context : undefined;
+  }
+
   /** Records that the document at `keys` was written (created or changed at `paths`). */
   documentWritten(keys: DocumentKeys, paths: readonly (readonly PathElement[])[] = WHOLE_DOCUMENT): void {
     this.written.add(keys.identity);

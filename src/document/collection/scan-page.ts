@@ -69,7 +69,7 @@ function belongsTo(key: Buffer, docPrefix: Buffer): boolean {
 /** The version keys in `[begin, end)` of documents `tr` wrote, sorted. */
 function versionKeysWritten(tr: Transaction, collection: Buffer, begin: Buffer, end: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (const identity of DocTransaction.of(tr).writtenDocuments()) {
+  for (const identity of DocTransaction.existing(tr)?.writtenDocuments() ?? []) {
     const prefix = Buffer.from(identity, 'latin1');
     if (prefix.length <= collection.length || prefix.compare(collection, 0, collection.length, 0, collection.length) !== 0) continue;
     const key = metaKey(prefix, META_VERSION);

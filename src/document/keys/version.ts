@@ -29,7 +29,7 @@ export function writeVersion(tr: Transaction, keys: DocumentKeys, paths?: readon
 
 /** True when this attempt of `tr` wrote the document: its version key is unreadable until commit. */
 export function wasWritten(tr: Transaction, keys: DocumentKeys): boolean {
-  return DocTransaction.of(tr).wasWritten(keys);
+  return DocTransaction.existing(tr)?.wasWritten(keys) ?? false;
 }
 
 /** The CAS of a version key's value. */

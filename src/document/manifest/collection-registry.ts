@@ -145,8 +145,8 @@ export class CollectionRegistry {
     // and land under the id of a collection dropped in between.
     tr.getReadVersion().catch(() => undefined);
     const cached = this.cached ?? (await this.load());
+    if (tr.attempt === 0) return { manifest: cached, stored: false };
     const context = DocTransaction.of(tr);
-    if (context.attempt === 0) return { manifest: cached, stored: false };
     // A retry, perhaps because the manifest changed after the last attempt's read version: the watch
     // may not have said so yet.
     context.manifestUid ??= readManifestUid(tr, this.layout.system);

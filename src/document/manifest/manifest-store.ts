@@ -115,7 +115,7 @@ export interface PlannedCollection extends ResolvedCollection {
  * committed, so no cache may keep them.
  */
 export function wroteManifest(tr: Transaction): boolean {
-  return DocTransaction.of(tr).manifestWrites > 0;
+  return (DocTransaction.existing(tr)?.manifestWrites ?? 0) > 0;
 }
 
 /** The key of the stored uid, for `tr.watch` by caches that want to learn of updates early. */
