@@ -71,10 +71,11 @@ export class DocTransaction {
    */
   static of(transaction: Transaction): DocTransaction {
     const tr = transaction instanceof StagedTransaction ? transaction.parent : transaction;
-    let context = contexts.get(tr);
+    const holder = tr as Transaction & { [CONTEXT]?: DocTransaction };
+    let context = holder[CONTEXT];
     if (context === undefined || context.attempt !== tr.attempt) {
       context = new DocTransaction(tr);
-      contexts.set(tr, context);
+      holder[CONTEXT] = context;
     }
     return context;
   }
@@ -85,7 +86,7 @@ export class DocTransaction {
    */
   static existing(transaction: Transaction): DocTransaction | undefined {
     const tr = transaction instanceof StagedTransaction ? transaction.parent : transaction;
-    const context = contexts.get(tr);
+    const context = (tr as Transaction & { [CONTEXT]?: DocTransaction })[CONTEXT];
     return context !== undefined && context.attempt === tr.attempt ? context : undefined;
   }
 
@@ -125,7 +126,8 @@ export class DocTransaction {
 }
 
 /**
- * The one map from transactions to contexts. A context is replaced, never cleared, when its
- * transaction starts another attempt; the map holds the transaction weakly.
+ * Where a transaction holds its context: a symbol-keyed property of the transaction object, replaced
+ * (never cleared) when the transaction starts another attempt. A WeakMap keyed by transactions cost a
+ * sixth of a field update's time (ephemeron bookkeeping for a new key per transaction).
  */
-const contexts = new WeakMap<Transaction, DocTransaction>();
+const CONTEXT = Symbol('doclayer document context');
