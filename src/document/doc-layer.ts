@@ -5,6 +5,7 @@ import type { TransactOptions, Transaction } from '../kv/contract/types';
 import type { Tuple } from '../tuple';
 import type { CollectionContext, DocumentCollection } from './collection/collection';
 import type { JsonForms } from './keys/kind';
+import { DocTransaction, type ChangeObserver } from './doc-transaction';
 import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
 import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
@@ -65,6 +66,10 @@ const DROPPED_BATCH = 1000;
 export interface DocumentLayerParts<C extends DocumentCollection> {
   /** How structures' documents read as JSON. */
   readonly forms: JsonForms;
+  /** What the layers above do in the transaction of every document write and collection drop (the change feed). */
+  readonly observers?: readonly ChangeObserver[];
+  /** Upkeep of the layers above that the expiry sweeper runs too (the change feed's compaction). */
+  readonly sweep?: () => Promise<unknown>;
   /** Makes the handle of a collection. */
   collection(context: CollectionContext, scope: string, name: string): C;
 }
@@ -139,7 +144,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     private readonly parts: DocumentLayerParts<C>,
   ) {
     this.registry = new CollectionRegistry(kv, layout);
-    this.expiry = new ExpiryIndex(layout);
+    this.expiry = new ExpiryIndex(layout, parts.observers ?? []);
   }
 
   /**
@@ -297,6 +302,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
       async () => {
         await this.purgeExpired();
         await this.purgeDropped();
+        await this.parts.sweep?.();
       },
       intervalMs,
       onError,
@@ -336,7 +342,15 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     let handle = this.handles.get(key);
     if (handle === undefined) {
       handle = this.parts.collection(
-        { kv: this.kv, registry: this.registry, autoCreate, now: this.settings.now, expiry: this.expiry, forms: this.parts.forms },
+        {
+          kv: this.kv,
+          registry: this.registry,
+          autoCreate,
+          now: this.settings.now,
+          expiry: this.expiry,
+          forms: this.parts.forms,
+          observers: this.parts.observers ?? [],
+        },
         path.scope,
         path.collection,
       );
@@ -349,6 +363,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   private update<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
     return this.kv.transact(
       async (own) => {
+        DocTransaction.of(own).observe(this.parts.observers ?? []);
         const result = await fn(own);
         this.registry.invalidateOnCommit(own);
         return result;

@@ -19,6 +19,28 @@ export interface DocumentChange {
   readonly paths: readonly (readonly PathElement[])[];
 }
 
+/** A collection dropped by a manifest update: its keys were cleared in the transaction. */
+export interface CollectionDrop {
+  readonly collectionId: number;
+  /** The prefix of its documents' keys (`Layout.collectionPrefix`). */
+  readonly collectionPrefix: Uint8Array;
+  /** Its scope and name in the manifest it was dropped from. */
+  readonly scope: string;
+  readonly name: string;
+}
+
+/**
+ * What a layer above the document layer does with the writes of a transaction, in that transaction
+ * (the change feed writes its entries): called synchronously by every record of the context it
+ * observes, so its writes join the writer's. The composition root hands a layer's observers to the
+ * document layer, which attaches them to the context of each transaction it writes in
+ * ({@link DocTransaction.observe}).
+ */
+export interface ChangeObserver {
+  documentChanged(context: DocTransaction, change: DocumentChange): void;
+  collectionDropped(context: DocTransaction, drop: CollectionDrop): void;
+}
+
 /** The whole document, as a path list. */
 export const WHOLE_DOCUMENT: readonly (readonly PathElement[])[] = [[]];
 
@@ -53,6 +75,7 @@ export class DocTransaction {
   private readonly written = new Set<string>();
   private readonly recorded: DocumentChange[] = [];
   private readonly slots = new Map<ContextSlot<unknown>, unknown>();
+  private observers: readonly ChangeObserver[] = NO_OBSERVERS;
   /** Manifest updates this attempt wrote: its reads of the manifest are its own, not committed. */
   manifestWrites = 0;
   /**
@@ -90,15 +113,30 @@ export class DocTransaction {
     return context !== undefined && context.attempt === tr.attempt ? context : undefined;
   }
 
+  /**
+   * Adds `observers` (a layer's, as its composition root made them) to this attempt: each is told of
+   * every record made from now on, once however often it is added.
+   */
+  observe(observers: readonly ChangeObserver[]): void {
+    if (observers.length === 0 || this.observers === observers) return;
+    const added = observers.filter((observer) => !this.observers.includes(observer));
+    if (added.length > 0) this.observers = [...this.observers, ...added];
+  }
+
   /** Records that the document at `keys` was written (created or changed at `paths`). */
   documentWritten(keys: DocumentKeys, paths: readonly (readonly PathElement[])[] = WHOLE_DOCUMENT): void {
     this.written.add(keys.identity);
-    this.recorded.push({ keys, kind: 'write', paths });
+    this.record({ keys, kind: 'write', paths });
   }
 
   /** Records that the document at `keys` was removed (by a remove, or by the expiry purge). */
   documentRemoved(keys: DocumentKeys, kind: 'remove' | 'expire' = 'remove'): void {
-    this.recorded.push({ keys, kind, paths: WHOLE_DOCUMENT });
+    this.record({ keys, kind, paths: WHOLE_DOCUMENT });
+  }
+
+  /** Records that a manifest update dropped a collection (and cleared its keys). */
+  collectionDropped(drop: CollectionDrop): void {
+    for (const observer of this.observers) observer.collectionDropped(this, drop);
   }
 
   /** True when this attempt wrote the document: its version key is unreadable until commit. */
@@ -116,6 +154,11 @@ export class DocTransaction {
     return this.recorded;
   }
 
+  private record(change: DocumentChange): void {
+    this.recorded.push(change);
+    for (const observer of this.observers) observer.documentChanged(this, change);
+  }
+
   /** This attempt's value of `slot`. */
   local<T>(slot: ContextSlot<T>): T {
     if (this.slots.has(slot)) return this.slots.get(slot) as T;
@@ -124,6 +167,8 @@ export class DocTransaction {
     return value;
   }
 }
+
+const NO_OBSERVERS: readonly ChangeObserver[] = [];
 
 /**
  * Where a transaction holds its context: a symbol-keyed property of the transaction object, replaced

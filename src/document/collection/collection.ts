@@ -3,7 +3,7 @@ import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
 import type { TupleItem } from '../../tuple';
 import { packPrefixed } from '../../tuple/pack';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
@@ -56,6 +56,8 @@ export interface CollectionContext {
   readonly expiry: ExpiryIndex;
   /** How structures' documents read as JSON (provided by the structures layer). */
   readonly forms: JsonForms;
+  /** What the layers above do in the transaction of every write (the change feed): attached to each writing attempt. */
+  readonly observers: readonly ChangeObserver[];
 }
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -181,7 +183,7 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
@@ -209,7 +211,7 @@ export class DocumentCollection {
     const element = docIdElement(id);
     const now = this.context.now();
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
@@ -452,6 +454,15 @@ export class DocumentCollection {
   }
 
   /**
+   * @internal The collection as `tr` sees it (its id and key prefix), for the layers above that keep
+   * data of their own per collection (the change feed): `undefined` when it does not exist (without
+   * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
+   */
+  collectionTarget(tr: Transaction): Promise<CollectionTarget | undefined> {
+    return this.target(tr);
+  }
+
+  /**
    * The collection as `tr` sees it, for a read: `undefined` when it does not exist (without
    * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
    */
@@ -474,7 +485,14 @@ export class DocumentCollection {
    * manifest, if it is missing and the write goes ahead.
    */
   private prefixToWrite(tr: Transaction): Promise<WriteTarget> {
+    DocTransaction.of(tr).observe(this.context.observers);
     return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
+  }
+
+  /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */
+  private targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
+    DocTransaction.of(tr).observe(this.context.observers);
+    return this.target(tr);
   }
 
   /** Deletes an expired document (or stray expiry) before a write that treats it as missing. */

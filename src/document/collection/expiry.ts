@@ -2,7 +2,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { pack, unpack, type Subspace, type TupleItem } from '../../tuple';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { corruptData, DocumentError } from '../errors';
 import { DocumentKeys, META_EXPIRY, metaNameOf, type Layout } from '../keys/layout';
 import type { Expiry, ExpiryOptions } from '../types';
@@ -157,7 +157,11 @@ const DEFAULT_BATCH = 500;
 export class ExpiryIndex {
   private readonly sys: Subspace;
 
-  constructor(private readonly layout: Layout) {
+  constructor(
+    private readonly layout: Layout,
+    /** Told of the documents the purge deletes, in its transactions. */
+    private readonly observers: readonly ChangeObserver[] = [],
+  ) {
     this.sys = layout.system;
   }
 
@@ -209,6 +213,7 @@ export class ExpiryIndex {
     let purged = 0;
     for (;;) {
       const batch = await kv.transact(async (tr) => {
+        DocTransaction.of(tr).observe(this.observers);
         const entries = await tr.snapshot().getRangeAll(begin, end, { limit: batchSize });
         const docs = entries.map((entry) => {
           const [, , collectionId, id] = this.sys.unpack(entry.key) as [string, number, number, TupleItem];

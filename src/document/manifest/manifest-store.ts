@@ -228,11 +228,21 @@ export async function prepareManifestWrite(
         // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
         const prefix = options.collectionPrefix(id);
         tr.clearRange(prefix, strinc(prefix));
+        context.collectionDropped({ collectionId: id, collectionPrefix: prefix, ...collectionName(current, id) });
       }
     }
     context.manifestWrites = writesBefore + 1;
   };
   return { change: { manifest, changed: true, ...diff }, apply };
+}
+
+/** The scope and name of collection `id` in `manifest` (which holds it). */
+function collectionName(manifest: Manifest, id: number): { scope: string; name: string } {
+  for (const scope of manifest.scopes) {
+    const found = scope.collections.find((collection) => parseInt(collection.uid, 16) === id);
+    if (found !== undefined) return { scope: scope.name, name: found.name };
+  }
+  throw corruptData(`manifest: dropped collection ${id} is not in the manifest it was dropped from`);
 }
 
 /** The ids of every collection ever dropped, in id order. One range read. */
