@@ -130,11 +130,11 @@ export class ChangeFeed {
   async compact(collection: DocumentCollection, options: CompactChangesOptions = {}): Promise<CompactionReport> {
     const { now, retentionMs, batchSize } = this.compactionOptions(options);
     const target = await this.kv.transact((tr) => collection.collectionTarget(tr));
-    if (target === undefined) return { superseded: 0, tombstonesDiscarded: 0 };
+    if (target?.history !== true) return { superseded: 0, tombstonesDiscarded: 0 };
     return compactFeed(this.kv, this.recorder.keys(target.id), now, retentionMs, batchSize);
   }
 
-  /** Compacts the feed of every collection in the manifest (what the layer's sweeper runs). */
+  /** Compacts the feed of every collection with a feed (what the layer's sweeper runs). */
   async compactAll(options: CompactChangesOptions = {}): Promise<CompactionReport> {
     const { now, retentionMs, batchSize } = this.compactionOptions(options);
     const manifest = await this.kv.transact((tr) => getManifest(tr, this.layout.system));
@@ -142,6 +142,7 @@ export class ChangeFeed {
     let tombstonesDiscarded = 0;
     for (const scope of manifest.scopes) {
       for (const collection of scope.collections) {
+        if (collection.history !== true) continue;
         const report = await compactFeed(this.kv, this.recorder.keys(parseInt(collection.uid, 16)), now, retentionMs, batchSize);
         superseded += report.superseded;
         tombstonesDiscarded += report.tombstonesDiscarded;
@@ -164,7 +165,15 @@ export class ChangeFeed {
   async target(tr: Transaction, collection: DocumentCollection, feedId: number | undefined): Promise<FeedTarget | undefined> {
     const current = await collection.collectionTarget(tr);
     if (feedId === undefined || current?.id === feedId) {
-      return current === undefined ? undefined : { feed: this.recorder.keys(current.id), prefix: current.prefix };
+      if (current === undefined) return undefined;
+      if (!current.history) {
+        const path = `${collection.scope}.${collection.name}`;
+        throw new ChangeFeedError(
+          'CHANGES_DISABLED',
+          `collection ${path} keeps no change feed: create it with history: true, or call setCollectionHistory('${path}', true)`,
+        );
+      }
+      return { feed: this.recorder.keys(current.id), prefix: current.prefix };
     }
     const feed = this.recorder.keys(feedId);
     const [last] = await tr.snapshot().getRangeAll(feed.entries, feed.entriesEnd, { limit: 1, reverse: true });
@@ -189,7 +198,8 @@ export class ChangeFeed {
     const retentionMs = options.retentionMs ?? this.retentionMs;
     const batchSize = options.batchSize ?? DEFAULT_COMPACTION_BATCH;
     if (!Number.isSafeInteger(now)) throw new ChangeFeedError('INVALID_ARGUMENT', `now is whole ms since the epoch, got ${String(now)}`);
-    if (!Number.isSafeInteger(retentionMs) || retentionMs < 0) throw new ChangeFeedError('INVALID_ARGUMENT', `retentionMs is a whole number of ms (0 or more), got ${String(retentionMs)}`);
+    if (!Number.isSafeInteger(retentionMs) || retentionMs < 0)
+      throw new ChangeFeedError('INVALID_ARGUMENT', `retentionMs is a whole number of ms (0 or more), got ${String(retentionMs)}`);
     checkPositive(batchSize, 'batchSize');
     return { now, retentionMs, batchSize };
   }
@@ -261,14 +271,43 @@ export class ChangeConsumer<T = JsonValue> {
 
   /** The token of the consumer's position, `undefined` before its first batch. One point read. */
   async position(opts: TransactionOption = {}): Promise<string | undefined> {
-    return this.feed.database.transact(async (tr) => {
-      const target = await this.collection.collectionTarget(tr);
-      if (target === undefined) return undefined;
-      const stored = await tr.get(this.feed.recorder.keys(target.id).consumer(this.name));
-      return stored === undefined ? undefined : formatToken(target.id, stored);
-    }, { tr: opts.tr });
+    return this.feed.database.transact(
+      async (tr) => {
+        const target = await this.collection.collectionTarget(tr);
+        if (target === undefined) return undefined;
+        const stored = await tr.get(this.feed.recorder.keys(target.id).consumer(this.name));
+        return stored === undefined ? undefined : formatToken(target.id, stored);
+      },
+      { tr: opts.tr },
+    );
   }
 
+  /**
+   * Moves the consumer to just after `since` (a token of this collection), or to the start of the
+   * feed without one: after HISTORY_EXPIRED, resync and reset to a token of the feed's end. 1 key
+   * written or cleared.
+   *
+   * @throws ChangeFeedError INVALID_TOKEN, WRONG_COLLECTION.
+   */
+  async reset(options: { since?: string } & TransactionOption = {}): Promise<void> {
+    const since = options.since === undefined ? undefined : parseToken(options.since);
+    await this.feed.database.transact(
+      async (tr) => {
+        const target = await this.collection.collectionTarget(tr);
+        if (target === undefined) return;
+        if (since !== undefined && since.collectionId !== target.id) {
+          throw new ChangeFeedError(
+            'WRONG_COLLECTION',
+            `the token is of the feed of collection id ${since.collectionId.toString(16)}, not of ${this.collection.scope}.${this.collection.name}`,
+          );
+        }
+        const key = this.feed.recorder.keys(target.id).consumer(this.name);
+        if (since === undefined) tr.clear(key);
+        else tr.set(key, since.position);
+      },
+      { tr: options.tr },
+    );
+  }
 }
 
 function checkChangesOptions(options: ChangesOptions) {
@@ -304,7 +343,8 @@ function checkSignal(signal: unknown): AbortSignal | undefined {
 }
 
 function checkedConsumerName(name: unknown): string {
-  if (typeof name !== 'string') throw new ChangeFeedError('INVALID_ARGUMENT', `a consumer name is a string, got ${name === null ? 'null' : typeof name}`);
+  if (typeof name !== 'string')
+    throw new ChangeFeedError('INVALID_ARGUMENT', `a consumer name is a string, got ${name === null ? 'null' : typeof name}`);
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes === 0 || bytes > MAX_CONSUMER_NAME_BYTES) {
     throw new ChangeFeedError('INVALID_ARGUMENT', `a consumer name is 1 to ${MAX_CONSUMER_NAME_BYTES} bytes, got ${bytes}`);

@@ -5,10 +5,11 @@
  * - `WRONG_COLLECTION`: a token of another collection's feed.
  * - `HISTORY_EXPIRED`: a `since` older than the feed's retained history (tombstones after it were
  *   discarded): the reader must resync (read the collection afresh, then follow from the feed's end).
+ * - `CHANGES_DISABLED`: the collection keeps no change feed (its manifest `history` is off).
  * - `INVALID_ARGUMENT`: any other bad option (a consumer name that is not a string, a bad limit).
  * - `CORRUPT_DATA`: stored feed bytes that no doclayer write produces.
  */
-export type ChangeFeedErrorCode = 'INVALID_TOKEN' | 'WRONG_COLLECTION' | 'HISTORY_EXPIRED' | 'INVALID_ARGUMENT' | 'CORRUPT_DATA';
+export type ChangeFeedErrorCode = 'INVALID_TOKEN' | 'WRONG_COLLECTION' | 'HISTORY_EXPIRED' | 'CHANGES_DISABLED' | 'INVALID_ARGUMENT' | 'CORRUPT_DATA';
 
 /** The change feed's one error class; `message` starts with the code. */
 export class ChangeFeedError extends Error {

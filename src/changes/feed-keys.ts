@@ -107,7 +107,11 @@ export class FeedKeys {
 
   /** Every key of this collection's feed but its consumers' positions and horizon. */
   get dataRanges(): { begin: Buffer; end: Buffer }[] {
-    return [this.sys.range(['changes', this.collectionId, 'e']), this.sys.range(['changes', this.collectionId, 'd']), this.sys.range(['changes', this.collectionId, 't'])];
+    return [
+      this.sys.range(['changes', this.collectionId, 'e']),
+      this.sys.range(['changes', this.collectionId, 'd']),
+      this.sys.range(['changes', this.collectionId, 't']),
+    ];
   }
 }
 
@@ -174,6 +178,7 @@ export interface ParsedToken {
 export function parseToken(token: unknown): ParsedToken {
   if (typeof token !== 'string') throw new ChangeFeedError('INVALID_TOKEN', `a token is a string, got ${token === null ? 'null' : typeof token}`);
   const match = TOKEN.exec(token);
-  if (match === null) throw new ChangeFeedError('INVALID_TOKEN', `${JSON.stringify(token.slice(0, 80))} is not a change feed token (c<collection>-<28 hex digits>)`);
+  if (match === null)
+    throw new ChangeFeedError('INVALID_TOKEN', `${JSON.stringify(token.slice(0, 80))} is not a change feed token (c<collection>-<28 hex digits>)`);
   return { collectionId: parseInt(match[1], 16), position: Buffer.from(match[2], 'hex') };
 }

@@ -1,4 +1,4 @@
-import type { ChangeObserver, CollectionDrop, DocTransaction, DocumentChange } from '../document/doc-transaction';
+import type { ChangeObserver, CollectionEvent, DocTransaction, DocumentChange } from '../document/doc-transaction';
 import { ContextSlot } from '../document/doc-transaction';
 import { decodeLeb128 } from '../document/keys/leb128';
 import { DOCUMENTS_SECTION, type Layout } from '../document/keys/layout';
@@ -6,6 +6,8 @@ import { encodeEntry, FeedKeys, type EntryKind } from './feed-keys';
 
 /** The 10 placeholder bytes of a versionstamped value and FDB's 4-byte offset (0). */
 const STAMP_VALUE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+/** A position after every entry of the switching transaction: its versionstamp, then order 0xffffffff. */
+const HORIZON_VALUE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
 /** What one attempt has written to one collection's feed. */
 interface AttemptFeed {
@@ -60,11 +62,21 @@ export class FeedRecorder implements ChangeObserver {
     context.tr.setVersionstampedKey(keys.entryTemplate(order), encodeEntry({ kind: KINDS[change.kind], id: change.keys.id, atMs: this.now() }));
   }
 
-  collectionDropped(context: DocTransaction, drop: CollectionDrop): void {
-    const keys = this.keys(drop.collectionId);
+  /**
+   * A drop of a collection with a feed: its entries and records go, and one drop entry is written,
+   * the last of its feed. Switching the feed on or off clears what it held; switching it on also
+   * moves the horizon to the switching commit, so a token of an earlier time the feed was on gets
+   * HISTORY_EXPIRED instead of missing what was written while it was off.
+   */
+  collectionChanged(context: DocTransaction, event: CollectionEvent): void {
+    if (event.kind === 'dropped' && !event.history) return;
+    const keys = this.keys(event.collectionId);
     for (const { begin, end } of keys.dataRanges) context.tr.clearRange(begin, end);
-    const feed = this.attemptFeed(context, drop.collectionId);
-    const path = `${drop.scope}.${drop.name}`;
+    context.tr.clear(keys.cursor);
+    if (event.kind === 'historyOn') context.tr.setVersionstampedValue(keys.horizon, HORIZON_VALUE);
+    if (event.kind !== 'dropped') return;
+    const feed = this.attemptFeed(context, event.collectionId);
+    const path = `${event.scope}.${event.name}`;
     context.tr.setVersionstampedKey(keys.entryTemplate(feed.next++), encodeEntry({ kind: 'drop', id: path, atMs: this.now() }));
   }
 

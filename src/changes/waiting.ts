@@ -16,7 +16,13 @@ export async function waitForChange(watch: Watch, signal: AbortSignal | undefine
     signal?.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    return await Promise.race([watch.promise.then(() => true, () => true), aborted]);
+    return await Promise.race([
+      watch.promise.then(
+        () => true,
+        () => true,
+      ),
+      aborted,
+    ]);
   } finally {
     watch.cancel();
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);

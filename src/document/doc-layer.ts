@@ -14,6 +14,7 @@ import {
   addCollection,
   dropCollection,
   isValidName,
+  setCollectionHistory,
   parseCollectionPath,
   resolveCollection,
   type CollectionPath,
@@ -221,20 +222,41 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
 
   /**
    * Adds a collection (and its scope when missing) by a manifest update, with a `maxTTL` in seconds
-   * if given; a path as {@link collection} takes it.
+   * if given, and a change feed with `history: true` (docs/changes.md); a path as {@link collection}
+   * takes it.
    *
    * @throws DocumentError INVALID_ARGUMENT for an invalid path or maxTTL, an existing collection, a
    *   system name; OUT_OF_RANGE when ids run out.
    */
-  async createCollection(path: string, opts: { maxTTL?: number } & TransactionOption = {}): Promise<ResolvedCollection> {
+  async createCollection(path: string, opts: { maxTTL?: number; history?: boolean } & TransactionOption = {}): Promise<ResolvedCollection> {
     const { scope, collection } = collectionPath(path);
     return this.update(opts.tr, async (tr) => {
       const sys = this.layout.system;
       const [current, used] = await Promise.all([getManifest(tr, sys), readUsedIds(tr, sys)]);
-      const next = addCollection(current, scope, collection, { maxTTL: opts.maxTTL }, used);
+      const next = addCollection(current, scope, collection, { maxTTL: opts.maxTTL, history: opts.history }, used);
       await writeManifest(tr, sys, next);
       return resolveCollection(next, { scope, collection });
     });
+  }
+
+  /**
+   * Switches a collection's change feed (its manifest `history`, as Couchbase names it) on or off by a
+   * manifest update; nothing is written when it already is so. Writes that commit after the update
+   * follow it (they conflict with it otherwise, through the cached manifest's uid). Switching on
+   * starts an empty feed; switching off discards the feed (see docs/changes.md).
+   *
+   * @returns the manifest now stored.
+   * @throws DocumentError INVALID_ARGUMENT for an invalid path or a `history` that is not a boolean;
+   *   ManifestLookupError UNKNOWN_SCOPE or UNKNOWN_COLLECTION.
+   */
+  async setCollectionHistory(path: string, history: boolean, opts: TransactionOption = {}): Promise<Manifest> {
+    const { scope, collection } = collectionPath(path);
+    const change = await this.update(opts.tr, async (tr) => {
+      const current = await getManifest(tr, this.layout.system);
+      const next = setCollectionHistory(current, scope, collection, history);
+      return next === current ? { manifest: current } : writeManifest(tr, this.layout.system, next);
+    });
+    return change.manifest;
   }
 
   /**

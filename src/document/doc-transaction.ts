@@ -19,14 +19,18 @@ export interface DocumentChange {
   readonly paths: readonly (readonly PathElement[])[];
 }
 
-/** A collection dropped by a manifest update: its keys were cleared in the transaction. */
-export interface CollectionDrop {
+/**
+ * What a manifest update did to a collection that observers care about: `'dropped'` (its keys were
+ * cleared in the transaction), `'historyOn'` / `'historyOff'` (its change feed was switched on or off).
+ */
+export interface CollectionEvent {
+  readonly kind: 'dropped' | 'historyOn' | 'historyOff';
   readonly collectionId: number;
-  /** The prefix of its documents' keys (`Layout.collectionPrefix`). */
-  readonly collectionPrefix: Uint8Array;
-  /** Its scope and name in the manifest it was dropped from. */
+  /** Its scope and name (in the manifest before the update, for a drop). */
   readonly scope: string;
   readonly name: string;
+  /** Whether it kept a change feed before the update. */
+  readonly history: boolean;
 }
 
 /**
@@ -38,7 +42,7 @@ export interface CollectionDrop {
  */
 export interface ChangeObserver {
   documentChanged(context: DocTransaction, change: DocumentChange): void;
-  collectionDropped(context: DocTransaction, drop: CollectionDrop): void;
+  collectionChanged(context: DocTransaction, event: CollectionEvent): void;
 }
 
 /** The whole document, as a path list. */
@@ -76,6 +80,8 @@ export class DocTransaction {
   private readonly recorded: DocumentChange[] = [];
   private readonly slots = new Map<ContextSlot<unknown>, unknown>();
   private observers: readonly ChangeObserver[] = NO_OBSERVERS;
+  /** The collections (`latin1` of their key prefix) whose changes the observers are told of. */
+  private observed: Set<string> | undefined;
   /** Manifest updates this attempt wrote: its reads of the manifest are its own, not committed. */
   manifestWrites = 0;
   /**
@@ -114,13 +120,18 @@ export class DocTransaction {
   }
 
   /**
-   * Adds `observers` (a layer's, as its composition root made them) to this attempt: each is told of
-   * every record made from now on, once however often it is added.
+   * Adds `observers` (a layer's, as its composition root made them) to this attempt: each is told,
+   * once however often it is added, of every collection drop and of every change made from now on
+   * to a document of the collection whose key prefix is `collectionPrefix` (of any collection this
+   * attempt observes; none when absent).
    */
-  observe(observers: readonly ChangeObserver[]): void {
-    if (observers.length === 0 || this.observers === observers) return;
-    const added = observers.filter((observer) => !this.observers.includes(observer));
-    if (added.length > 0) this.observers = [...this.observers, ...added];
+  observe(observers: readonly ChangeObserver[], collectionPrefix?: Uint8Array): void {
+    if (observers.length === 0) return;
+    if (this.observers !== observers) {
+      const added = observers.filter((observer) => !this.observers.includes(observer));
+      if (added.length > 0) this.observers = [...this.observers, ...added];
+    }
+    if (collectionPrefix !== undefined) (this.observed ??= new Set()).add(prefixIdentity(collectionPrefix));
   }
 
   /** Records that the document at `keys` was written (created or changed at `paths`). */
@@ -134,9 +145,9 @@ export class DocTransaction {
     this.record({ keys, kind, paths: WHOLE_DOCUMENT });
   }
 
-  /** Records that a manifest update dropped a collection (and cleared its keys). */
-  collectionDropped(drop: CollectionDrop): void {
-    for (const observer of this.observers) observer.collectionDropped(this, drop);
+  /** Records that a manifest update dropped a collection (and cleared its keys) or switched its history. */
+  collectionChanged(event: CollectionEvent): void {
+    for (const observer of this.observers) observer.collectionChanged(this, event);
   }
 
   /** True when this attempt wrote the document: its version key is unreadable until commit. */
@@ -156,6 +167,7 @@ export class DocTransaction {
 
   private record(change: DocumentChange): void {
     this.recorded.push(change);
+    if (this.observed === undefined || !this.observed.has(prefixIdentity(change.keys.collectionPrefix))) return;
     for (const observer of this.observers) observer.documentChanged(this, change);
   }
 
@@ -169,6 +181,10 @@ export class DocTransaction {
 }
 
 const NO_OBSERVERS: readonly ChangeObserver[] = [];
+
+function prefixIdentity(collectionPrefix: Uint8Array): string {
+  return Buffer.from(collectionPrefix.buffer, collectionPrefix.byteOffset, collectionPrefix.byteLength).toString('latin1');
+}
 
 /**
  * Where a transaction holds its context: a symbol-keyed property of the transaction object, replaced

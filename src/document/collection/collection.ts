@@ -484,15 +484,20 @@ export class DocumentCollection {
    * The collection for a write (its key prefix, id and maxTTL), with `create` to run, adding it to the
    * manifest, if it is missing and the write goes ahead.
    */
-  private prefixToWrite(tr: Transaction): Promise<WriteTarget> {
-    DocTransaction.of(tr).observe(this.context.observers);
-    return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
+  private async prefixToWrite(tr: Transaction): Promise<WriteTarget> {
+    return this.observed(tr, await this.context.registry.forWrite(tr, this.path, this.context.autoCreate));
   }
 
   /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */
-  private targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
-    DocTransaction.of(tr).observe(this.context.observers);
-    return this.target(tr);
+  private async targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
+    const target = await this.target(tr);
+    return target === undefined ? undefined : this.observed(tr, target);
+  }
+
+  /** `target`, after telling the layer's observers of `tr`'s writes to it if it keeps a change feed. */
+  private observed<T extends CollectionTarget>(tr: Transaction, target: T): T {
+    if (target.history) DocTransaction.of(tr).observe(this.context.observers, target.prefix);
+    return target;
   }
 
   /** Deletes an expired document (or stray expiry) before a write that treats it as missing. */
