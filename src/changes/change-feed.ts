@@ -232,7 +232,8 @@ export class ChangeConsumer<T = JsonValue> {
    * Without `follow`, returns once the feed is drained; with it, waits (by a watch) for new changes
    * until `signal` aborts. Also returns after delivering the collection's drop.
    *
-   * @returns the number of changes handled by committed batches.
+   * @returns the number of changes handled by batches known to have committed (a batch whose commit
+   *   reported commit_unknown_result but went through is not counted: the database is the record).
    * @throws ChangeFeedError INVALID_ARGUMENT for bad options, HISTORY_EXPIRED when the stored
    *   position is older than the retained history; the handler's errors (its batch is not committed).
    */

@@ -150,7 +150,7 @@ export function encodeTombstone(atMs: number, id: TupleItem): Buffer {
 export function decodeTombstone(bytes: Buffer): { atMs: number; id: TupleItem } {
   const [atMs, id] = unpack(bytes);
   if (typeof atMs !== 'number') throw corruptFeed('a tombstone record that is not (time, id)');
-  return { atMs, id: id as TupleItem };
+  return { atMs, id };
 }
 
 export function corruptFeed(what: string): ChangeFeedError {

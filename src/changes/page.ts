@@ -59,7 +59,9 @@ export async function readFeedPage<T = JsonValue>(
   const read = dropAt === -1 ? decoded : decoded.slice(0, dropAt + 1);
   const versions = await Promise.all(
     read.map(({ value }) =>
-      value.kind === 'drop' || collectionPrefix === undefined ? undefined : readVersion(tr, new DocumentKeys(collectionPrefix, value.id), true),
+      value.kind === 'drop' || collectionPrefix === undefined
+        ? Promise.resolve(undefined)
+        : readVersion(tr, new DocumentKeys(collectionPrefix, value.id), true),
     ),
   );
   const changes: ChangeEvent<T>[] = [];
@@ -68,7 +70,7 @@ export async function readFeedPage<T = JsonValue>(
     const cas = casOf(position.subarray(0, STAMP_BYTES));
     const token = formatToken(feed.collectionId, position);
     if (value.kind === 'drop') {
-      changes.push({ kind: 'drop', collection: String(value.id), cas, token });
+      changes.push({ kind: 'drop', collection: value.id as string, cas, token });
       return;
     }
     const version = versions[i];
