@@ -49,7 +49,7 @@ export interface CompactChangesOptions {
 }
 
 /** A batch handler: runs in the transaction that advances the consumer's position. */
-export type ChangeHandler<T = JsonValue> = (changes: readonly ChangeEvent<T>[], context: { readonly tr: Transaction }) => Promise<void> | void;
+export type ChangeHandler<T = JsonValue> = (changes: readonly ChangeEvent<T>[], context: { readonly tr: Transaction }) => Promise<unknown> | void;
 
 /** Three days: Couchbase's default metadata purge interval, for which it keeps deletes. */
 export const DEFAULT_CHANGE_RETENTION_MS = 3 * 24 * 60 * 60 * 1000;
