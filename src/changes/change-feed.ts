@@ -90,31 +90,35 @@ export class ChangeFeed {
     let feedId = since?.collectionId;
     let after = since?.position;
     let delivered = 0;
-    for (;;) {
-      if (signal?.aborted || delivered === limit) return;
-      const want = limit === undefined ? pageSize : Math.min(pageSize, limit - delivered);
-      const step = await this.kv.transact(async (tr) => {
-        const target = await this.target(tr, collection, feedId);
-        if (target === undefined) return { page: undefined, feedId: undefined, watch: follow ? this.manifestWatch(tr) : undefined };
-        const page: FeedPage<T> = await readFeedPage(tr, target.feed, collection, target.prefix, after, want, includeDocs);
-        const watch = follow && !page.full && !page.dropped ? quietWatch(tr.watch(target.feed.signal)) : undefined;
-        return { page, feedId: target.feed.collectionId, watch };
-      });
-      feedId = step.feedId;
-      if (step.page !== undefined) {
-        for (const change of step.page.changes) {
-          yield change;
-          if (++delivered === limit) {
-            step.watch?.cancel();
-            return;
+    // The watch of the latest page, cancelled however the iteration ends (a `break` returns at a yield).
+    let pending: Watch | undefined;
+    try {
+      for (;;) {
+        if (signal?.aborted || delivered === limit) return;
+        const want = limit === undefined ? pageSize : Math.min(pageSize, limit - delivered);
+        const step = await this.kv.transact(async (tr) => {
+          const target = await this.target(tr, collection, feedId);
+          if (target === undefined) return { page: undefined, feedId: undefined, watch: follow ? this.manifestWatch(tr) : undefined };
+          const page: FeedPage<T> = await readFeedPage(tr, target.feed, collection, target.prefix, after, want, includeDocs);
+          const watch = follow && !page.full && !page.dropped ? quietWatch(tr.watch(target.feed.signal)) : undefined;
+          return { page, feedId: target.feed.collectionId, watch };
+        });
+        pending = step.watch;
+        feedId = step.feedId;
+        if (step.page !== undefined) {
+          for (const change of step.page.changes) {
+            yield change;
+            if (++delivered === limit) return;
           }
+          after = step.page.last ?? after;
+          if (step.page.dropped) return;
+          if (step.page.full) continue;
         }
-        after = step.page.last ?? after;
-        if (step.page.dropped) return;
-        if (step.page.full) continue;
+        if (step.watch === undefined) return;
+        if (!(await waitForChange(step.watch, signal))) return;
       }
-      if (step.watch === undefined) return;
-      if (!(await waitForChange(step.watch, signal))) return;
+    } finally {
+      pending?.cancel();
     }
   }
 
