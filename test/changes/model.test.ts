@@ -42,7 +42,6 @@ async function randomWrite(docs: DocLayer, c: Collection, random: Random, writer
 documentSuite('the change feed against a model', (ctx) => {
   it('a follower resuming at random tokens sees every final state, each document in order', async () => {
     const seed = testSeed(15);
-    const random = new Random(seed);
     const { docs } = await ctx.open();
     await docs.createCollection('app.m', { history: true });
     const c = docs.collection('app.m');
