@@ -83,7 +83,14 @@ async function writeCost(engine: string, database: Database): Promise<{ rows: Co
       bestOn = Math.max(bestOn, b);
       writes += (b * BUDGET_MS) / ROUNDS / 1000;
     }
-    rows.push({ engine, write: name, off: bestOff, on: bestOn, keysOff: await keysWritten(counter, off, write), keysOn: await keysWritten(counter, on, write) });
+    rows.push({
+      engine,
+      write: name,
+      off: bestOff,
+      on: bestOn,
+      keysOff: await keysWritten(counter, off, write),
+      keysOn: await keysWritten(counter, on, write),
+    });
   }
   const started = performance.now();
   const report = await docs.compactChanges();
@@ -132,9 +139,13 @@ async function crossProcessLatency(docs: DocLayer, path: string, count: number):
     for await (const change of c.changes()) all.push(change.token);
     return [all.at(-1)];
   })();
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'changes-follower.ts'), path, ...(last ? [last] : [])], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(__dirname, 'changes-follower.ts'), path, ...(last ? [last] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const delivered = new Map<string, number>();
   let ready: () => void = () => undefined;
   const readyPromise = new Promise<void>((resolve) => (ready = resolve));
@@ -180,7 +191,9 @@ async function main(): Promise<void> {
     for (const { rows } of results) {
       for (const row of rows) {
         const f = (n: number) => Math.round(n).toLocaleString('en-US');
-        console.log(`| ${row.engine} | ${row.write} | ${f(row.off)} | ${f(row.on)} | ${(row.on / row.off).toFixed(2)}x | ${row.keysOff} → ${row.keysOn} |`);
+        console.log(
+          `| ${row.engine} | ${row.write} | ${f(row.off)} | ${f(row.on)} | ${(row.on / row.off).toFixed(2)}x | ${row.keysOff} → ${row.keysOn} |`,
+        );
       }
     }
     for (const [i, engine] of ['memory', 'lmdb'].entries()) {
