@@ -94,7 +94,10 @@ export class CompiledIndex {
 }
 
 /** An entry's value, decoded: the document's expiry and the included values by path. */
-export function decodeEntryValue(value: Uint8Array, include: readonly IndexPath[]): { expiresAt: number | undefined; included: Map<string, IndexValue> } {
+export function decodeEntryValue(
+  value: Uint8Array,
+  include: readonly IndexPath[],
+): { expiresAt: number | undefined; included: Map<string, IndexValue> } {
   const reader = new ValueReader(value, 0);
   const expiry = reader.read();
   const included = new Map<string, IndexValue>();

@@ -134,12 +134,18 @@ export function decodeCatalog(bytes: Uint8Array | undefined): Catalog {
   if (bytes === undefined) return EMPTY_CATALOG;
   try {
     const parsed = JSON.parse(Buffer.from(bytes).toString('utf8')) as Catalog;
-    if (!Number.isSafeInteger(parsed.nextId) || !Array.isArray(parsed.indexes)) throw new Error('not a catalog');
-    for (const index of parsed.indexes) checkSpec(index.name, { fields: index.fields, unique: index.unique, include: index.include });
+    const indexes: readonly StoredIndex[] = parsed.indexes;
+    if (!Number.isSafeInteger(parsed.nextId) || !isArray(indexes)) throw new Error('not a catalog');
+    for (const index of indexes) checkSpec(index.name, { fields: index.fields, unique: index.unique, include: index.include });
     return parsed;
   } catch (err) {
     throw corruptData('index catalog', err);
   }
+}
+
+/** `Array.isArray` without narrowing to `any[]`. */
+function isArray(value: unknown): boolean {
+  return Array.isArray(value);
 }
 
 /** The parsed paths of a stored index's fields and includes. */

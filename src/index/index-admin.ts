@@ -171,7 +171,8 @@ export class IndexAdmin {
   async build(name: string, opts: BuildOptions = {}): Promise<IndexDescription> {
     const kv = this.collection.kv;
     const workers = opts.workers ?? 1;
-    if (!Number.isSafeInteger(workers) || workers < 1 || workers > 64) throw new DocumentError('INVALID_ARGUMENT', 'workers is an integer from 1 to 64');
+    if (!Number.isSafeInteger(workers) || workers < 1 || workers > 64)
+      throw new DocumentError('INVALID_ARGUMENT', 'workers is an integer from 1 to 64');
     const stepKeys = opts.stepKeys ?? STEP_KEYS;
     const setup = await kv.transact(async (tr) => {
       const found = await this.find(tr, name);
@@ -180,7 +181,13 @@ export class IndexAdmin {
       let parts = await this.readParts(tr, found.target.id, found.index.stored.id);
       if (parts.length === 0) {
         const ranges = await splitParts(tr, found.target.prefix, workers);
-        parts = ranges.map((r) => ({ begin: r.begin.toString('hex'), end: r.end.toString('hex'), next: r.begin.toString('hex'), scanned: 0, duplicates: [] }));
+        parts = ranges.map((r) => ({
+          begin: r.begin.toString('hex'),
+          end: r.end.toString('hex'),
+          next: r.begin.toString('hex'),
+          scanned: 0,
+          duplicates: [],
+        }));
         parts.forEach((part, i) => tr.set(keys.progressPart(found.index.stored.id, i), JSON.stringify(part)));
       }
       return { ...found, parts };

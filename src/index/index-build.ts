@@ -126,9 +126,13 @@ export async function indexDocuments(
   for (const doc of docs) {
     for (const entry of index.entriesOf(doc.id, doc.content, doc.expiresAt)) {
       if (entry.key.length > maxKeyBytes) {
-        throw new DocumentError('INDEX_ENTRY_TOO_LARGE', `document ${String(docIdOf(doc.id))} gives index ${index.name} a key of ${entry.key.length} bytes`, {
-          id: docIdOf(doc.id),
-        });
+        throw new DocumentError(
+          'INDEX_ENTRY_TOO_LARGE',
+          `document ${String(docIdOf(doc.id))} gives index ${index.name} a key of ${entry.key.length} bytes`,
+          {
+            id: docIdOf(doc.id),
+          },
+        );
       }
       tr.set(entry.key, entry.value ?? Buffer.alloc(0));
       if (!unique || (doc.expiresAt !== undefined && doc.expiresAt <= now)) continue;
@@ -163,7 +167,12 @@ export async function splitParts(tr: Transaction, collection: Buffer, parts: num
   const [last] = await tr.snapshot().getRangeAll(collection, end, { limit: 1, reverse: true });
   if (first === undefined || last === undefined) return [{ begin: collection, end }];
   const width = 8;
-  const number = (key: Buffer) => BigInt(`0x${Buffer.concat([key.subarray(collection.length), Buffer.alloc(width)]).subarray(0, width).toString('hex')}`);
+  const number = (key: Buffer) =>
+    BigInt(
+      `0x${Buffer.concat([key.subarray(collection.length), Buffer.alloc(width)])
+        .subarray(0, width)
+        .toString('hex')}`,
+    );
   const low = number(first.key);
   const high = number(last.key);
   const boundaries: Buffer[] = [];

@@ -15,7 +15,8 @@ import { encodeValue, invert, typeEndByte, typeStartByte, ValueReader } from './
  */
 
 /** A bound on the field after the equality prefix, in VALUE order. */
-export type IndexBound = { readonly value: IndexValue; readonly inclusive: boolean } | { readonly typeStart: ValueType } | { readonly typeEnd: ValueType };
+export type IndexBound =
+  { readonly value: IndexValue; readonly inclusive: boolean } | { readonly typeStart: ValueType } | { readonly typeEnd: ValueType };
 
 /** One interval of an index in terms of its field values, in VALUE order (the scan maps desc fields). */
 export interface IndexInterval {
@@ -84,14 +85,16 @@ function descBytes(cut: Cut): Buffer {
 
 function lowerCut(bound: IndexBound | undefined): Cut {
   if (bound === undefined) return { kind: 'min' };
-  if ('value' in bound) return bound.inclusive ? { kind: 'before', bytes: encodeValue(bound.value) } : { kind: 'after', bytes: encodeValue(bound.value) };
+  if ('value' in bound)
+    return bound.inclusive ? { kind: 'before', bytes: encodeValue(bound.value) } : { kind: 'after', bytes: encodeValue(bound.value) };
   if ('typeStart' in bound) return { kind: 'tag', byte: typeStartByte(bound.typeStart) };
   return { kind: 'tag', byte: typeEndByte(bound.typeEnd) };
 }
 
 function upperCut(bound: IndexBound | undefined): Cut {
   if (bound === undefined) return { kind: 'max' };
-  if ('value' in bound) return bound.inclusive ? { kind: 'after', bytes: encodeValue(bound.value) } : { kind: 'before', bytes: encodeValue(bound.value) };
+  if ('value' in bound)
+    return bound.inclusive ? { kind: 'after', bytes: encodeValue(bound.value) } : { kind: 'before', bytes: encodeValue(bound.value) };
   if ('typeStart' in bound) return { kind: 'tag', byte: typeStartByte(bound.typeStart) };
   return { kind: 'tag', byte: typeEndByte(bound.typeEnd) };
 }
@@ -103,8 +106,8 @@ function upperCut(bound: IndexBound | undefined): Cut {
  */
 export function intervalRange(index: CompiledIndex, interval: IndexInterval): { begin: Buffer; end: Buffer } {
   const fields = index.stored.fields;
-  const equal = interval.equal;
-  if (!Array.isArray(equal) || equal.length > fields.length) {
+  const equal: readonly IndexValue[] = interval.equal;
+  if (!(equal instanceof Array) || equal.length > fields.length) {
     throw new DocumentError('INVALID_ARGUMENT', `index ${index.name} has ${fields.length} fields: an interval gives at most that many equal values`);
   }
   const prefix = Buffer.concat([index.entriesPrefix, ...equal.map((v, i) => (fields[i].order === 'desc' ? invert(encodeValue(v)) : encodeValue(v)))]);

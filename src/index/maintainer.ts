@@ -94,7 +94,10 @@ export class IndexMaintainer implements IndexPort {
 }
 
 /** Per attempt: each maintainer's catalogs, by collection id. */
-const CATALOGS = new ContextSlot('index catalogs', () => new Map<IndexMaintainer, Map<number, Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }>>>());
+const CATALOGS = new ContextSlot(
+  'index catalogs',
+  () => new Map<IndexMaintainer, Map<number, Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }>>>(),
+);
 
 /** What a document gives every index of its collection. */
 export class IndexState implements IndexedState {

@@ -114,7 +114,7 @@ function write(out: number[], value: IndexValue): void {
   }
   if (Array.isArray(value)) {
     out.push(TAG_ARRAY);
-    for (const element of value as JsonValue[]) write(out, element);
+    for (const element of value) write(out, element);
     out.push(END);
     return;
   }

@@ -11,7 +11,10 @@ import { jsonValue } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';
 
 const sign = (n: number) => (n < 0 ? -1 : n > 0 ? 1 : 0);
-const indexValue: fc.Arbitrary<IndexValue> = fc.oneof({ weight: 1, arbitrary: fc.constant(MISSING) }, { weight: 12, arbitrary: jsonValue({ maxDepth: 3 }) });
+const indexValue: fc.Arbitrary<IndexValue> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant(MISSING) },
+  { weight: 12, arbitrary: jsonValue({ maxDepth: 3 }) },
+);
 /** Numbers near each other in every representation, where an inexact encoding would slip. */
 const number: fc.Arbitrary<IndexValue> = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),

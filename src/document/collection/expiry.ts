@@ -224,7 +224,9 @@ export class ExpiryIndex {
         });
         const expiries = await Promise.all(docs.map((keys) => readExpiry(tr, keys)));
         // The purged documents' index entries go with them (reads only for collections with indexes).
-        await Promise.all(docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collections[i], keys) : undefined)));
+        await Promise.all(
+          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collections[i], keys) : undefined)),
+        );
         let deleted = 0;
         entries.forEach((entry, i) => {
           tr.clear(entry.key);

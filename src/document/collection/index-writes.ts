@@ -30,9 +30,11 @@ export function startIndexWrite(
   expiresAt: number | undefined | 'unknown' = 'unknown',
 ): Promise<IndexWrite | undefined> {
   if (port === undefined || target.create !== undefined) return Promise.resolve(undefined);
-  const started = port.indexesOf(tr, target.id).then(async (indexes) =>
-    indexes === undefined ? undefined : { indexes, before: readBefore ? await indexes.read(tr, keys, expiresAt) : NOT_INDEXED },
-  );
+  const started = port
+    .indexesOf(tr, target.id)
+    .then(async (indexes) =>
+      indexes === undefined ? undefined : { indexes, before: readBefore ? await indexes.read(tr, keys, expiresAt) : NOT_INDEXED },
+    );
   started.catch(() => undefined);
   return started;
 }

@@ -228,7 +228,7 @@ export async function prepareManifestWrite(
       if (options.collectionPrefix) {
         // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
         const prefixes = options.collectionPrefix(id);
-        for (const prefix of Array.isArray(prefixes) ? prefixes : [prefixes]) tr.clearRange(prefix, strinc(prefix));
+        for (const prefix of prefixes instanceof Uint8Array ? [prefixes] : prefixes) tr.clearRange(prefix, strinc(prefix));
       }
     }
     context.manifestWrites = writesBefore + 1;
