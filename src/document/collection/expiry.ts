@@ -225,7 +225,7 @@ export class ExpiryIndex {
         const expiries = await Promise.all(docs.map((keys) => readExpiry(tr, keys)));
         // The purged documents' index entries go with them (reads only for collections with indexes).
         await Promise.all(
-          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collections[i], keys) : undefined)),
+          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collections[i], keys) : Promise.resolve())),
         );
         let deleted = 0;
         entries.forEach((entry, i) => {
