@@ -2,6 +2,7 @@ import { Collection } from './collection';
 import { DocumentLayer, openDocumentLayer, type LayerSettings, type OpenOptions } from './document/doc-layer';
 import type { Layout } from './document/keys/layout';
 import type { Database } from './kv/contract/database';
+import { IndexMaintainer } from './index/maintainer';
 import { STRUCTURE_JSON_FORMS } from './structures/json-forms';
 
 /**
@@ -14,9 +15,11 @@ import { STRUCTURE_JSON_FORMS } from './structures/json-forms';
 export class DocLayer extends DocumentLayer<Collection> {
   /** @internal Use {@link open}. */
   constructor(kv: Database, layout: Layout, ownsDatabase: boolean, settings: LayerSettings) {
+    const indexes = new IndexMaintainer(layout, kv.maxKeyBytes, settings.now);
     super(kv, layout, ownsDatabase, settings, {
       forms: STRUCTURE_JSON_FORMS,
-      collection: (context, scope, name) => new Collection(context, scope, name),
+      collection: (context, scope, name) => new Collection(context, scope, name, indexes),
+      indexes,
     });
   }
 }

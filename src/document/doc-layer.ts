@@ -5,6 +5,7 @@ import type { TransactOptions, Transaction } from '../kv/contract/types';
 import type { Tuple } from '../tuple';
 import type { CollectionContext, DocumentCollection } from './collection/collection';
 import type { JsonForms } from './keys/kind';
+import type { IndexPort } from './index-port';
 import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
 import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
@@ -67,6 +68,8 @@ export interface DocumentLayerParts<C extends DocumentCollection> {
   readonly forms: JsonForms;
   /** Makes the handle of a collection. */
   collection(context: CollectionContext, scope: string, name: string): C;
+  /** How writes keep secondary indexes current (the index layer's); without it there are none. */
+  readonly indexes?: IndexPort;
 }
 
 /** The settings {@link openDocumentLayer} hands the layer it makes. */
@@ -139,7 +142,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     private readonly parts: DocumentLayerParts<C>,
   ) {
     this.registry = new CollectionRegistry(kv, layout);
-    this.expiry = new ExpiryIndex(layout);
+    this.expiry = new ExpiryIndex(layout, parts.indexes);
   }
 
   /**
@@ -182,7 +185,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
    */
   async setManifest(json: string | object, opts: TransactionOption = {}): Promise<Manifest> {
     const change = await this.update(opts.tr, (tr) =>
-      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefix(id) }),
+      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefixes(id) }),
     );
     return change.manifest;
   }
@@ -245,7 +248,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     const { scope, collection } = collectionPath(path);
     const change = await this.update(opts.tr, async (tr) => {
       const next = dropCollection(await getManifest(tr, this.layout.system), scope, collection);
-      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefix(id) });
+      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefixes(id) });
     });
     return change.manifest;
   }
@@ -275,8 +278,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
       const batch = ids.slice(i, i + DROPPED_BATCH);
       await this.kv.transact((tr) => {
         for (const id of batch) {
-          const prefix = this.layout.collectionPrefix(id);
-          tr.clearRange(prefix, strinc(prefix));
+          for (const prefix of this.layout.collectionPrefixes(id)) tr.clearRange(prefix, strinc(prefix));
         }
       });
     }
@@ -336,7 +338,15 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     let handle = this.handles.get(key);
     if (handle === undefined) {
       handle = this.parts.collection(
-        { kv: this.kv, registry: this.registry, autoCreate, now: this.settings.now, expiry: this.expiry, forms: this.parts.forms },
+        {
+          kv: this.kv,
+          registry: this.registry,
+          autoCreate,
+          now: this.settings.now,
+          expiry: this.expiry,
+          forms: this.parts.forms,
+          indexes: this.parts.indexes,
+        },
         path.scope,
         path.collection,
       );

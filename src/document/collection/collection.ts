@@ -12,6 +12,7 @@ import { casForRead, checkCas, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
 import type { StructureAccess } from '../structure-port';
+import { NOT_INDEXED, type IndexedCollectionAccess, type IndexPort } from '../index-port';
 import { lookupIn } from '../subdoc/lookup-in';
 import { mutateIn } from '../subdoc/mutate-in';
 import type {
@@ -41,6 +42,7 @@ import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex } from './expiry';
+import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
 
@@ -56,6 +58,8 @@ export interface CollectionContext {
   readonly expiry: ExpiryIndex;
   /** How structures' documents read as JSON (provided by the structures layer). */
   readonly forms: JsonForms;
+  /** How writes keep secondary indexes current (provided by the index layer; none without it). */
+  readonly indexes?: IndexPort;
 }
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -114,17 +118,19 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       if (target.create === undefined) {
         const before = await readPresence(tr, keys);
         if (before.exists && !isExpired(before.expiresAt, now)) {
           throw new DocumentError('DOCUMENT_EXISTS', `a document with id ${describeId(id)} exists`, { id });
         }
-        if (before.exists || before.expiresAt !== undefined) this.discard(tr, keys, target, element, before.expiresAt);
+        if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
     return { id, cas };
@@ -153,12 +159,14 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const kept = choice.preserve && target.create === undefined ? liveExpiry(await readExpiry(tr, keys), now) : undefined;
+      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
   }
@@ -185,11 +193,13 @@ export class DocumentCollection {
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      await finishIndexWrite(indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
       if (after !== undefined) this.context.expiry.set(tr, keys, target.id, element, after);
     });
@@ -212,7 +222,9 @@ export class DocumentCollection {
       const target = await this.target(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      await finishIndexWrite(indexing, tr, keys, undefined, undefined);
       tr.clearRange(keys.begin, keys.end);
       DocTransaction.of(tr).documentRemoved(keys);
       if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
@@ -413,14 +425,17 @@ export class DocumentCollection {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const stored = target.create === undefined ? await readExpiry(tr.snapshot(), keys) : undefined;
       const before = liveExpiry(stored, now);
       if (stored !== undefined && before === undefined) {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
-        this.discard(tr, keys, target, element, stored);
+        await this.discard(tr, keys, target, element, stored, indexing);
       }
       await rejectRootUpsertOfStructure(tr, keys, specs);
-      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes).catch(async (err) =>
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
+      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed).catch(async (err) =>
         Promise.reject(await errorForStructure(tr, keys, err)),
       );
       values = outcome.values;
@@ -429,7 +444,6 @@ export class DocumentCollection {
         return 'removed';
       }
       target.create?.();
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       this.context.expiry.replace(tr, keys, target.id, element, before, after);
     });
     return { cas, values };
@@ -449,6 +463,16 @@ export class DocumentCollection {
         return { keys: writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes), create };
       },
     });
+  }
+
+  /** @internal The port through which the index layer (`src/index`) reaches this collection. */
+  indexedCollection(): IndexedCollectionAccess {
+    return {
+      kv: this.context.kv,
+      now: () => this.context.now(),
+      forRead: (tr) => this.target(tr),
+      forWrite: (tr) => this.prefixToWrite(tr),
+    };
   }
 
   /**
@@ -477,10 +501,45 @@ export class DocumentCollection {
     return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
   }
 
-  /** Deletes an expired document (or stray expiry) before a write that treats it as missing. */
-  private discard(tr: Transaction, keys: DocumentKeys, target: CollectionTarget, element: TupleItem, expiresAt: number | undefined): void {
+  /** Deletes an expired document (or stray expiry), and its index entries, before a write that treats it as missing. */
+  private async discard(
+    tr: Transaction,
+    keys: DocumentKeys,
+    target: CollectionTarget,
+    element: TupleItem,
+    expiresAt: number | undefined,
+    indexing: Promise<IndexWrite | undefined>,
+  ): Promise<void> {
+    if ((await indexing) !== undefined) await removeIndexEntries(this.context.indexes, tr, target.id, keys);
     tr.clearRange(keys.begin, keys.end);
     if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
+  }
+
+  /**
+   * The index side of a mutateIn: when the collection has indexes and the specs may change an indexed
+   * path (or create or remove the document, or change its expiry, which every entry records), reads
+   * the document's indexed parts before the specs run and returns what mutateIn runs once they have
+   * (on its stage, before applying it): read them again and move the entries. Otherwise nothing.
+   */
+  private async indexedMutation(
+    tr: Transaction,
+    keys: DocumentKeys,
+    indexing: Promise<IndexWrite | undefined>,
+    specs: readonly MutateInSpec[],
+    opts: MutateInOptions,
+    before: number | undefined,
+    after: number | undefined,
+  ): Promise<((st: Transaction, removed: boolean) => Promise<void>) | undefined> {
+    const indexes = (await indexing)?.indexes;
+    if (indexes === undefined) return undefined;
+    const paths = specPaths(specs);
+    const whole = (opts.storeSemantics ?? 'replace') !== 'replace' || before !== after || paths === undefined;
+    if (!whole && !indexes.touches(paths)) return undefined;
+    const state = await indexes.read(tr, keys, before);
+    return async (st, removed) => {
+      const next = removed ? NOT_INDEXED : await indexes.read(st, keys, after);
+      await indexes.update(tr, keys, state, next);
+    };
   }
 
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {

@@ -6,6 +6,8 @@ import { DocTransaction } from '../doc-transaction';
 import { corruptData, DocumentError } from '../errors';
 import { DocumentKeys, META_EXPIRY, metaNameOf, type Layout } from '../keys/layout';
 import type { Expiry, ExpiryOptions } from '../types';
+import type { IndexPort } from '../index-port';
+import { removeIndexEntries } from './index-writes';
 
 /**
  * Document expiry (Couchbase's TTL): when a document stops existing.
@@ -157,7 +159,11 @@ const DEFAULT_BATCH = 500;
 export class ExpiryIndex {
   private readonly sys: Subspace;
 
-  constructor(private readonly layout: Layout) {
+  constructor(
+    private readonly layout: Layout,
+    /** The secondary indexes whose entries a purged document loses. */
+    private readonly indexes?: IndexPort,
+  ) {
     this.sys = layout.system;
   }
 
@@ -210,11 +216,17 @@ export class ExpiryIndex {
     for (;;) {
       const batch = await kv.transact(async (tr) => {
         const entries = await tr.snapshot().getRangeAll(begin, end, { limit: batchSize });
+        const collections: number[] = [];
         const docs = entries.map((entry) => {
           const [, , collectionId, id] = this.sys.unpack(entry.key) as [string, number, number, TupleItem];
+          collections.push(collectionId);
           return new DocumentKeys(this.layout.collectionPrefix(collectionId), id);
         });
         const expiries = await Promise.all(docs.map((keys) => readExpiry(tr, keys)));
+        // The purged documents' index entries go with them (reads only for collections with indexes).
+        await Promise.all(
+          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collections[i], keys) : Promise.resolve())),
+        );
         let deleted = 0;
         entries.forEach((entry, i) => {
           tr.clear(entry.key);
