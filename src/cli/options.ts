@@ -21,6 +21,10 @@ export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'limit', value: 'required', valueName: 'n', description: 'at most n documents' },
   { name: 'cas', value: 'required', valueName: 'cas', description: 'only if the document is at this version' },
   { name: 'reset', value: 'none', description: 'load the sample again' },
+  { name: 'since', value: 'required', valueName: 'token', description: 'start after this change feed token' },
+  { name: 'follow', value: 'none', description: 'keep following the change feed' },
+  { name: 'docs', value: 'none', description: 'include the documents' },
+  { name: 'enable', value: 'none', description: "switch the collection's change feed on" },
 ];
 
 export const OPTION_SPECS: ReadonlyMap<string, OptionSpec> = new Map([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS].map((spec) => [spec.name, spec]));

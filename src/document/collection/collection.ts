@@ -3,7 +3,7 @@ import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
 import type { TupleItem } from '../../tuple';
 import { packPrefixed } from '../../tuple/pack';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
@@ -60,6 +60,8 @@ export interface CollectionContext {
   readonly forms: JsonForms;
   /** How writes keep secondary indexes current (provided by the index layer; none without it). */
   readonly indexes?: IndexPort;
+  /** What the layers above do in the transaction of every write (the change feed): attached to each writing attempt. */
+  readonly observers: readonly ChangeObserver[];
 }
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -189,7 +191,7 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
@@ -219,7 +221,7 @@ export class DocumentCollection {
     const element = docIdElement(id);
     const now = this.context.now();
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
@@ -476,6 +478,15 @@ export class DocumentCollection {
   }
 
   /**
+   * @internal The collection as `tr` sees it (its id and key prefix), for the layers above that keep
+   * data of their own per collection (the change feed): `undefined` when it does not exist (without
+   * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
+   */
+  collectionTarget(tr: Transaction): Promise<CollectionTarget | undefined> {
+    return this.target(tr);
+  }
+
+  /**
    * The collection as `tr` sees it, for a read: `undefined` when it does not exist (without
    * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
    */
@@ -497,8 +508,20 @@ export class DocumentCollection {
    * The collection for a write (its key prefix, id and maxTTL), with `create` to run, adding it to the
    * manifest, if it is missing and the write goes ahead.
    */
-  private prefixToWrite(tr: Transaction): Promise<WriteTarget> {
-    return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
+  private async prefixToWrite(tr: Transaction): Promise<WriteTarget> {
+    return this.observed(tr, await this.context.registry.forWrite(tr, this.path, this.context.autoCreate));
+  }
+
+  /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */
+  private async targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
+    const target = await this.target(tr);
+    return target === undefined ? undefined : this.observed(tr, target);
+  }
+
+  /** `target`, after telling the layer's observers of `tr`'s writes to it if it keeps a change feed. */
+  private observed<T extends CollectionTarget>(tr: Transaction, target: T): T {
+    if (target.history) DocTransaction.of(tr).observe(this.context.observers, target.prefix);
+    return target;
   }
 
   /** Deletes an expired document (or stray expiry), and its index entries, before a write that treats it as missing. */

@@ -2,9 +2,10 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { pack, unpack, type Subspace, type TupleItem } from '../../tuple';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { corruptData, DocumentError } from '../errors';
 import { DocumentKeys, META_EXPIRY, metaNameOf, type Layout } from '../keys/layout';
+import { getManifest } from '../manifest/manifest-store';
 import type { Expiry, ExpiryOptions } from '../types';
 import type { IndexPort } from '../index-port';
 import { removeIndexEntries } from './index-writes';
@@ -161,6 +162,8 @@ export class ExpiryIndex {
 
   constructor(
     private readonly layout: Layout,
+    /** Told of the documents the purge deletes, in its transactions. */
+    private readonly observers: readonly ChangeObserver[] = [],
     /** The secondary indexes whose entries a purged document loses. */
     private readonly indexes?: IndexPort,
   ) {
@@ -196,6 +199,16 @@ export class ExpiryIndex {
   }
 
   /**
+   * The ids of the collections with a change feed, as `tr` sees the manifest (1 range read), when
+   * anyone observes them; otherwise none and no read.
+   */
+  private async historyOf(tr: Transaction): Promise<ReadonlySet<number>> {
+    if (this.observers.length === 0) return new Set();
+    const manifest = await getManifest(tr, this.sys);
+    return new Set(manifest.scopes.flatMap((scope) => scope.collections.filter((c) => c.history === true).map((c) => parseInt(c.uid, 16))));
+  }
+
+  /**
    * Deletes every document whose expiry is at or before `now`, through the index: each transaction
    * takes up to `batchSize` entries due (a snapshot range read), reads each entry's document's expiry
    * (point reads, issued together, which conflict with any concurrent rewrite of it), deletes the
@@ -215,23 +228,25 @@ export class ExpiryIndex {
     let purged = 0;
     for (;;) {
       const batch = await kv.transact(async (tr) => {
+        DocTransaction.of(tr).observe(this.observers);
         const entries = await tr.snapshot().getRangeAll(begin, end, { limit: batchSize });
-        const collections: number[] = [];
+        const collectionIds: number[] = [];
         const docs = entries.map((entry) => {
           const [, , collectionId, id] = this.sys.unpack(entry.key) as [string, number, number, TupleItem];
-          collections.push(collectionId);
+          collectionIds.push(collectionId);
           return new DocumentKeys(this.layout.collectionPrefix(collectionId), id);
         });
-        const expiries = await Promise.all(docs.map((keys) => readExpiry(tr, keys)));
+        const [expiries, history] = await Promise.all([Promise.all(docs.map((keys) => readExpiry(tr, keys))), this.historyOf(tr)]);
         // The purged documents' index entries go with them (reads only for collections with indexes).
         await Promise.all(
-          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collections[i], keys) : Promise.resolve())),
+          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collectionIds[i], keys) : Promise.resolve())),
         );
         let deleted = 0;
         entries.forEach((entry, i) => {
           tr.clear(entry.key);
           if (isExpired(expiries[i], now)) {
             tr.clearRange(docs[i].begin, docs[i].end);
+            if (history.has(collectionIds[i])) DocTransaction.of(tr).observe(this.observers, docs[i].collectionPrefix);
             DocTransaction.of(tr).documentRemoved(docs[i], 'expire');
             deleted++;
           }
