@@ -52,7 +52,7 @@ const saslAuth: Handler = async (session, req) => {
   if (mechanism === 'PLAIN') {
     const user = await session.server.users.plain(req.value);
     if (user === undefined) throw authFailure();
-    authenticated(session, user);
+    authenticated(session, user, mechanism);
     return session.reply(req, { value: Buffer.from('Authenticated') });
   }
   const exchange = session.server.users.scram(mechanism);
@@ -60,6 +60,7 @@ const saslAuth: Handler = async (session, req) => {
   const first = exchange.first(req.value);
   if (first === undefined) throw authFailure();
   session.scram = exchange;
+  session.scramMechanism = mechanism;
   return session.reply(req, { status: Status.AuthContinue, value: Buffer.from(first) });
 };
 
@@ -69,7 +70,7 @@ const saslStep: Handler = async (session, req) => {
   session.scram = undefined;
   const done = exchange?.final(req.value);
   if (done === undefined) throw authFailure();
-  authenticated(session, done.user);
+  authenticated(session, done.user, session.scramMechanism);
   return session.reply(req, { value: Buffer.from(done.reply) });
 };
 
@@ -77,8 +78,10 @@ function authFailure(): CommandError {
   return new CommandError(Status.AuthError, 'authentication failed');
 }
 
-function authenticated(session: Session, user: NonNullable<Session['user']>): void {
+function authenticated(session: Session, user: NonNullable<Session['user']>, mechanism: string): void {
   session.user = user;
+  const counts = session.server.stats.authentications;
+  counts[mechanism] = (counts[mechanism] ?? 0) + 1;
   // As Couchbase Server does for legacy clients: a bucket named as the user is selected.
   const own = session.server.buckets.get(user.name);
   session.bucket = own !== undefined && mayUse(session, own.name) ? own : undefined;

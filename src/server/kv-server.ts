@@ -34,6 +34,8 @@ export interface KvServer {
   readonly port: number;
   /** The buckets served, by name. */
   readonly buckets: ReadonlyMap<string, Bucket>;
+  /** Counters of connections, commands and authentications (also answered to STAT). */
+  readonly stats: Readonly<ServerStats>;
   /** Stops listening, closes every connection, then the buckets and the engine (if the server opened it). */
   close(): Promise<void>;
 }
@@ -61,7 +63,7 @@ export async function createKvServer(options: KvServerOptions = {}): Promise<KvS
   const buckets = new Map<string, Bucket>();
   for (const name of new Set(names)) buckets.set(name, await Bucket.open(name, database));
 
-  const stats: ServerStats = { currConnections: 0, totalConnections: 0, cmdGet: 0, cmdSet: 0, getHits: 0, getMisses: 0 };
+  const stats: ServerStats = { currConnections: 0, totalConnections: 0, cmdGet: 0, cmdSet: 0, getHits: 0, getMisses: 0, authentications: {} };
   const sockets = new Set<Socket>();
 
   const context: ServerContext = {
@@ -100,6 +102,7 @@ export async function createKvServer(options: KvServerOptions = {}): Promise<KvS
     host,
     port: listening.port,
     buckets,
+    stats,
     close: () =>
       (closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -28,6 +28,8 @@ export interface ServerStats {
   cmdSet: number;
   getHits: number;
   getMisses: number;
+  /** Successful authentications, by SASL mechanism. */
+  authentications: Record<string, number>;
 }
 
 /** What a command answers: one packet, several (STAT), or nothing (a quiet command's success). */
@@ -42,6 +44,7 @@ export class Session {
   user: StoredUser | undefined;
   bucket: Bucket | undefined;
   scram: ScramExchange | undefined;
+  scramMechanism = '';
   /** Set by QUIT: close once the replies so far are written. */
   quitting = false;
   agent = '';
