@@ -1,5 +1,5 @@
 import type { Collection } from '../collection';
-import { isDocumentError, type DocumentError } from '../document/errors';
+import { isDocumentError } from '../document/errors';
 import { META_ITEM } from '../document/keys/layout';
 import { docIdElement } from '../document/keys/ids';
 import type { DocId, JsonValue, LookupInSpec, MutateInOptions, MutateInSpec } from '../document/types';
