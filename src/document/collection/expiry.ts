@@ -4,8 +4,9 @@ import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/t
 import { pack, unpack, type Subspace, type TupleItem } from '../../tuple';
 import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { corruptData, DocumentError } from '../errors';
-import { DocumentKeys, META_EXPIRY, metaNameOf, type Layout } from '../keys/layout';
+import { DocumentKeys, META_EXPIRY, META_LOCK, metaNameOf, type Layout } from '../keys/layout';
 import { getManifest } from '../manifest/manifest-store';
+import { decodeLock } from './lock';
 import type { Expiry, ExpiryOptions } from '../types';
 import type { IndexPort } from '../index-port';
 import { removeIndexEntries } from './index-writes';
@@ -123,27 +124,33 @@ export async function readExpiry(tr: ReadTransaction, keys: DocumentKeys): Promi
   return value === undefined ? undefined : decodeExpiry(value);
 }
 
-/** Whether a document's root entry exists, and its expiry. */
+/** Whether a document's root entry exists, its expiry, and when its lock ends. */
 export interface Presence {
   readonly exists: boolean;
   readonly expiresAt: number | undefined;
+  readonly lockedUntil: number | undefined;
 }
 
 /**
- * Whether the document's root entry exists, and its expiry: one range read from the expiry key to the
- * root entry (they are adjacent: no metadata name sorts after 'x'), so a check of existence costs
+ * Whether the document's root entry exists, its expiry and its lock: one range read from the expiry
+ * key to the root entry (only the lock key, 'y', sorts between them), so a check of existence costs
  * what a point read of the root did. The version key is outside the range, so this read does not
  * conflict with writes of other fields.
  */
 export async function readPresence(tr: ReadTransaction, keys: DocumentKeys): Promise<Presence> {
   const pairs: KeyValue[] = await tr.getRangeAll(expiryKey(keys), keyAfter(keys.root));
   let expiresAt: number | undefined;
+  let lockedUntil: number | undefined;
   let exists = false;
   for (const { key, value } of pairs) {
     if (key.equals(keys.root)) exists = true;
-    else if (metaNameOf(key, keys.prefix.length) === META_EXPIRY) expiresAt = decodeExpiry(value);
+    else {
+      const name = metaNameOf(key, keys.prefix.length);
+      if (name === META_EXPIRY) expiresAt = decodeExpiry(value);
+      else if (name === META_LOCK) lockedUntil = decodeLock(value);
+    }
   }
-  return { exists, expiresAt };
+  return { exists, expiresAt, lockedUntil };
 }
 
 /** What {@link ExpiryIndex.purge} takes. */
