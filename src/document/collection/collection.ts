@@ -114,6 +114,8 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       if (target.create === undefined) {
         const before = await readPresence(tr, keys);
         if (before.exists && !isExpired(before.expiresAt, now)) {
@@ -124,7 +126,6 @@ export class DocumentCollection {
       target.create?.();
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
     return { id, cas };
@@ -154,11 +155,12 @@ export class DocumentCollection {
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const kept = choice.preserve && target.create === undefined ? liveExpiry(await readExpiry(tr, keys), now) : undefined;
+      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       target.create?.();
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
   }
@@ -186,10 +188,11 @@ export class DocumentCollection {
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
       if (after !== undefined) this.context.expiry.set(tr, keys, target.id, element, after);
     });
@@ -415,6 +418,8 @@ export class DocumentCollection {
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const stored = target.create === undefined ? await readExpiry(tr.snapshot(), keys) : undefined;
       const before = liveExpiry(stored, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined && after !== before) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       if (stored !== undefined && before === undefined) {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
         this.discard(tr, keys, target, element, stored);
@@ -429,7 +434,6 @@ export class DocumentCollection {
         return 'removed';
       }
       target.create?.();
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       this.context.expiry.replace(tr, keys, target.id, element, before, after);
     });
     return { cas, values };
