@@ -25,7 +25,11 @@ export type DocumentErrorCode =
   | 'NO_COLLECTIONS_MANIFEST'
   | 'OUT_OF_RANGE'
   | 'INVALID_LEB128'
-  | 'CORRUPT_DATA';
+  | 'CORRUPT_DATA'
+  | 'INVALID_FILTER'
+  | 'UNSUPPORTED_OPERATOR'
+  | 'NO_INDEX'
+  | 'INVALID_QUERY';
 
 /** Where an error happened, as far as the thrower knows it. */
 export interface DocumentErrorDetails {
