@@ -7,6 +7,8 @@ import { WINDOW_VERSIONS } from './versions';
 
 /** Records read from the store per call while catching up. */
 const CHUNK = 1024;
+/** Records read per call while pruning, once the oldest one is due. */
+const PRUNE_CHUNK = 64;
 
 /**
  * FoundationDB's resolver for several processes: the write conflict ranges of every commit of the last
@@ -59,14 +61,17 @@ export class StoredConflictLog {
 
   /**
    * Drops the records older than the 5-second window from the store and the mirror, advancing the
-   * store's horizon past them. Reads only the oldest records, so it costs one lookup when nothing is due.
+   * store's horizon past them. Reads the oldest record, and more only when it is due: one lookup when
+   * nothing is.
    */
   prune(writer: StoreWriter, now: number, version: bigint): void {
     const minTime = now - Limits.maxTransactionAgeMs;
     const minVersion = version - WINDOW_VERSIONS;
     let horizon: bigint | undefined;
+    // The oldest record alone first: most commits find nothing due, and each record read is a copy.
+    let limit = 1;
     for (;;) {
-      const oldest = writer.conflictRecords(undefined, 64);
+      const oldest = writer.conflictRecords(undefined, limit);
       let removed = 0;
       for (const entry of oldest) {
         if (conflictRecordTime(entry.record) >= minTime && entry.version >= minVersion) break;
@@ -74,7 +79,8 @@ export class StoredConflictLog {
         horizon = entry.version;
         removed++;
       }
-      if (removed < oldest.length || oldest.length < 64) break;
+      if (removed < oldest.length || oldest.length < limit) break;
+      limit = PRUNE_CHUNK;
     }
     if (horizon !== undefined && horizon > writer.horizon()) writer.setHorizon(horizon);
     this.mirror?.prune(minTime, minVersion);
