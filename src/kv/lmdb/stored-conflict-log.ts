@@ -25,12 +25,21 @@ export class StoredConflictLog {
   private mirror: ConflictLog | undefined;
   /** Every record up to this version is in the mirror. */
   private through = -1n;
+  /**
+   * The oldest record the last prune left in the store (time and version), or nothing known. Records
+   * are appended newer and removed oldest first (by any process), so the store's oldest is this one or
+   * a newer one: while this one is not due, nothing is.
+   */
+  private oldest: { time: number; version: bigint } | undefined;
 
   /** Brings the mirror up to date with the records any process appended. */
   catchUp(reader: StoreReader): void {
     if (!this.mirror) {
       this.mirror = new ConflictLog(reader.horizon());
       this.through = -1n;
+    } else if (reader.lastVersion() === this.through) {
+      // No process has committed since this one's last record: nothing to read (one lookup).
+      return;
     }
     for (;;) {
       const entries = reader.conflictRecords(this.through < 0n ? undefined : this.through, CHUNK);
@@ -61,20 +70,30 @@ export class StoredConflictLog {
 
   /**
    * Drops the records older than the 5-second window from the store and the mirror, advancing the
-   * store's horizon past them. Reads the oldest record, and more only when it is due: one lookup when
-   * nothing is.
+   * store's horizon past them. Reads nothing while the oldest record the last prune saw is not due, then
+   * the oldest record, and more only when it is due.
    */
   prune(writer: StoreWriter, now: number, version: bigint): void {
     const minTime = now - Limits.maxTransactionAgeMs;
     const minVersion = version - WINDOW_VERSIONS;
+    const known = this.oldest;
+    if (known && known.time >= minTime && known.version >= minVersion) {
+      this.mirror?.prune(minTime, minVersion);
+      return;
+    }
     let horizon: bigint | undefined;
-    // The oldest record alone first: most commits find nothing due, and each record read is a copy.
+    this.oldest = undefined;
+    // The oldest record alone first: each record read is a copy.
     let limit = 1;
     for (;;) {
       const oldest = writer.conflictRecords(undefined, limit);
       let removed = 0;
       for (const entry of oldest) {
-        if (conflictRecordTime(entry.record) >= minTime && entry.version >= minVersion) break;
+        const time = conflictRecordTime(entry.record);
+        if (time >= minTime && entry.version >= minVersion) {
+          this.oldest = { time, version: entry.version };
+          break;
+        }
         writer.removeConflictRecord(entry.version);
         horizon = entry.version;
         removed++;
@@ -90,6 +109,7 @@ export class StoredConflictLog {
   reset(): void {
     this.mirror = undefined;
     this.through = -1n;
+    this.oldest = undefined;
   }
 
   private requireMirror(): ConflictLog {
