@@ -123,6 +123,8 @@ export class DocumentCollection {
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       if (target.create === undefined) {
         const before = await readPresence(tr, keys);
         if (before.exists && !isExpired(before.expiresAt, now)) {
@@ -130,7 +132,6 @@ export class DocumentCollection {
         }
         if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
-      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       writeEntries(tr, entries);
@@ -172,6 +173,7 @@ export class DocumentCollection {
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       tr.clearRange(keys.begin, keys.end);
@@ -206,6 +208,7 @@ export class DocumentCollection {
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       await finishIndexWrite(indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
@@ -438,6 +441,8 @@ export class DocumentCollection {
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const [stored, lockedUntil] = target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), readLock(tr, keys)]) : [];
       const before = liveExpiry(stored, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined && after !== before) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       const expired = stored !== undefined && before === undefined;
       if (expired) {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
@@ -446,7 +451,6 @@ export class DocumentCollection {
       const locked = !expired && isLocked(lockedUntil, now);
       if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
       const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed).catch(async (err) =>
         Promise.reject(locked && isDocumentError(err, 'CAS_MISMATCH') ? lockedError(id) : await errorForStructure(tr, keys, err)),
@@ -572,6 +576,7 @@ export class DocumentCollection {
   ): Promise<{ content: JsonValue; expiresAt: number | undefined }> {
     const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
     const after = effectiveExpiry(target.maxTTL, requested, now);
+    if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
     this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
     writeVersion(tr, keys, []);
     return { content: document.content, expiresAt: after };
