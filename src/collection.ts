@@ -2,6 +2,10 @@ import type { ChangeEvent } from './changes/change';
 import type { ChangeConsumer, ChangeFeed, ChangesOptions, CompactChangesOptions } from './changes/change-feed';
 import type { CompactionReport } from './changes/compaction';
 import { DocumentCollection, type CollectionContext } from './document/collection/collection';
+import type { TransactionOption } from './document/types';
+import { IndexAdmin, type BuildOptions, type CreateIndexOptions, type IndexAccess, type IndexDescription } from './index/index-admin';
+import type { IndexSpec } from './index/definition';
+import type { IndexMaintainer } from './index/maintainer';
 import type { DocId, JsonValue } from './document/types';
 import { DocCounter } from './structures/counter';
 import { DocList } from './structures/list';
@@ -15,15 +19,71 @@ import { DocText } from './structures/text';
  * the data structures stored as its documents (src/structures, docs/structures.md).
  */
 export class Collection extends DocumentCollection {
+  private readonly indexAdmin: IndexAdmin;
+
   /** @internal Use `DocLayer.collection()`. */
   constructor(
     context: CollectionContext,
     scope: string,
     name: string,
+    indexes: IndexMaintainer,
     private readonly feed: ChangeFeed,
   ) {
     super(context, scope, name);
+    this.indexAdmin = new IndexAdmin(indexes, this.indexedCollection());
   }
+
+  // ---- secondary indexes (src/index, docs/indexes.md)
+
+  /**
+   * Creates a secondary index named `name` over `spec.fields` (paths, each ascending or
+   * `{ path, order: 'desc' }`; `items[*].sku` indexes every element), `unique` or not, storing the
+   * `include` paths' values in each entry. Every write of the collection keeps it current in its own
+   * transaction from then on. On an empty collection it is ready at once; otherwise it is built
+   * before this returns (resumable: see {@link buildIndex}), unless `build: false` or `tr` is given.
+   * The definition is stored with the collection (every process sees it; dropping the collection
+   * drops it). Creating an existing index with the same definition does nothing.
+   *
+   * @throws DocumentError INVALID_INDEX (a bad name, path, order, option; over 16 fields),
+   *   INDEX_EXISTS, UNIQUE_VIOLATION (a unique build found duplicates: `UniqueBuildError` lists
+   *   them), TOO_MANY_INDEX_ENTRIES / INDEX_ENTRY_TOO_LARGE (naming the document).
+   */
+  createIndex(name: string, spec: IndexSpec, opts?: CreateIndexOptions): Promise<IndexDescription> {
+    return this.indexAdmin.create(name, spec, opts);
+  }
+
+  /**
+   * Drops an index: its definition, entries and build progress, in one transaction.
+   *
+   * @throws DocumentError INDEX_NOT_FOUND.
+   */
+  dropIndex(name: string, opts?: TransactionOption): Promise<void> {
+    return this.indexAdmin.drop(name, opts);
+  }
+
+  /** The collection's indexes with their state (`'building'` or `'ready'`) and build progress. */
+  listIndexes(opts?: TransactionOption): Promise<IndexDescription[]> {
+    return this.indexAdmin.list(opts);
+  }
+
+  /**
+   * Builds a `'building'` index, or resumes its build where it stopped (in this or any process),
+   * over `workers` id ranges at once, reporting progress to `onProgress`; marks it ready.
+   *
+   * @throws DocumentError INDEX_NOT_FOUND, UNIQUE_VIOLATION (`UniqueBuildError`, with the ids),
+   *   TOO_MANY_INDEX_ENTRIES, INDEX_ENTRY_TOO_LARGE.
+   */
+  buildIndex(name: string, opts?: BuildOptions): Promise<IndexDescription> {
+    return this.indexAdmin.build(name, opts);
+  }
+
+  /** @internal How the query layer lists and scans this collection's indexes. */
+  indexAccess(): IndexAccess {
+    return this.indexAdmin.access();
+  }
+
+  // ---- data structures
+
 
   /**
    * The collection's changes in commit order, as an async iterator (docs/changes.md): per document

@@ -4,6 +4,7 @@ import { Collection } from './collection';
 import { DocumentLayer, openDocumentLayer, type LayerSettings, type OpenOptions } from './document/doc-layer';
 import type { Layout } from './document/keys/layout';
 import type { Database } from './kv/contract/database';
+import { IndexMaintainer } from './index/maintainer';
 import { STRUCTURE_JSON_FORMS } from './structures/json-forms';
 
 /**
@@ -27,12 +28,14 @@ export class DocLayer extends DocumentLayer<Collection> {
 
   /** @internal Use {@link open}. */
   constructor(kv: Database, layout: Layout, ownsDatabase: boolean, settings: LayerSettings, changeRetentionMs?: number) {
+    const indexes = new IndexMaintainer(layout, kv.maxKeyBytes, settings.now);
     const feed = new ChangeFeed(kv, layout, settings.now, changeRetentionMs);
     super(kv, layout, ownsDatabase, settings, {
       forms: STRUCTURE_JSON_FORMS,
       observers: [feed.recorder],
       sweep: () => feed.compactAll(),
-      collection: (context, scope, name) => new Collection(context, scope, name, feed),
+      collection: (context, scope, name) => new Collection(context, scope, name, indexes, feed),
+      indexes,
     });
     this.feed = feed;
   }

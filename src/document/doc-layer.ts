@@ -6,6 +6,7 @@ import type { Tuple } from '../tuple';
 import type { CollectionContext, DocumentCollection } from './collection/collection';
 import type { JsonForms } from './keys/kind';
 import { DocTransaction, type ChangeObserver } from './doc-transaction';
+import type { IndexPort } from './index-port';
 import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
 import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
@@ -73,6 +74,8 @@ export interface DocumentLayerParts<C extends DocumentCollection> {
   readonly sweep?: () => Promise<unknown>;
   /** Makes the handle of a collection. */
   collection(context: CollectionContext, scope: string, name: string): C;
+  /** How writes keep secondary indexes current (the index layer's); without it there are none. */
+  readonly indexes?: IndexPort;
 }
 
 /** The settings {@link openDocumentLayer} hands the layer it makes. */
@@ -145,7 +148,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     private readonly parts: DocumentLayerParts<C>,
   ) {
     this.registry = new CollectionRegistry(kv, layout);
-    this.expiry = new ExpiryIndex(layout, parts.observers ?? []);
+    this.expiry = new ExpiryIndex(layout, parts.observers ?? [], parts.indexes);
   }
 
   /**
@@ -188,7 +191,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
    */
   async setManifest(json: string | object, opts: TransactionOption = {}): Promise<Manifest> {
     const change = await this.update(opts.tr, (tr) =>
-      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefix(id) }),
+      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefixes(id) }),
     );
     return change.manifest;
   }
@@ -272,7 +275,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     const { scope, collection } = collectionPath(path);
     const change = await this.update(opts.tr, async (tr) => {
       const next = dropCollection(await getManifest(tr, this.layout.system), scope, collection);
-      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefix(id) });
+      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefixes(id) });
     });
     return change.manifest;
   }
@@ -302,8 +305,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
       const batch = ids.slice(i, i + DROPPED_BATCH);
       await this.kv.transact((tr) => {
         for (const id of batch) {
-          const prefix = this.layout.collectionPrefix(id);
-          tr.clearRange(prefix, strinc(prefix));
+          for (const prefix of this.layout.collectionPrefixes(id)) tr.clearRange(prefix, strinc(prefix));
         }
       });
     }
@@ -371,6 +373,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
           now: this.settings.now,
           expiry: this.expiry,
           forms: this.parts.forms,
+          indexes: this.parts.indexes,
           observers: this.parts.observers ?? [],
         },
         path.scope,

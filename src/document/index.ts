@@ -23,6 +23,7 @@ export {
 } from './manifest/manifest';
 export type { PurgeExpiredOptions } from './collection/expiry';
 export { DocumentCollection, type CollectionContext } from './collection/collection';
+export { LOCKED_CAS, DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS } from './collection/lock';
 export type { StructureAccess } from './structure-port';
 export { LookupInSpec, MutateInSpec, type CreatePathOption } from './subdoc/specs';
 export { DocumentError, isDocumentError, type DocumentErrorCode, type DocumentErrorDetails } from './errors';

@@ -10,6 +10,7 @@ import { importCommand } from './import';
 import { manifestCommand } from './manifest';
 import { removeCommand } from './remove';
 import { scanCommand } from './scan';
+import { serveCommand } from './serve';
 import { setCommand } from './set';
 import { statsCommand } from './stats';
 import { counterCommand, listCommand, queueCommand } from './structures';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   statsCommand,
   checkCommand,
   backupCommand,
+  serveCommand,
 ];
 
 export const COMMANDS_BY_NAME: ReadonlyMap<string, Command> = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -70,11 +70,12 @@ export interface ManifestChange extends ManifestDiff {
 
 export interface WriteManifestOptions {
   /**
-   * The key prefix of a collection's documents (`Layout.collectionPrefix`). When given, the keys of
-   * every dropped collection are cleared in the same transaction. Without it they stay, unreachable
+   * The key prefix of a collection's documents (`Layout.collectionPrefix`), or every prefix it owns
+   * (`Layout.collectionPrefixes`: its indexes too). When given, the keys of every dropped collection
+   * are cleared in the same transaction. Without it they stay, unreachable
    * (their id is never reused), for the caller to clear.
    */
-  collectionPrefix?: (collectionId: number) => Uint8Array;
+  collectionPrefix?: (collectionId: number) => Uint8Array | readonly Uint8Array[];
 }
 
 export interface EnsureCollectionOptions {
@@ -226,8 +227,8 @@ export async function prepareManifestWrite(
       tr.set(sys.pack(manifestKeys.droppedCollection(id)), '');
       if (options.collectionPrefix) {
         // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
-        const prefix = options.collectionPrefix(id);
-        tr.clearRange(prefix, strinc(prefix));
+        const prefixes = options.collectionPrefix(id);
+        for (const prefix of prefixes instanceof Uint8Array ? [prefixes] : prefixes) tr.clearRange(prefix, strinc(prefix));
         context.collectionChanged({ kind: 'dropped', collectionId: id, ...collectionNamed(current, id) });
       }
     }
