@@ -186,6 +186,16 @@ documentSuite('Collection.changes', (ctx) => {
     expect(summary(await collect(c.changes()))).toEqual(['upsert a', 'upsert b']);
   });
 
+  it("is compacted by the layer's sweeper", async () => {
+    const { docs, c, kv, collectionId } = await withFeed();
+    for (let round = 0; round < 3; round++) await c.upsert('a', { round });
+    docs.startExpirySweeper(5);
+    const deadline = Date.now() + 10_000;
+    while ((await feedKeys(kv, collectionId, 'e')) > 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await docs.stopExpirySweeper();
+    expect(await feedKeys(kv, collectionId, 'e')).toBe(1);
+  });
+
   it('switching history off discards the feed; switching it on again expires earlier tokens', async () => {
     const { docs, c } = await withFeed();
     await c.upsert('a', {});
