@@ -151,6 +151,22 @@ documentSuite('Collection.changes', (ctx) => {
     expect(seen).toEqual(['upsert a', 'upsert b']);
   });
 
+  it('follows a collection that does not exist yet, woken by the manifest update that creates it', async () => {
+    const { docs } = await withFeed();
+    const later = docs.collection('app.later');
+    const abort = new AbortController();
+    const following = (async () => {
+      for await (const change of later.changes({ follow: true, signal: abort.signal })) {
+        abort.abort();
+        return summary([change]);
+      }
+      return [];
+    })();
+    await docs.createCollection('app.later', { history: true });
+    await later.upsert('first', {});
+    expect(await following).toEqual(['upsert first']);
+  });
+
   it('ends with one drop event when the collection is dropped, for readers holding an earlier token', async () => {
     const { docs, c, kv, collectionId } = await withFeed();
     await c.upsert('a', {});
