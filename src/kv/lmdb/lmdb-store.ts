@@ -343,8 +343,10 @@ export class LmdbStore {
       // opening an existing one waits for no other process's writes.
       if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
       else initialize();
-      if (!flushesInCommit && shared === undefined) syncOnThread(root, () => {}); // the initial state, if new
       const store = new LmdbStore(root, dbs, path, flushesInCommit, !flushesInCommit && durability === 'fast');
+      // The initial state, if new, flushed as any commit is: close() waits for it, so the thread
+      // never syncs an environment that is being closed.
+      if (!flushesInCommit && shared === undefined) store.flushed().catch(() => (store.unflushed = true));
       if (shared) shared.stores++;
       else openEnvironments.set(folder, { flushesInCommit, stores: 1 });
       store.folder = folder;
