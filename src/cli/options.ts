@@ -21,6 +21,9 @@ export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'limit', value: 'required', valueName: 'n', description: 'at most n documents' },
   { name: 'cas', value: 'required', valueName: 'cas', description: 'only if the document is at this version' },
   { name: 'reset', value: 'none', description: 'load the sample again' },
+  { name: 'unique', value: 'none', description: 'a unique index' },
+  { name: 'include', value: 'required', valueName: 'paths', description: 'comma-separated paths stored in each index entry' },
+  { name: 'workers', value: 'required', valueName: 'n', description: 'id ranges an index build runs at once' },
 ];
 
 export const OPTION_SPECS: ReadonlyMap<string, OptionSpec> = new Map([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS].map((spec) => [spec.name, spec]));

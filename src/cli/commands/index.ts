@@ -6,6 +6,7 @@ import { demoCommand } from './demo';
 import { exportCommand } from './export';
 import { getCommand } from './get';
 import { importCommand } from './import';
+import { indexCommand } from './index-command';
 import { manifestCommand } from './manifest';
 import { removeCommand } from './remove';
 import { scanCommand } from './scan';
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   removeCommand,
   scanCommand,
   countCommand,
+  indexCommand,
   listCommand,
   queueCommand,
   counterCommand,
