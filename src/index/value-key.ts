@@ -1,6 +1,6 @@
 import { DocumentError, corruptData } from '../document/errors';
 import type { JsonValue } from '../document/types';
-import { MISSING, type IndexValue, type ValueType } from '../filter/value-order';
+import { MISSING, compareStrings, type IndexValue, type ValueType } from '../filter/value-order';
 
 /**
  * The order-preserving byte encoding of index values: `Buffer.compare(encodeValue(a), encodeValue(b))`
@@ -17,7 +17,7 @@ import { MISSING, type IndexValue, type ValueType } from '../filter/value-order'
  * | zero | `04` |
  * | positive number | `05`, then its magnitude: the binary exponent `e` (x = 1.m × 2^e) plus 32768 as 2 bytes big-endian, then the bits `m` after the leading 1 (trailing zeros dropped) in 7-bit groups, each group in a byte's high bits with the low bit 1 when another group follows |
  * | string | `06`, its UTF-8 bytes with `00` written `00 ff`, then `00` |
- * | object | `07`, per (key, value) in the object's key order `01` key-bytes-as-a-string's `00` value, then `00` |
+ * | object | `07`, per (key, value) in key order (sorted by code point) `01` key-bytes-as-a-string's `00` value, then `00` |
  * | array | `08`, each element's encoding, then `00` |
  * | false, true | `09`, `0a` |
  *
@@ -121,7 +121,7 @@ function write(out: number[], value: IndexValue): void {
   if (typeof value !== 'object') throw new DocumentError('INVALID_ARGUMENT', `an index value is a JSON value, got a ${typeof value}`);
   out.push(TAG_OBJECT);
   const object = value as Record<string, JsonValue>;
-  for (const key of Object.keys(object)) {
+  for (const key of Object.keys(object).sort(compareStrings)) {
     out.push(PAIR);
     writeString(out, key);
     write(out, object[key]);
