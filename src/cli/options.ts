@@ -23,6 +23,7 @@ export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'reset', value: 'none', description: 'load the sample again' },
   { name: 'unique', value: 'none', description: 'a unique index' },
   { name: 'include', value: 'required', valueName: 'paths', description: 'comma-separated paths stored in each index entry' },
+  { name: 'where', value: 'required', valueName: 'filter', description: "a partial index's filter, as JSON" },
   { name: 'workers', value: 'required', valueName: 'n', description: 'id ranges an index build runs at once' },
 ];
 

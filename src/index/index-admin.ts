@@ -8,6 +8,7 @@ import { checkSpec, encodeCatalog, MAX_INDEXES, sameDefinition, type Catalog, ty
 import { indexDocuments, MAX_DUPLICATES, readStep, splitParts, STEP_KEYS, type BuildPart } from './index-build';
 import { scanIndex, type IndexEntry, type IndexInterval, type IndexScanOptions } from './index-scan';
 import type { IndexMaintainer } from './maintainer';
+import type { Filter } from '../filter';
 
 /** An index as `listIndexes` describes it. */
 export interface IndexDescription {
@@ -16,6 +17,8 @@ export interface IndexDescription {
   readonly unique: boolean;
   /** Plain dotted paths stored in each entry. */
   readonly include: readonly string[];
+  /** A partial index's filter, as given to createIndex: only matching documents have entries. */
+  readonly where?: Filter;
   /** Only `'ready'` indexes serve queries. */
   readonly state: 'building' | 'ready';
   /** While building: documents indexed so far by the build, and whether every part is done. */
@@ -300,8 +303,9 @@ export class IndexAdmin {
 }
 
 function describe(index: StoredIndex, progress: IndexDescription['progress']): IndexDescription {
-  const base = { name: index.name, fields: index.fields, unique: index.unique, include: index.include, state: index.state };
-  return progress === undefined ? base : { ...base, progress };
+  const base: IndexDescription = { name: index.name, fields: index.fields, unique: index.unique, include: index.include, state: index.state };
+  const partial = index.where === undefined ? base : { ...base, where: index.where };
+  return progress === undefined ? partial : { ...partial, progress };
 }
 
 function notFound(name: string): DocumentError {

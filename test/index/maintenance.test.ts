@@ -16,6 +16,7 @@ const INDEXES = {
   byBcDescA: { fields: [{ path: 'b.c', order: 'desc' as const }, 'a'] },
   byTag: { fields: ['tags[*]'] },
   bySkuQty: { fields: ['items[*].sku', 'items[*].qty'], include: ['a'] },
+  openByA: { fields: ['a'], where: { 'b.c': { $gte: 2 } } },
 };
 
 async function createAll(c: Collection): Promise<void> {
@@ -24,7 +25,8 @@ async function createAll(c: Collection): Promise<void> {
 
 async function expectConsistent(db: Parameters<typeof actualEntries>[0], c: Collection): Promise<void> {
   for (const [name, spec] of Object.entries(INDEXES)) {
-    expect({ name, entries: await actualEntries(db, c, name) }).toEqual({ name, entries: await expectedEntries(c, spec.fields) });
+    const where = 'where' in spec ? spec.where : undefined;
+    expect({ name, entries: await actualEntries(db, c, name) }).toEqual({ name, entries: await expectedEntries(c, spec.fields, where) });
   }
 }
 
@@ -223,7 +225,7 @@ documentSuite('index maintenance', (ctx) => {
     const before = (await keysUnder(kv, prefix)).length;
     await c.dropIndex('byTag');
     expect((await keysUnder(kv, prefix)).length).toBe(before - 1);
-    expect((await c.listIndexes()).map((d) => d.name)).toEqual(['byA', 'byBcDescA', 'bySkuQty']);
+    expect((await c.listIndexes()).map((d) => d.name)).toEqual(['byA', 'byBcDescA', 'bySkuQty', 'openByA']);
     await db.dropCollection('gone');
     expect(await keysUnder(kv, prefix)).toEqual([]);
   });

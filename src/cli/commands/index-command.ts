@@ -1,4 +1,6 @@
+import type { Filter } from '../../filter';
 import type { IndexDescription, IndexFieldSpec } from '../../index/index';
+import type { JsonValue } from '../../document/types';
 import { checkArity, integerOption, stringOption, UsageError } from '../args';
 import { requireCollection } from '../collections';
 import { ProgressBar } from '../progress';
@@ -11,7 +13,10 @@ import { collectionLabel, type Command, type CommandContext } from './command';
 export const indexCommand: Command = {
   name: 'index',
   forms: [
-    { usage: 'index create <name> <field>... [--unique] [--include <paths>] [--workers <n>]', summary: 'create a secondary index and build it' },
+    {
+      usage: 'index create <name> <field>... [--unique] [--include <paths>] [--where <filter>] [--workers <n>]',
+      summary: 'create a secondary index and build it',
+    },
     { usage: 'index list', summary: "list the collection's indexes, their state and build progress" },
     { usage: 'index drop <name>', summary: 'drop an index and its entries' },
     { usage: 'index build <name> [--workers <n>]', summary: 'build an index, or resume its stopped build' },
@@ -20,9 +25,10 @@ export const indexCommand: Command = {
     '<field>        a path, ascending (customer.city), or with :desc (total:desc); items[*].sku for every element',
     '--unique       at most one document per tuple of values',
     '--include      comma-separated paths stored in each entry (customer.name,total)',
+    '--where        a partial index: only documents matching this filter (JSON, as find takes it)',
     '--workers <n>  id ranges built at once (default 1)',
   ],
-  options: ['unique', 'include', 'workers'],
+  options: ['unique', 'include', 'where', 'workers'],
   createsDatabase: true,
   async run(context) {
     const [action] = context.args.positionals;
@@ -63,13 +69,27 @@ async function create(context: CommandContext): Promise<void> {
     return desc ? { path, order: 'desc' } : path;
   });
   const include = stringOption(context.args, 'include');
+  const whereText = stringOption(context.args, 'where');
+  let where: unknown;
+  if (whereText !== undefined) {
+    try {
+      where = JSON.parse(whereText);
+    } catch (err) {
+      throw new UsageError(`--where takes a filter as JSON: ${(err as Error).message}`);
+    }
+  }
   const workers = integerOption(context.args, 'workers', 1, 'index') ?? 1;
   const session = await context.session();
   const collection = session.collection(context.collectionName);
   const created = await withProgress(context, (onProgress) =>
     collection.createIndex(
       name,
-      { fields, unique: context.args.options.has('unique'), ...(include === undefined ? {} : { include: include.split(',') }) },
+      {
+        fields,
+        unique: context.args.options.has('unique'),
+        ...(include === undefined ? {} : { include: include.split(',') }),
+        ...(where === undefined ? {} : { where: where as Filter }),
+      },
       { onProgress, workers },
     ),
   );
@@ -102,13 +122,14 @@ function describe(index: IndexDescription): string {
   return `${index.name}: ${fields}${extras.length > 0 ? ` [${extras.join('; ')}]` : ''} ${index.state}${progress}`;
 }
 
-function toJson(index: IndexDescription): { [key: string]: import('../../document/types').JsonValue } {
+function toJson(index: IndexDescription): { [key: string]: JsonValue } {
   return {
     name: index.name,
     fields: index.fields.map((f) => ({ path: f.path, order: f.order })),
     unique: index.unique,
     include: [...index.include],
     state: index.state,
+    ...(index.where === undefined ? {} : { where: index.where as { [key: string]: JsonValue } }),
     ...(index.progress === undefined ? {} : { progress: { ...index.progress } }),
   };
 }
