@@ -80,7 +80,7 @@ export class UniqueBuildError extends DocumentError {
  *
  * Keys (see index-keys.ts): createIndex reads the catalog and the collection's first document key
  * (is it empty: the index is then ready at once) and writes the catalog; dropIndex reads and writes
- * the catalog and clears the index's entries and progress (2 range clears); listIndexes reads the
+ * the catalog and clears the index's entries and progress (1 range clear); listIndexes reads the
  * catalog and the progress of building indexes.
  */
 export class IndexAdmin {
@@ -126,7 +126,7 @@ export class IndexAdmin {
   }
 
   /**
-   * Drops an index: its definition, entries and build progress, in one transaction (2 range clears).
+   * Drops an index: its definition, entries and build progress, in one transaction (1 range clear).
    *
    * @throws DocumentError INDEX_NOT_FOUND.
    */
@@ -138,10 +138,9 @@ export class IndexAdmin {
         const index = catalog?.indexes.find((i) => i.name === name);
         if (target === undefined || catalog === undefined || index === undefined) throw notFound(name);
         const keys = this.maintainer.keys(target.id);
+        // Entries and build progress: one range.
         const entries = keys.entries(index.id);
-        const progress = keys.progress(index.id);
         tr.clearRange(entries, strinc(entries));
-        tr.clearRange(progress, strinc(progress));
         this.writeCatalog(tr, target.id, { nextId: catalog.nextId, indexes: catalog.indexes.filter((i) => i !== index) });
       },
       { tr: opts.tr },

@@ -80,6 +80,15 @@ const DEFAULT_PAGE_SIZE = 100;
  * updates it. A document with an expiry has 2 more keys (its expiry and its index entry); once expired
  * it reads as missing, which costs whole-document reads nothing (the expiry is in their range) and
  * the other reads one point read of the expiry key, issued with their other reads.
+ *
+ * Secondary indexes (docs/indexes.md): with an index layer (the public `open` has one), every write
+ * also reads the collection's index catalog key (1 point read per transaction and collection, issued
+ * with the write's first reads). When the collection has indexes, a write that may change an indexed
+ * path also reads the document's indexed parts before it (the root entry and the subtree of each
+ * indexed top-level field: 1 round trip, together with the catalog read when it is the one last
+ * seen), clears the entries the document loses and writes the ones it gains (1 key each), and for a
+ * unique index reads the range of each new entry's values (limit 16). Insert of a new document and
+ * writes that touch no indexed path read nothing more.
  */
 export class DocumentCollection {
   private access: StructureAccess | undefined;
@@ -141,9 +150,11 @@ export class DocumentCollection {
    * with `preserveExpiry` the one it had; otherwise none, as in Couchbase (the maxTTL of the
    * collection applies in every case).
    *
-   * Cost: no reads (with `preserveExpiry`, 1 point read of the expiry key); 1 range clear (the old
-   * document), n keys written, the version key (plus the expiry and its index entry). The old
-   * expiry's index entry is left for `purgeExpired`, which drops it when due.
+   * Cost: no reads of the document (with `preserveExpiry`, 1 point read of the expiry key); 1 range
+   * clear (the old document), n keys written, the version key (plus the expiry and its index entry).
+   * The old expiry's index entry is left for `purgeExpired`, which drops it when due. Upsert was a
+   * blind write; with secondary indexes it reads the catalog key and, when the collection has indexes,
+   * the old document's indexed parts (see the class comment): the entries to clear.
    *
    * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE, KEY_TOO_LARGE,
    *   INVALID_ARGUMENT, UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without autoCreate); nothing is written
