@@ -1,3 +1,6 @@
+import type { ChangeEvent } from './changes/change';
+import type { ChangeConsumer, ChangeFeed, ChangesOptions, CompactChangesOptions } from './changes/change-feed';
+import type { CompactionReport } from './changes/compaction';
 import { DocumentCollection, type CollectionContext } from './document/collection/collection';
 import type { TransactionOption } from './document/types';
 import { IndexAdmin, type BuildOptions, type CreateIndexOptions, type IndexAccess, type IndexDescription } from './index/index-admin';
@@ -19,7 +22,13 @@ export class Collection extends DocumentCollection {
   private readonly indexAdmin: IndexAdmin;
 
   /** @internal Use `DocLayer.collection()`. */
-  constructor(context: CollectionContext, scope: string, name: string, indexes: IndexMaintainer) {
+  constructor(
+    context: CollectionContext,
+    scope: string,
+    name: string,
+    indexes: IndexMaintainer,
+    private readonly feed: ChangeFeed,
+  ) {
     super(context, scope, name);
     this.indexAdmin = new IndexAdmin(indexes, this.indexedCollection());
   }
@@ -77,6 +86,46 @@ export class Collection extends DocumentCollection {
   }
 
   // ---- data structures
+
+
+  /**
+   * The collection's changes in commit order, as an async iterator (docs/changes.md): per document
+   * its latest change (intermediate versions may be merged), removals and expiries as tombstones,
+   * the collection's drop as a last `'drop'` event. Each change carries a `token`; pass it as `since`
+   * to resume after it. With `follow` the iterator stays open and wakes by a watch when changes
+   * commit, until `signal` aborts. A plain reader is at-least-once: resuming from a token delivers
+   * what followed it, and a document changed again is delivered again.
+   *
+   * Reads per page of `pageSize` entries (one transaction each): 1 range read of the feed and the
+   * horizon key, 1 point read of each entry's document version (with `includeDocs`, 1 range read of
+   * each upserted document).
+   *
+   * @throws ChangeFeedError INVALID_TOKEN (a malformed `since`), WRONG_COLLECTION (a token of
+   *   another collection), HISTORY_EXPIRED (a token older than the retained removals: resync),
+   *   INVALID_ARGUMENT (other options); all before anything is delivered.
+   */
+  changes<T = JsonValue>(options: ChangesOptions = {}): AsyncGenerator<ChangeEvent<T>, void, undefined> {
+    return this.feed.changes<T>(this, options);
+  }
+
+  /**
+   * The consumer `name` of this collection's changes: its position is stored in the database, and
+   * `process(handler, { batchSize })` advances it in the transaction the handler writes in, so
+   * processing is exactly once (see {@link ChangeConsumer.process}).
+   *
+   * @throws ChangeFeedError INVALID_ARGUMENT for a name that is not a string of 1 to 1,000 bytes.
+   */
+  consumer<T = JsonValue>(name: string): ChangeConsumer<T> {
+    return this.feed.consumer<T>(this, name);
+  }
+
+  /**
+   * Compacts this collection's change feed now (the expiry sweeper does it for every collection):
+   * see `DocLayer.compactChanges`.
+   */
+  compactChanges(options: CompactChangesOptions = {}): Promise<CompactionReport> {
+    return this.feed.compact(this, options);
+  }
 
   /**
    * The list at `id`: a handle, touching nothing. Created by its first write; a missing list reads as

@@ -6,7 +6,8 @@
 export * from './kv';
 export * from './document';
 export * from './structures';
-export { open, DocLayer } from './open';
+export { open, DocLayer, type DocLayerOptions } from './open';
+export * from './changes';
 export { Collection } from './collection';
 export {
   UniqueBuildError,

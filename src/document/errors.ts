@@ -9,6 +9,8 @@ export type DocumentErrorCode =
   | 'PATH_EXISTS'
   | 'PATH_MISMATCH'
   | 'CAS_MISMATCH'
+  | 'DOCUMENT_LOCKED'
+  | 'DOCUMENT_NOT_LOCKED'
   | 'INVALID_PATH'
   | 'INVALID_VALUE'
   | 'VALUE_TOO_DEEP'

@@ -1,4 +1,5 @@
 import { backupCommand } from './backup';
+import { changesCommand } from './changes';
 import { checkCommand } from './check';
 import type { Command } from './command';
 import { countCommand } from './count';
@@ -10,6 +11,7 @@ import { indexCommand } from './index-command';
 import { manifestCommand } from './manifest';
 import { removeCommand } from './remove';
 import { scanCommand } from './scan';
+import { serveCommand } from './serve';
 import { setCommand } from './set';
 import { statsCommand } from './stats';
 import { counterCommand, listCommand, queueCommand } from './structures';
@@ -25,6 +27,7 @@ export const COMMANDS: readonly Command[] = [
   scanCommand,
   countCommand,
   indexCommand,
+  changesCommand,
   listCommand,
   queueCommand,
   counterCommand,
@@ -32,6 +35,7 @@ export const COMMANDS: readonly Command[] = [
   statsCommand,
   checkCommand,
   backupCommand,
+  serveCommand,
 ];
 
 export const COMMANDS_BY_NAME: ReadonlyMap<string, Command> = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -30,7 +30,7 @@ export const DATA_SECTION = 0x01;
 
 /**
  * Metadata names: the byte after `<docPrefix> 0x00`. Every layer's names are allocated here, in one
- * table, so that no two owners take the same byte; `expiry.ts` relies on 'x' sorting after the others.
+ * table, so that no two owners take the same byte; `expiry.ts` relies on 'x' and 'y' sorting after the others.
  */
 /** The version: a versionstamped value written by every write of the document. */
 export const META_VERSION = 0x76; // 'v'
@@ -38,6 +38,10 @@ export const META_VERSION = 0x76; // 'v'
 export const META_KIND = 0x6b; // 'k'
 /** The document's expiry (`collection/expiry.ts`). */
 export const META_EXPIRY = 0x78; // 'x'
+/** A lock taken by `getAndLock` (`collection/lock.ts`): when it ends. */
+export const META_LOCK = 0x79; // 'y'
+/** Item attributes of the binary-protocol endpoint (`src/server`): flags and how the value is held. */
+export const META_ITEM = 0x69; // 'i'
 /** Members of a set, keys of a map, items of a queue: a little-endian int64 kept by atomic add. */
 export const META_SIZE = 0x73; // 's'
 /** A text's length in UTF-16 code units, by atomic add. */
