@@ -253,6 +253,19 @@ documentSuite('index maintenance', (ctx) => {
     expect((await actualEntries(db, c, 'byA')).map(([id]) => id)).toEqual(['kept']);
   });
 
+  it('touch rewrites the entries with the new expiry, so they lapse with the document', async () => {
+    const { docs: db } = await ctx.open();
+    const c = db.collection('touched');
+    await c.createIndex('byA', { fields: ['a'] });
+    await c.insert({ a: 1 }, { id: 'soon' });
+    await c.insert({ a: 2 }, { id: 'kept', expiry: new Date(Date.now() + 400) });
+    await c.touch('soon', new Date(Date.now() + 400));
+    await c.touch('kept', 0);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect((await actualEntries(db, c, 'byA')).map(([id]) => id)).toEqual(['kept']);
+    expect(await actualEntries(db, c, 'byA')).toEqual(await expectedEntries(c, ['a']));
+  });
+
   it('dropIndex clears the entries; dropCollection clears every index key', async () => {
     const { docs: db, kv } = await ctx.open();
     const c = db.collection('gone');

@@ -43,7 +43,7 @@ import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
-import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
+import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
@@ -488,6 +488,8 @@ export class DocumentCollection {
    *
    * Cost: 1 range read (the root entry, the expiry and lock keys), the version key, the expiry key and
    * its index entry (the old entry cleared).
+   * A new expiry also rewrites the document's secondary index entries, which record it (the catalog
+   * read, then 1 round trip of the indexed parts; see the class comment).
    *
    * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), DOCUMENT_LOCKED,
    *   INVALID_ARGUMENT (id, expiry), UNKNOWN_COLLECTION (without autoCreate).
@@ -592,6 +594,16 @@ export class DocumentCollection {
     const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
     const after = effectiveExpiry(target.maxTTL, requested, now);
     if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
+    // Index entries record the expiry: a new one rewrites them.
+    if (after !== presence.expiresAt) {
+      await reexpireIndexEntries(
+        startIndexWrite(this.context.indexes, tr, target, keys, true, presence.expiresAt),
+        tr,
+        keys,
+        document.content,
+        after,
+      );
+    }
     this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
     writeVersion(tr, keys, []);
     return { content: document.content, expiresAt: after };

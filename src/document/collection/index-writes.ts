@@ -52,6 +52,22 @@ export async function finishIndexWrite(
   await started.indexes.update(tr, keys, started.before, after);
 }
 
+/**
+ * Rewrites the entries of a document whose content stays `doc` and whose expiry becomes `expiresAt`
+ * (touch): entries record the expiry. Nothing for a document the indexes do not hold (a structure).
+ */
+export async function reexpireIndexEntries(
+  write: Promise<IndexWrite | undefined>,
+  tr: Transaction,
+  keys: DocumentKeys,
+  doc: JsonValue,
+  expiresAt: number | undefined,
+): Promise<void> {
+  const started = await write;
+  if (started === undefined || !started.before.exists) return;
+  await started.indexes.update(tr, keys, started.before, started.indexes.stateOf(keys, doc, expiresAt));
+}
+
 /** Clears the index entries of the document at `keys` before it is deleted (read, then cleared). */
 export async function removeIndexEntries(port: IndexPort | undefined, tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<void> {
   const indexes = await port?.indexesOf(tr, collectionId);
