@@ -389,7 +389,7 @@ async function orderedPage(
     } else {
       items.push((mainItems[m] as Resolved).item);
       lastKey = mainKey;
-      cursor = (entry).cursor;
+      cursor = entry.cursor;
       m++;
     }
   }

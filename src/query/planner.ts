@@ -161,7 +161,7 @@ function shapeOn(fields: readonly (readonly IndexPathElement[])[], conditions: M
     if (needsArraySection(fields[i], tests)) sectionFields.push(i);
     const points = ranges.map(pointOf);
     if (points.every((p) => p !== undefined) && prefixes.length * points.length <= MAX_INTERVALS) {
-      prefixes = prefixes.flatMap((prefix) => points.map((p) => [...prefix, (p).value]));
+      prefixes = prefixes.flatMap((prefix) => points.map((p) => [...prefix, p.value]));
       equalCount++;
       continue;
     }
@@ -181,8 +181,6 @@ function shapeOn(fields: readonly (readonly IndexPathElement[])[], conditions: M
   const constrained = equalCount + (range === undefined ? 0 : 1);
   return { intervals, equalCount, constrained, single: prefixes.length === 1 && (range === undefined || range.length === 1) };
 }
-
-type IndexValueOf = IndexInterval['equal'][number];
 
 /** The ranges the tests on one field allow: intersected on a single-valued field, else the most selective test's. */
 function fieldRanges(tests: readonly ValueTest[], multikey: boolean): FieldRange[] {
