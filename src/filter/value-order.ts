@@ -9,8 +9,11 @@
  *   `2n ** 53n + 2n`).
  * - Strings compare by Unicode code point, not by UTF-16 code unit (so the order equals the order of
  *   their UTF-8 bytes).
- * - Objects compare as sequences of (key, value) pairs in the document's key order, pair by pair (key
- *   by code point, then value); a proper prefix sorts first. Arrays compare element by element; a proper
+ * - Objects compare as sequences of (key, value) pairs with their keys sorted by code point, pair by
+ *   pair (key, then value); a proper prefix sorts first. Sorted, not in insertion order: a stored
+ *   document keeps no key order (its keys are tuple-encoded, so they read back sorted by their bytes,
+ *   and JavaScript lists integer-like keys first in any case), so `{b:1, a:2}` and `{a:2, b:1}` are one
+ *   value. MongoDB compares objects in field order instead. Arrays compare element by element; a proper
  *   prefix sorts first.
  *
  * Pure functions over JSON values; no KV access.
@@ -134,8 +137,8 @@ function compareArrays(a: readonly JsonValue[], b: readonly JsonValue[]): number
 }
 
 function compareObjects(a: Record<string, JsonValue>, b: Record<string, JsonValue>): number {
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
+  const ka = Object.keys(a).sort(compareStrings);
+  const kb = Object.keys(b).sort(compareStrings);
   const n = Math.min(ka.length, kb.length);
   for (let i = 0; i < n; i++) {
     const k = compareStrings(ka[i], kb[i]);
