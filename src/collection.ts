@@ -16,8 +16,8 @@ import {
   type Explanation,
   type FindItem,
   type FindOptions,
-  type IndexAccess,
   type QuerySource,
+  type IndexAccess as QueryIndexAccess,
 } from './query';
 import { DocCounter } from './structures/counter';
 import { DocList } from './structures/list';
@@ -180,8 +180,8 @@ export class Collection extends DocumentCollection {
    * its own; with it, the query sees the caller's own writes.
    *
    * Keys read per page: the index intervals of the plan (`explain` lists them), issued together, then
-   * the documents of the entries read (or, for a covering plan, only whether each exists), issued
-   * together. A full scan reads every document.
+   * the documents of the entries read (none for a covering plan), issued together. A full scan reads
+   * every document.
    *
    * @throws DocumentError INVALID_FILTER, UNSUPPORTED_OPERATOR (the filter); INVALID_QUERY (options, a
    *   token of another query, a bad hint); NO_INDEX when no ready index serves the query and
@@ -199,7 +199,7 @@ export class Collection extends DocumentCollection {
 
   /**
    * How many documents match `filter`. Reads as {@link find}; an index holding every path the filter
-   * tests covers the count (it reads entries and, for each match, whether the document exists).
+   * tests covers the count (it reads index entries only).
    */
   count(filter: unknown, opts: CountOptions = {}): Promise<number> {
     return count(this.querySource(), filter, opts);
@@ -211,12 +211,11 @@ export class Collection extends DocumentCollection {
   }
 
   /** @internal How queries read this collection; `indexes` replaces its index access (tests). */
-  querySource(indexes: IndexAccess | undefined = this.indexAccess()): QuerySource {
+  querySource(indexes: QueryIndexAccess = this.indexAccess()): QuerySource {
     const access = this.structureAccess();
     return {
       transact: (tr, fn) => access.run(tr, fn),
       getMany: (tr, ids) => this.getMany(ids, { tr }),
-      existMany: (tr, ids) => Promise.all(ids.map((id) => this.exists(id, { tr }))),
       scan: async (tr, start, limit) => {
         const out = [];
         for await (const item of this.scan({ tr, start, limit, pageSize: limit })) out.push(item);
@@ -224,10 +223,5 @@ export class Collection extends DocumentCollection {
       },
       indexes,
     };
-  }
-
-  /** The collection's secondary indexes as queries read them; `undefined` until src/index provides them. */
-  private indexAccess(): IndexAccess | undefined {
-    return undefined;
   }
 }

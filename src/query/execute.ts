@@ -14,7 +14,7 @@
  *
  * Round trips of an index page: the intervals' range reads are issued together, then the documents
  * of the entries read are read together (2 sequential round trips); a covered plan reads no
- * documents, only whether each still exists (expired documents keep their entries until purged).
+ * documents at all (index scans skip the entries of expired documents).
  */
 import type { Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
@@ -52,8 +52,6 @@ export interface QuerySource {
   transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T>;
   /** Whole documents, reads issued together; `undefined` for a missing or expired one. */
   getMany(tr: Transaction, ids: readonly DocId[]): Promise<(GetResult | undefined)[]>;
-  /** Whether each document exists (and has not expired), reads issued together. */
-  existMany(tr: Transaction, ids: readonly DocId[]): Promise<boolean[]>;
   /** Documents in id order from `start` (inclusive), at most `limit`. */
   scan(tr: Transaction, start: DocId | undefined, limit: number): Promise<ScanItem[]>;
   readonly indexes: IndexAccess | undefined;
@@ -223,7 +221,6 @@ async function resolveCandidates(
   const docs = toRead.length === 0 ? [] : await source.getMany(tr, toRead);
   stats.documentsRead += toRead.length;
   const out: (Resolved | undefined)[] = [];
-  const coveredMatches: number[] = [];
   let r = 0;
   for (let i = 0; i < candidates.length; i++) {
     const { entry, interval } = candidates[i];
@@ -231,7 +228,6 @@ async function resolveCandidates(
     if (synthetic !== undefined) {
       const first = plan.intervals.findIndex((p) => inInterval(entry.values, p.interval));
       if (first === interval && query.filter.matches(synthetic)) {
-        coveredMatches.push(i);
         out.push({ item: { id: entry.id, content: project(synthetic, query.projection ?? []) }, document: synthetic });
       } else {
         out.push(undefined);
@@ -244,16 +240,6 @@ async function resolveCandidates(
       continue;
     }
     out.push({ item: resultOf(entry.id, doc, query.projection), document: doc.content });
-  }
-  if (coveredMatches.length > 0) {
-    // Expired documents keep their entries until purged: a covered result still checks existence.
-    const alive = await source.existMany(
-      tr,
-      coveredMatches.map((i) => candidates[i].entry.id),
-    );
-    coveredMatches.forEach((i, n) => {
-      if (!alive[n]) out[i] = undefined;
-    });
   }
   return out;
 }
