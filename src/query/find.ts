@@ -76,7 +76,7 @@ export interface Explanation {
 export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
   /** Counts of what the cursor has read so far. */
   readonly stats: QueryStats = newStats();
-  private prepared: Promise<{ query: PreparedQuery; fingerprint: string; start: Position | undefined }> | undefined;
+  private prepared: Prepared | undefined;
 
   /** @internal Use `collection.find()`. */
   constructor(
@@ -89,21 +89,22 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
 
   /** The plan this cursor runs (planned on first use). */
   async plan(): Promise<Plan> {
-    return (await this.prepare()).query.plan;
+    this.prepared ??= await this.source.transact(this.options.tr, (tr) => this.prepareIn(tr));
+    return this.prepared.query.plan;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<FindItem<T>> {
-    const { query, start } = await this.prepare();
     let remaining = this.options.limit ?? Infinity;
-    let position = start;
-    let first = true;
-    while (remaining > 0 && (first || position !== undefined)) {
-      first = false;
-      const want = Math.min(remaining, this.options.pageSize ?? DEFAULT_PAGE_SIZE);
-      const page = await this.runOnePage(query, position, want);
+    if (remaining === 0) return;
+    const pageSize = this.options.pageSize ?? DEFAULT_PAGE_SIZE;
+    const first = await this.firstPage(Math.min(remaining, pageSize));
+    const prepared = first.prepared;
+    let page = first.page;
+    for (;;) {
       for (const item of page.items) yield item as FindItem<T>;
       remaining -= page.items.length;
-      position = page.position;
+      if (remaining <= 0 || page.position === undefined) return;
+      page = await this.nextPage(prepared.query, page.position, Math.min(remaining, pageSize));
     }
   }
 
@@ -120,21 +121,39 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
    * skipped.
    */
   async page(): Promise<FindPage<T>> {
-    const { query, fingerprint, start } = await this.prepare();
     const want = this.options.limit ?? DEFAULT_PAGE_SIZE;
-    const items: FindItem<T>[] = [];
-    let position = start;
-    let first = true;
-    while (items.length < want && (first || position !== undefined)) {
-      first = false;
-      const page = await this.runOnePage(query, position, want - items.length);
+    const first = await this.firstPage(want);
+    const prepared = first.prepared;
+    let page = first.page;
+    const items: FindItem<T>[] = [...(page.items as FindItem<T>[])];
+    while (items.length < want && page.position !== undefined) {
+      page = await this.nextPage(prepared.query, page.position, want - items.length);
       items.push(...(page.items as FindItem<T>[]));
-      position = page.position;
     }
-    return position === undefined ? { items } : { items, after: encodeToken(fingerprint, position) };
+    return page.position === undefined ? { items } : { items, after: encodeToken(prepared.fingerprint, page.position) };
   }
 
-  private async runOnePage(query: PreparedQuery, position: Position | undefined, want: number): Promise<PageResult> {
+  /**
+   * The first page, planned in the transaction that reads it: the index list is read with the page's
+   * other first reads, not in a transaction of its own.
+   */
+  private async firstPage(want: number): Promise<{ prepared: Prepared; page: PageResult }> {
+    const first = await this.source.transact(this.options.tr, async (tr) => {
+      const prepared = this.prepared ?? (await this.prepareIn(tr));
+      if (want === 0 || inMemorySort(prepared.query)) return { prepared, page: undefined };
+      this.stats.transactions++;
+      return { prepared, page: await runPage(this.source, tr, prepared.query, prepared.start, want, this.stats) };
+    });
+    this.prepared = first.prepared;
+    if (first.page !== undefined) {
+      this.stats.returned += first.page.items.length;
+      return { prepared: first.prepared, page: first.page };
+    }
+    if (want === 0) return { prepared: first.prepared, page: { items: [], position: first.prepared.start } };
+    return { prepared: first.prepared, page: await this.nextPage(first.prepared.query, first.prepared.start, want) };
+  }
+
+  private async nextPage(query: PreparedQuery, position: Position | undefined, want: number): Promise<PageResult> {
     const page = inMemorySort(query)
       ? await sortedPage(this.source, this.options.tr, query, position, want, this.stats)
       : await this.source.transact(this.options.tr, (tr) => {
@@ -145,21 +164,25 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
     return page;
   }
 
-  private prepare(): Promise<{ query: PreparedQuery; fingerprint: string; start: Position | undefined }> {
-    return (this.prepared ??= this.source.transact(this.options.tr, async (tr) => {
-      const indexes = this.source.indexes === undefined ? [] : await this.source.indexes.list(tr);
-      const query = prepareQuery(this.filter, this.options, indexes);
-      const fingerprint = queryFingerprint([query.filter.source, this.options.sort ?? null, query.projection ?? null, this.options.hint ?? null]);
-      const start = this.options.after === undefined ? undefined : decodeToken(this.options.after, fingerprint);
-      if (start !== undefined && start.plan !== planName(query.plan)) {
-        throw new DocumentError(
-          'INVALID_QUERY',
-          `the continuation token was made by plan "${start.plan}", and this query now plans "${planName(query.plan)}" (an index was created or dropped): start again without after`,
-        );
-      }
-      return { query, fingerprint, start };
-    }));
+  private async prepareIn(tr: Transaction): Promise<Prepared> {
+    const indexes = this.source.indexes === undefined ? [] : await this.source.indexes.list(tr);
+    const query = prepareQuery(this.filter, this.options, indexes);
+    const fingerprint = queryFingerprint([query.filter.source, this.options.sort ?? null, query.projection ?? null, this.options.hint ?? null]);
+    const start = this.options.after === undefined ? undefined : decodeToken(this.options.after, fingerprint);
+    if (start !== undefined && start.plan !== planName(query.plan)) {
+      throw new DocumentError(
+        'INVALID_QUERY',
+        `the continuation token was made by plan "${start.plan}", and this query now plans "${planName(query.plan)}" (an index was created or dropped): start again without after`,
+      );
+    }
+    return { query, fingerprint, start };
   }
+}
+
+interface Prepared {
+  readonly query: PreparedQuery;
+  readonly fingerprint: string;
+  readonly start: Position | undefined;
 }
 
 /** Checks the filter and options and plans the query on `indexes`. */
