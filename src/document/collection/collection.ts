@@ -44,7 +44,7 @@ import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
-import { encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
+import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
 
@@ -123,6 +123,8 @@ export class DocumentCollection {
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       if (target.create === undefined) {
         const before = await readPresence(tr, keys);
         if (before.exists && !isExpired(before.expiresAt, now)) {
@@ -130,7 +132,6 @@ export class DocumentCollection {
         }
         if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
-      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       writeEntries(tr, entries);
@@ -146,8 +147,9 @@ export class DocumentCollection {
    * collection applies in every case).
    *
    * Cost: 1 point read of the lock key (with `preserveExpiry`, also 1 of the expiry key, issued
-   * together; none when the write creates the collection); 1 range clear (the old document), n keys
-   * written, the version key (plus the expiry and its index entry). The old expiry's index entry is
+   * together; none when the write creates the collection); 2 range clears (the old document around
+   * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
+   * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
    * left for `purgeExpired`, which drops it when due.
    *
    * @throws DocumentError DOCUMENT_LOCKED (see {@link getAndLock}), INVALID_VALUE, VALUE_TOO_DEEP,
@@ -166,15 +168,19 @@ export class DocumentCollection {
       const entries = flattened(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
+      let lockedUntil: number | undefined;
       if (target.create === undefined) {
-        const [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
+        let stored: number | undefined;
+        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
         if (isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
-      tr.clearRange(keys.begin, keys.end);
+      if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
+      else tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
@@ -206,6 +212,7 @@ export class DocumentCollection {
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       await finishIndexWrite(indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
@@ -438,6 +445,8 @@ export class DocumentCollection {
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const [stored, lockedUntil] = target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), readLock(tr, keys)]) : [];
       const before = liveExpiry(stored, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined && after !== before) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       const expired = stored !== undefined && before === undefined;
       if (expired) {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
@@ -446,7 +455,6 @@ export class DocumentCollection {
       const locked = !expired && isLocked(lockedUntil, now);
       if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
       const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed).catch(async (err) =>
         Promise.reject(locked && isDocumentError(err, 'CAS_MISMATCH') ? lockedError(id) : await errorForStructure(tr, keys, err)),
@@ -572,6 +580,7 @@ export class DocumentCollection {
   ): Promise<{ content: JsonValue; expiresAt: number | undefined }> {
     const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
     const after = effectiveExpiry(target.maxTTL, requested, now);
+    if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
     this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
     writeVersion(tr, keys, []);
     return { content: document.content, expiresAt: after };

@@ -182,6 +182,23 @@ export class ExpiryIndex {
     return this.sys.pack(['expiry', expiresAt, collectionId, id]);
   }
 
+  /**
+   * Checks, before a write begins, that the index entry of `expiresAt` fits the engine's key limit: it
+   * is longer than the document's own keys (it holds the id after the time and the collection), so a
+   * document id near the limit may have no expiry.
+   *
+   * @throws DocumentError KEY_TOO_LARGE.
+   */
+  assertFits(expiresAt: number, collectionId: number, id: TupleItem, maxKeyBytes: number): void {
+    const length = this.entry(expiresAt, collectionId, id).length;
+    if (length > maxKeyBytes) {
+      throw new DocumentError(
+        'KEY_TOO_LARGE',
+        `the document id makes its expiry index key ${length} bytes, over the engine's limit of ${maxKeyBytes}: a shorter id can have an expiry`,
+      );
+    }
+  }
+
   /** Gives a document an expiry: its expiry key and its index entry (2 keys written). */
   set(tr: Transaction, keys: DocumentKeys, collectionId: number, id: TupleItem, expiresAt: number): void {
     tr.set(expiryKey(keys), encodeExpiry(expiresAt));

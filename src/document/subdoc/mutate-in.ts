@@ -244,7 +244,7 @@ async function mutate(
         return REMOVED;
       }
       if (typeof last === 'number') {
-        await removeElement(st, keys, elements, last);
+        await removeElement(st, keys, elements, last, maxKeyBytes);
       } else {
         clearSubtree(st, await existingNode(st, keys, elements));
       }
@@ -418,7 +418,13 @@ async function arrayOrCreate(
   return undefined;
 }
 
-async function removeElement(st: Transaction, keys: DocumentKeys, elements: readonly PathElement[], index: number): Promise<void> {
+async function removeElement(
+  st: Transaction,
+  keys: DocumentKeys,
+  elements: readonly PathElement[],
+  index: number,
+  maxKeyBytes: number,
+): Promise<void> {
   const parentElements = elements.slice(0, -1);
   const path = await resolvePath(st, keys.root, parentElements);
   if (path.length < elements.length) return failWithDiagnosis(st, elements, path);
@@ -436,7 +442,7 @@ async function removeElement(st: Transaction, keys: DocumentKeys, elements: read
     if (typeof found === 'object') bounds = found;
   }
   if (bounds === undefined || index > bounds.last - bounds.first) return failWithDiagnosis(st, elements, path);
-  await removeFromArray(st, arrayKey, bounds, index);
+  await removeFromArray(st, arrayKey, bounds, index, maxKeyBytes);
 }
 
 /**
