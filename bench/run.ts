@@ -11,6 +11,7 @@ import { runDocumentBench } from './document';
 import { runScalingBench, type ScalingPoint } from './doc-size-scaling';
 import { runKvBench } from './kv';
 import { runStructuresBench } from './structures';
+import { otherSections } from './results-section';
 import { logLogChart } from './svg-chart';
 import { runTupleBench } from './tuple';
 
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
   ];
   const lines = table(rows);
   console.log(`\n${lines.join('\n')}`);
+  const kept = otherSections();
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node.js ${process.version}, ${process.platform}`;
   writeFileSync(
     RESULTS,
@@ -83,6 +85,7 @@ async function main(): Promise<void> {
       '',
       ...lines,
       '',
+      ...(kept === '' ? [] : [kept]),
     ].join('\n'),
   );
   writeFileSync(CHART, chart(scaling));

@@ -18,8 +18,10 @@ const LAYERS: readonly Unit[] = [
   { name: 'kv', rank: 1, paths: ['kv/'] },
   { name: 'document', rank: 2, paths: ['document/'] },
   { name: 'structures', rank: 3, paths: ['structures/'] },
+  { name: 'filter', rank: 3, paths: ['filter/'] },
   { name: 'index', rank: 4, paths: ['index/'] },
   { name: 'changes', rank: 4, paths: ['changes/'] },
+  { name: 'query', rank: 4.5, paths: ['query/'] },
   { name: 'composition root', rank: 5, paths: ['index.ts', 'open.ts', 'collection.ts', 'check.ts'] },
   // The binary-protocol endpoint is an application of the library that the CLI serves (`doclayer serve`):
   // below the applications, never importing them.

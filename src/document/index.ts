@@ -12,7 +12,7 @@ export {
   type DocumentLayerParts,
   type LayerSettings,
 } from './doc-layer';
-export { DocTransaction, ContextSlot, type DocumentChange } from './doc-transaction';
+export { DocTransaction, ContextSlot, type DocumentChange, type ChangeObserver, type CollectionEvent } from './doc-transaction';
 export {
   ManifestLookupError,
   type Manifest,

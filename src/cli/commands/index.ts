@@ -1,4 +1,5 @@
 import { backupCommand } from './backup';
+import { changesCommand } from './changes';
 import { checkCommand } from './check';
 import type { Command } from './command';
 import { countCommand } from './count';
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   removeCommand,
   scanCommand,
   countCommand,
+  changesCommand,
   listCommand,
   queueCommand,
   counterCommand,

@@ -3,7 +3,7 @@ import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
 import type { TupleItem } from '../../tuple';
 import { packPrefixed } from '../../tuple/pack';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
@@ -12,6 +12,7 @@ import { casForRead, checkCas, checkedCas, readVersion, writeVersion } from '../
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
 import type { StructureAccess } from '../structure-port';
+import { NOT_INDEXED, type IndexedCollectionAccess, type IndexPort } from '../index-port';
 import { lookupIn } from '../subdoc/lookup-in';
 import { mutateIn } from '../subdoc/mutate-in';
 import type {
@@ -42,6 +43,7 @@ import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
+import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import { encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
@@ -58,6 +60,10 @@ export interface CollectionContext {
   readonly expiry: ExpiryIndex;
   /** How structures' documents read as JSON (provided by the structures layer). */
   readonly forms: JsonForms;
+  /** How writes keep secondary indexes current (provided by the index layer; none without it). */
+  readonly indexes?: IndexPort;
+  /** What the layers above do in the transaction of every write (the change feed): attached to each writing attempt. */
+  readonly observers: readonly ChangeObserver[];
 }
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -116,17 +122,20 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       if (target.create === undefined) {
         const before = await readPresence(tr, keys);
         if (before.exists && !isExpired(before.expiresAt, now)) {
           throw new DocumentError('DOCUMENT_EXISTS', `a document with id ${describeId(id)} exists`, { id });
         }
-        if (before.exists || before.expiresAt !== undefined) this.discard(tr, keys, target, element, before.expiresAt);
+        if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
+      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
     return { id, cas };
@@ -156,17 +165,20 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
       if (target.create === undefined) {
         const [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
         if (isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
+      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
+      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
   }
@@ -189,15 +201,18 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
+      await finishIndexWrite(indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
       if (after !== undefined) this.context.expiry.set(tr, keys, target.id, element, after);
     });
@@ -217,10 +232,12 @@ export class DocumentCollection {
     const element = docIdElement(id);
     const now = this.context.now();
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      await finishIndexWrite(indexing, tr, keys, undefined, undefined);
       tr.clearRange(keys.begin, keys.end);
       DocTransaction.of(tr).documentRemoved(keys);
       if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
@@ -421,17 +438,21 @@ export class DocumentCollection {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const [stored, lockedUntil] = target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), readLock(tr, keys)]) : [];
       const before = liveExpiry(stored, now);
+      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
+      if (after !== undefined && after !== before) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       const expired = stored !== undefined && before === undefined;
       if (expired) {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
-        this.discard(tr, keys, target, element, stored);
+        await this.discard(tr, keys, target, element, stored, indexing);
       }
       const locked = !expired && isLocked(lockedUntil, now);
       if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
-      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes).catch(async (err) =>
+      const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
+      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed).catch(async (err) =>
         Promise.reject(locked && isDocumentError(err, 'CAS_MISMATCH') ? lockedError(id) : await errorForStructure(tr, keys, err)),
       );
       if (locked) tr.clear(lockKey(keys));
@@ -441,7 +462,6 @@ export class DocumentCollection {
         return 'removed';
       }
       target.create?.();
-      const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       this.context.expiry.replace(tr, keys, target.id, element, before, after);
     });
     return { cas, values };
@@ -556,6 +576,7 @@ export class DocumentCollection {
   ): Promise<{ content: JsonValue; expiresAt: number | undefined }> {
     const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
     const after = effectiveExpiry(target.maxTTL, requested, now);
+    if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
     this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
     writeVersion(tr, keys, []);
     return { content: document.content, expiresAt: after };
@@ -596,6 +617,25 @@ export class DocumentCollection {
     });
   }
 
+  /** @internal The port through which the index layer (`src/index`) reaches this collection. */
+  indexedCollection(): IndexedCollectionAccess {
+    return {
+      kv: this.context.kv,
+      now: () => this.context.now(),
+      forRead: (tr) => this.target(tr),
+      forWrite: (tr) => this.prefixToWrite(tr),
+    };
+  }
+
+  /**
+   * @internal The collection as `tr` sees it (its id and key prefix), for the layers above that keep
+   * data of their own per collection (the change feed): `undefined` when it does not exist (without
+   * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
+   */
+  collectionTarget(tr: Transaction): Promise<CollectionTarget | undefined> {
+    return this.target(tr);
+  }
+
   /**
    * The collection as `tr` sees it, for a read: `undefined` when it does not exist (without
    * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
@@ -618,14 +658,61 @@ export class DocumentCollection {
    * The collection for a write (its key prefix, id and maxTTL), with `create` to run, adding it to the
    * manifest, if it is missing and the write goes ahead.
    */
-  private prefixToWrite(tr: Transaction): Promise<WriteTarget> {
-    return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
+  private async prefixToWrite(tr: Transaction): Promise<WriteTarget> {
+    return this.observed(tr, await this.context.registry.forWrite(tr, this.path, this.context.autoCreate));
   }
 
-  /** Deletes an expired document (or stray expiry) before a write that treats it as missing. */
-  private discard(tr: Transaction, keys: DocumentKeys, target: CollectionTarget, element: TupleItem, expiresAt: number | undefined): void {
+  /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */
+  private async targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
+    const target = await this.target(tr);
+    return target === undefined ? undefined : this.observed(tr, target);
+  }
+
+  /** `target`, after telling the layer's observers of `tr`'s writes to it if it keeps a change feed. */
+  private observed<T extends CollectionTarget>(tr: Transaction, target: T): T {
+    if (target.history) DocTransaction.of(tr).observe(this.context.observers, target.prefix);
+    return target;
+  }
+
+  /** Deletes an expired document (or stray expiry), and its index entries, before a write that treats it as missing. */
+  private async discard(
+    tr: Transaction,
+    keys: DocumentKeys,
+    target: CollectionTarget,
+    element: TupleItem,
+    expiresAt: number | undefined,
+    indexing: Promise<IndexWrite | undefined>,
+  ): Promise<void> {
+    if ((await indexing) !== undefined) await removeIndexEntries(this.context.indexes, tr, target.id, keys);
     tr.clearRange(keys.begin, keys.end);
     if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
+  }
+
+  /**
+   * The index side of a mutateIn: when the collection has indexes and the specs may change an indexed
+   * path (or create or remove the document, or change its expiry, which every entry records), reads
+   * the document's indexed parts before the specs run and returns what mutateIn runs once they have
+   * (on its stage, before applying it): read them again and move the entries. Otherwise nothing.
+   */
+  private async indexedMutation(
+    tr: Transaction,
+    keys: DocumentKeys,
+    indexing: Promise<IndexWrite | undefined>,
+    specs: readonly MutateInSpec[],
+    opts: MutateInOptions,
+    before: number | undefined,
+    after: number | undefined,
+  ): Promise<((st: Transaction, removed: boolean) => Promise<void>) | undefined> {
+    const indexes = (await indexing)?.indexes;
+    if (indexes === undefined) return undefined;
+    const paths = specPaths(specs);
+    const whole = (opts.storeSemantics ?? 'replace') !== 'replace' || before !== after || paths === undefined;
+    if (!whole && !indexes.touches(paths)) return undefined;
+    const state = await indexes.read(tr, keys, before);
+    return async (st, removed) => {
+      const next = removed ? NOT_INDEXED : await indexes.read(st, keys, after);
+      await indexes.update(tr, keys, state, next);
+    };
   }
 
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {

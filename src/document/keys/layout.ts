@@ -10,6 +10,7 @@ import { encodeLeb128 } from './leb128';
  * ```
  * <prefix> 0x00 <tuple(...)>                              system data (manifest, expiry index)
  * <prefix> 0x01 <leb128(c)> <tuple(id)>                   docPrefix(c, id)
+ * <prefix> 0x02 <leb128(c)> ...                           secondary indexes of collection c (src/index)
  * <docPrefix> 0x00 <name byte>                            metadata: the META_ names below
  * <docPrefix> 0x01 <tuple(path...)>                       data: one entry per container and per leaf
  * ```
@@ -22,6 +23,8 @@ import { encodeLeb128 } from './leb128';
 
 export const SYSTEM_SECTION = 0x00;
 export const DOCUMENTS_SECTION = 0x01;
+/** Secondary indexes: written by src/index, cleared with their collection by the document layer. */
+export const INDEXES_SECTION = 0x02;
 export const META_SECTION = 0x00;
 export const DATA_SECTION = 0x01;
 
@@ -71,6 +74,16 @@ export class Layout {
   /** `<prefix> 0x01 <leb128(c)>`: the prefix of every document of collection `c`. */
   collectionPrefix(collectionId: number): Buffer {
     return Buffer.concat([this.prefix, Buffer.of(DOCUMENTS_SECTION), encodeLeb128(collectionId)]);
+  }
+
+  /** `<prefix> 0x02 <leb128(c)>`: the prefix of every key of collection `c`'s secondary indexes. */
+  indexPrefix(collectionId: number): Buffer {
+    return Buffer.concat([this.prefix, Buffer.of(INDEXES_SECTION), encodeLeb128(collectionId)]);
+  }
+
+  /** The prefixes of everything collection `c` owns: its documents and its indexes (cleared when it is dropped). */
+  collectionPrefixes(collectionId: number): Buffer[] {
+    return [this.collectionPrefix(collectionId), this.indexPrefix(collectionId)];
   }
 }
 

@@ -1,7 +1,7 @@
 import { strinc } from '../../kv/contract/bytes';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import type { Subspace } from '../../tuple';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type CollectionEvent } from '../doc-transaction';
 import { corruptData, DocumentError, isDocumentError } from '../errors';
 import { joinChunks, splitBytes } from '../values/chunks';
 import {
@@ -70,11 +70,12 @@ export interface ManifestChange extends ManifestDiff {
 
 export interface WriteManifestOptions {
   /**
-   * The key prefix of a collection's documents (`Layout.collectionPrefix`). When given, the keys of
-   * every dropped collection are cleared in the same transaction. Without it they stay, unreachable
+   * The key prefix of a collection's documents (`Layout.collectionPrefix`), or every prefix it owns
+   * (`Layout.collectionPrefixes`: its indexes too). When given, the keys of every dropped collection
+   * are cleared in the same transaction. Without it they stay, unreachable
    * (their id is never reused), for the caller to clear.
    */
-  collectionPrefix?: (collectionId: number) => Uint8Array;
+  collectionPrefix?: (collectionId: number) => Uint8Array | readonly Uint8Array[];
 }
 
 export interface EnsureCollectionOptions {
@@ -226,13 +227,39 @@ export async function prepareManifestWrite(
       tr.set(sys.pack(manifestKeys.droppedCollection(id)), '');
       if (options.collectionPrefix) {
         // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
-        const prefix = options.collectionPrefix(id);
-        tr.clearRange(prefix, strinc(prefix));
+        const prefixes = options.collectionPrefix(id);
+        for (const prefix of prefixes instanceof Uint8Array ? [prefixes] : prefixes) tr.clearRange(prefix, strinc(prefix));
+        context.collectionChanged({ kind: 'dropped', collectionId: id, ...collectionNamed(current, id) });
       }
     }
+    for (const event of historyChanges(current, manifest)) context.collectionChanged(event);
     context.manifestWrites = writesBefore + 1;
   };
   return { change: { manifest, changed: true, ...diff }, apply };
+}
+
+/** The scope, name and history of collection `id` in `manifest` (which holds it). */
+function collectionNamed(manifest: Manifest, id: number): { scope: string; name: string; history: boolean } {
+  for (const scope of manifest.scopes) {
+    const found = scope.collections.find((collection) => parseInt(collection.uid, 16) === id);
+    if (found !== undefined) return { scope: scope.name, name: found.name, history: found.history === true };
+  }
+  throw corruptData(`manifest: dropped collection ${id} is not in the manifest it was dropped from`);
+}
+
+/** The collections of both manifests whose history `next` switches on or off. */
+function historyChanges(current: Manifest, next: Manifest): CollectionEvent[] {
+  const events: CollectionEvent[] = [];
+  for (const scope of next.scopes) {
+    for (const collection of scope.collections) {
+      const id = parseInt(collection.uid, 16);
+      const before = current.scopes.flatMap((s) => s.collections).find((c) => c.uid === collection.uid);
+      if (before === undefined || (before.history === true) === (collection.history === true)) continue;
+      const kind = collection.history === true ? 'historyOn' : 'historyOff';
+      events.push({ kind, collectionId: id, scope: scope.name, name: collection.name, history: before.history === true });
+    }
+  }
+  return events;
 }
 
 /** The ids of every collection ever dropped, in id order. One range read. */
