@@ -275,7 +275,8 @@ describe('doclayer changes', () => {
   it('switches the feed on, prints the changes as NDJSON and resumes after a token', async () => {
     await ok([...db(), 'set', 'a', '', '{"v":1}']);
     const off = await doclayer([...db(), 'changes'], { cwd: dir });
-    expect({ status: off.status, stderr: off.stderr }).toEqual({ status: 1, stderr: expect.stringContaining('CHANGES_DISABLED') });
+    expect(off.status).toBe(1);
+    expect(off.stderr).toContain('CHANGES_DISABLED');
     expect(await ok([...db(), 'changes', '--enable'])).toBe('the change feed of app.items is on\n');
     await ok([...db(), 'set', 'a', '', '{"v":2}']);
     await ok([...db(), 'set', 'b', '', '{"v":1}']);
@@ -283,6 +284,7 @@ describe('doclayer changes', () => {
     expect(lines.map(({ kind, id }) => `${kind} ${id}`)).toEqual(['upsert a', 'upsert b']);
     expect(json(await ok([...db(), 'changes', '--since', lines[0].token, '--docs']))).toMatchObject({ kind: 'upsert', id: 'b', doc: { v: 1 } });
     const bad = await doclayer([...db(), 'changes', '--since', 'garbage'], { cwd: dir });
-    expect({ status: bad.status, stderr: bad.stderr }).toEqual({ status: 1, stderr: expect.stringContaining('INVALID_TOKEN') });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('INVALID_TOKEN');
   });
 });

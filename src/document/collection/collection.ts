@@ -44,7 +44,7 @@ import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
-import { encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
+import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
 
@@ -147,8 +147,9 @@ export class DocumentCollection {
    * collection applies in every case).
    *
    * Cost: 1 point read of the lock key (with `preserveExpiry`, also 1 of the expiry key, issued
-   * together; none when the write creates the collection); 1 range clear (the old document), n keys
-   * written, the version key (plus the expiry and its index entry). The old expiry's index entry is
+   * together; none when the write creates the collection); 2 range clears (the old document around
+   * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
+   * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
    * left for `purgeExpired`, which drops it when due.
    *
    * @throws DocumentError DOCUMENT_LOCKED (see {@link getAndLock}), INVALID_VALUE, VALUE_TOO_DEEP,
@@ -167,8 +168,10 @@ export class DocumentCollection {
       const entries = flattened(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
+      let lockedUntil: number | undefined;
       if (target.create === undefined) {
-        const [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
+        let stored: number | undefined;
+        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
         if (isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
@@ -176,7 +179,8 @@ export class DocumentCollection {
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
-      tr.clearRange(keys.begin, keys.end);
+      if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
+      else tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);

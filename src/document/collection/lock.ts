@@ -1,3 +1,4 @@
+import { keyAfter } from '../../kv/contract/bytes';
 import type { Transaction } from '../../kv/contract/types';
 import { pack, unpack } from '../../tuple';
 import { corruptData, DocumentError } from '../errors';
@@ -57,6 +58,22 @@ export function isLocked(lockedUntil: number | undefined, now: number): boolean 
 export async function readLock(tr: Transaction, keys: DocumentKeys): Promise<number | undefined> {
   const value = await tr.get(lockKey(keys));
   return value === undefined ? undefined : decodeLock(value);
+}
+
+/**
+ * Clears the whole document for a writer that replaces it blind (upsert) and has read its lock key:
+ * around the lock key when there was none, so that the writer writes nothing its own lock read
+ * conflicts with and two upserts of one document stay free of conflicts (last to commit wins, as
+ * before locks); the whole range when an ended lock is there, to drop it. 1 or 2 range clears.
+ */
+export function clearUnlockedDocument(tr: Transaction, keys: DocumentKeys, lockedUntil: number | undefined): void {
+  if (lockedUntil !== undefined) {
+    tr.clearRange(keys.begin, keys.end);
+    return;
+  }
+  const lock = lockKey(keys);
+  tr.clearRange(keys.begin, lock);
+  tr.clearRange(keyAfter(lock), keys.end);
 }
 
 /**

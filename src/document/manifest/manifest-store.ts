@@ -223,13 +223,14 @@ export async function prepareManifestWrite(
     chunks.forEach((chunk, i) => tr.set(sys.pack(manifestKeys.chunk(i)), chunk));
     tr.set(manifestUidKey(sys), manifest.uid);
     for (const id of diff.droppedScopes) tr.set(sys.pack(manifestKeys.droppedScope(id)), '');
+    const named = diff.droppedCollections.length === 0 ? undefined : collectionsById(current);
     for (const id of diff.droppedCollections) {
       tr.set(sys.pack(manifestKeys.droppedCollection(id)), '');
       if (options.collectionPrefix) {
         // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
         const prefixes = options.collectionPrefix(id);
         for (const prefix of prefixes instanceof Uint8Array ? [prefixes] : prefixes) tr.clearRange(prefix, strinc(prefix));
-        context.collectionChanged({ kind: 'dropped', collectionId: id, ...collectionNamed(current, id) });
+        context.collectionChanged({ kind: 'dropped', collectionId: id, ...collectionNamed(named, id) });
       }
     }
     for (const event of historyChanges(current, manifest)) context.collectionChanged(event);
@@ -238,22 +239,34 @@ export async function prepareManifestWrite(
   return { change: { manifest, changed: true, ...diff }, apply };
 }
 
-/** The scope, name and history of collection `id` in `manifest` (which holds it). */
-function collectionNamed(manifest: Manifest, id: number): { scope: string; name: string; history: boolean } {
+/** The scope, name and history of every collection of `manifest`, by id (once per update: a manifest may hold thousands). */
+function collectionsById(manifest: Manifest): Map<number, { scope: string; name: string; history: boolean }> {
+  const byId = new Map<number, { scope: string; name: string; history: boolean }>();
   for (const scope of manifest.scopes) {
-    const found = scope.collections.find((collection) => parseInt(collection.uid, 16) === id);
-    if (found !== undefined) return { scope: scope.name, name: found.name, history: found.history === true };
+    for (const c of scope.collections) byId.set(parseInt(c.uid, 16), { scope: scope.name, name: c.name, history: c.history === true });
   }
-  throw corruptData(`manifest: dropped collection ${id} is not in the manifest it was dropped from`);
+  return byId;
+}
+
+/** The scope, name and history of dropped collection `id`, from {@link collectionsById} of the manifest that held it. */
+function collectionNamed(
+  named: Map<number, { scope: string; name: string; history: boolean }> | undefined,
+  id: number,
+): { scope: string; name: string; history: boolean } {
+  const found = named?.get(id);
+  if (found === undefined) throw corruptData(`manifest: dropped collection ${id} is not in the manifest it was dropped from`);
+  return found;
 }
 
 /** The collections of both manifests whose history `next` switches on or off. */
 function historyChanges(current: Manifest, next: Manifest): CollectionEvent[] {
   const events: CollectionEvent[] = [];
+  // By uid, once: a manifest may hold thousands of collections.
+  const previous = new Map(current.scopes.flatMap((s) => s.collections.map((c) => [c.uid, c] as const)));
   for (const scope of next.scopes) {
     for (const collection of scope.collections) {
       const id = parseInt(collection.uid, 16);
-      const before = current.scopes.flatMap((s) => s.collections).find((c) => c.uid === collection.uid);
+      const before = previous.get(collection.uid);
       if (before === undefined || (before.history === true) === (collection.history === true)) continue;
       const kind = collection.history === true ? 'historyOn' : 'historyOff';
       events.push({ kind, collectionId: id, scope: scope.name, name: collection.name, history: before.history === true });

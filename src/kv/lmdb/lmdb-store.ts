@@ -343,8 +343,10 @@ export class LmdbStore {
       // opening an existing one waits for no other process's writes.
       if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
       else initialize();
-      if (!flushesInCommit && shared === undefined) syncOnThread(root, () => {}); // the initial state, if new
       const store = new LmdbStore(root, dbs, path, flushesInCommit, !flushesInCommit && durability === 'fast');
+      // The initial state, if new, flushed as any commit is: close() waits for it, so the thread
+      // never syncs an environment that is being closed.
+      if (!flushesInCommit && shared === undefined) store.flushed().catch(() => (store.unflushed = true));
       if (shared) shared.stores++;
       else openEnvironments.set(folder, { flushesInCommit, stores: 1 });
       store.folder = folder;
@@ -443,7 +445,7 @@ export class LmdbStore {
     this.unflushed = false;
     const done = new Promise<void>((resolve, reject) => {
       if (this.closed) return resolve();
-      syncOnThread(this.root, (error) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()));
+      syncOnThread(this.root, (error) => (error ? reject(error instanceof Error ? error : new Error(describeFlushError(error))) : resolve()));
     });
     const clear = () => {
       if (this.flushing === done) this.flushing = undefined;
@@ -536,4 +538,9 @@ function versionKey(version: bigint): Buffer {
 function readVersion(bytes: Buffer | undefined, what: string): bigint {
   if (!bytes || bytes.length !== 8) throw new Error(`the store's ${what} is missing or malformed`);
   return bytes.readBigUInt64BE(0);
+}
+
+/** A flush failure that is not an Error, as text (LMDB's thread reports a code or a message). */
+function describeFlushError(error: unknown): string {
+  return typeof error === 'string' || typeof error === 'number' ? `LMDB flush failed: ${error}` : 'LMDB flush failed';
 }
