@@ -1,4 +1,6 @@
+import { Limits } from '../kv/contract/limits';
 import type { Engine } from '../kv/contract/types';
+import { NATIVE_MAX_KEY_BYTES } from '../kv/fdb/node-foundationdb';
 import type { FdbErrors } from './fdb-errors';
 import type { NativeDatabase, NativeOptionValue, NativeTransaction } from './native-api';
 import { ShimNativeTransaction } from './native-transaction';
@@ -14,11 +16,16 @@ export class ShimNativeDatabase implements NativeDatabase {
   private readonly defaults = new TransactionOptions();
   private closed = false;
 
+  /** The engine's longest key, for doclayer's fdb adapter (FoundationDB's is 10,000 bytes). */
+  readonly [NATIVE_MAX_KEY_BYTES]: number;
+
   constructor(
     private readonly engine: Engine,
     private readonly errors: FdbErrors,
     private readonly apiVersion: number,
-  ) {}
+  ) {
+    this[NATIVE_MAX_KEY_BYTES] = engine.maxKeyBytes ?? Limits.maxKeyBytes;
+  }
 
   /** @throws Error once closed, with the addon's message; the engine's errors as `FDBError`s. */
   createTransaction(): NativeTransaction {

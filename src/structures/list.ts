@@ -104,7 +104,7 @@ export class DocList<T = JsonValue> extends Structure {
       const length = lengthOf(bounds);
       const at = index < 0 ? length + index : index;
       if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
-      await removeFromArray(tr, body, bounds, at);
+      await removeFromArray(tr, body, bounds, at, this.access.kv.maxKeyBytes);
       this.changed(tr, keys);
     });
   }

@@ -62,6 +62,77 @@ documentSuite('Keys at the engine key limit', (ctx) => {
     expect(await dumpKeyspace(kv)).toEqual(before);
   });
 
+  it("refuses an expiry whose index entry would be over the limit, before writing anything, even with the caller's transaction", async () => {
+    const layer = await ctx.open();
+    const { docs, kv } = layer;
+    const c = docs.collection();
+    const { root } = await probeLengths(layer);
+    const longest = 'i'.repeat(kv.maxKeyBytes - root);
+    await c.upsert(longest, 'scalar');
+    // The index entry holds the id after the expiry time and the collection: a shorter id fits.
+    const shorter = longest.slice(40);
+    await c.upsert(shorter, 'expiring', { expiry: 60 });
+    expect((await c.get(shorter)).expiresAt).toBeDefined();
+    const before = await dumpKeyspace(kv);
+    await expectDocumentError(c.upsert(longest, 'scalar', { expiry: 60 }), 'KEY_TOO_LARGE');
+    await expectDocumentError(c.insert('new', { id: longest.slice(1), expiry: 60 }), 'KEY_TOO_LARGE');
+    await expectDocumentError(c.replace(longest, 'other', { expiry: new Date(Date.now() + 60_000) }), 'KEY_TOO_LARGE');
+    await expectDocumentError(c.mutateIn(longest, [MutateInSpec.replace('', 'other')], { expiry: 60 }), 'KEY_TOO_LARGE');
+    // Inside the caller's transaction the refusal comes before the document's first write.
+    await expectDocumentError(
+      kv.transact(async (tr) => {
+        await c.upsert(longest, 'scalar', { expiry: 60, tr });
+        tr.set('after', 'unreachable');
+      }),
+      'KEY_TOO_LARGE',
+    );
+    expect(await dumpKeyspace(kv)).toEqual(before);
+  });
+
+  it('refuses a queue whose item or token keys would be over the limit, and a dedupeId too long, changing nothing', async () => {
+    const layer = await ctx.open();
+    const { docs, kv } = layer;
+    const c = docs.collection();
+    const { root } = await probeLengths(layer);
+    const longest = 'q'.repeat(kv.maxKeyBytes - root);
+    // A queue's item keys hold a time and a 16-byte id after the body: a shorter id fits.
+    const shorter = longest.slice(40);
+    await c.queue(shorter).push(1, { delayMs: 60_000 });
+    await c.queue('short').push(1, { dedupeId: 'd' });
+    const before = await dumpKeyspace(kv);
+    await expectDocumentError(c.queue(longest).push(1), 'KEY_TOO_LARGE');
+    await expectDocumentError(c.queue(longest.slice(20)).pushMany([1, 2], { delayMs: 1000 }), 'KEY_TOO_LARGE');
+    await expectDocumentError(c.queue('short').push(2, { dedupeId: 'd'.repeat(kv.maxKeyBytes) }), 'KEY_TOO_LARGE');
+    expect(await dumpKeyspace(kv)).toEqual(before);
+  });
+
+  it('refuses an array insert or removal that would move an element to a longer key than the limit, changing nothing', async () => {
+    const layer = await ctx.open();
+    const { docs, kv, counter } = layer;
+    const c = docs.collection();
+    // The deepest key of element 0 of list 'l', { a: 1 }; position 0 takes a byte less than -1 or 1.
+    const { attempts } = await counter.measure(() => c.list('p').push({ a: 1 }));
+    const fieldKey = Math.max(...attempts.flatMap((a) => a.sets.map((s) => s.key.length)));
+    const name = 'n'.repeat(kv.maxKeyBytes - fieldKey + 1);
+    const list = c.list<unknown>('l');
+    await list.push({ [name]: 1 });
+    for (const small of ['a', 'b', 'c']) await list.push(small);
+    const probe = await counter.measure(() => c.upsert('e', { arr: [{ a: 1 }] }));
+    const docFieldKey = Math.max(...probe.attempts.flatMap((a) => a.sets.map((s) => s.key.length)));
+    await c.upsert('d', { arr: [{ ['n'.repeat(kv.maxKeyBytes - docFieldKey + 1)]: 1 }, 'a', 'b', 'c'] });
+    const before = await dumpKeyspace(kv);
+    // Inserting at 1 moves the shorter side, element 0, to position -1: its key grows by a byte.
+    await expectDocumentError(list.insert(1, 'x'), 'KEY_TOO_LARGE');
+    await expectDocumentError(c.mutateIn('d', [MutateInSpec.arrayInsert(['arr', 1], 'x')]), 'KEY_TOO_LARGE', { specIndex: 0 });
+    expect(await dumpKeyspace(kv)).toEqual(before);
+    // Removing element 1 moves element 0 up to position 1: the same.
+    await expectDocumentError(list.removeAt(1), 'KEY_TOO_LARGE');
+    expect(await dumpKeyspace(kv)).toEqual(before);
+    // Moves that keep the key's length work.
+    await list.removeAt(2);
+    expect(await list.toArray()).toEqual([{ [name]: 1 }, 'a', 'c']);
+  });
+
   it('refuses map keys, set members and list elements over the limit, changing nothing', async () => {
     const { docs, kv } = await ctx.open();
     const c = docs.collection();

@@ -121,7 +121,9 @@ describe('arrays: insert and remove in the middle move the shorter side', () => 
     const { kv, counter } = setUp();
     await store(kv, { list: doc });
     const list = keys.dataKey(['list']);
-    const { counts } = await counter.measure(() => kv.transact(async (tr) => removeFromArray(tr, list, (await boundsOf(tr, list)) as Bounds, index)));
+    const { counts } = await counter.measure(() =>
+      kv.transact(async (tr) => removeFromArray(tr, list, (await boundsOf(tr, list)) as Bounds, index, Limits.maxKeyBytes)),
+    );
     const expected = [...doc];
     expected.splice(index, 1);
     expect(await read(kv, ['list'])).toEqual(expected);
@@ -196,7 +198,7 @@ describe('arrays: insert and remove in the middle move the shorter side', () => 
         if (choice === 0) return appendToArray(tr, list, [value], Limits.maxKeyBytes);
         if (choice === 1) return prependToArray(tr, list, [value], Limits.maxKeyBytes);
         if (choice === 2) return insertIntoArray(tr, list, bounds, index, [value], Limits.maxKeyBytes);
-        return removeFromArray(tr, list, bounds as Bounds, index);
+        return removeFromArray(tr, list, bounds as Bounds, index, Limits.maxKeyBytes);
       });
       if (choice === 0) model.push(value);
       else if (choice === 1) model.unshift(value);
@@ -225,7 +227,7 @@ describe('arrays: edits agree with Array.prototype.splice', () => {
           const removed: JsonValue[] = [...doc];
           removed.splice(index, 1);
           await store(kv, doc);
-          await kv.transact(async (tr) => removeFromArray(tr, keys.root, (await boundsOf(tr, keys.root)) as Bounds, index));
+          await kv.transact(async (tr) => removeFromArray(tr, keys.root, (await boundsOf(tr, keys.root)) as Bounds, index, Limits.maxKeyBytes));
           expect(await read(kv)).toEqual(removed);
         }
       }

@@ -9,6 +9,8 @@ import { Barrier } from '../support/barrier';
 import { fdbShim, foundationdb, openFdbDatabase, openFdbDatabaseOn, type FdbDatabase } from '../support/fdb-shim';
 import type { Engine } from '../../src/kv/contract/types';
 import { LmdbEngine } from '../../src/kv/lmdb';
+import { fromFoundationDB } from '../../src/kv/fdb';
+import { open } from '../../src/open';
 import { MemoryEngine } from '../../src/kv/memory/memory-engine';
 
 const fdb = foundationdb();
@@ -411,6 +413,13 @@ describe("node-foundationdb's own tests of transaction options and read versions
     afterEach(async () => {
       db.close();
       await engine.close();
+    });
+
+    it("gives doclayer's fdb adapter the engine's key limit, so documents refuse longer keys typed", async () => {
+      const adapter = fromFoundationDB(db);
+      expect(adapter.maxKeyBytes).toBe(engine.maxKeyBytes ?? 10_000);
+      const docs = await open({ database: adapter });
+      await expect(docs.collection().upsert('x'.repeat(adapter.maxKeyBytes), 1)).rejects.toMatchObject({ code: 'KEY_TOO_LARGE' });
     });
 
     it('obeys transaction options: with read_your_writes_disable a get does not see the set before it', async () => {

@@ -248,6 +248,37 @@ describe('LmdbEngine', () => {
       await a.set('x', 'changed');
       expect(await watch.promise).toBe(true);
     });
+
+    it("share one LMDB environment whatever their durability: 'fast' without a flush per commit unless a 'sync' one opened it first", async () => {
+      const fastFirst = newStore();
+      const fast = LmdbStore.open(fastFirst, 1n, 'fast');
+      const sync = LmdbStore.open(fastFirst, 1n, 'sync');
+      const syncFirst = newStore();
+      const sync2 = LmdbStore.open(syncFirst, 1n, 'sync');
+      const fast2 = LmdbStore.open(syncFirst, 1n, 'fast');
+      try {
+        expect([fast.flushesInCommit, sync.flushesInCommit]).toEqual([false, false]);
+        expect([sync2.flushesInCommit, fast2.flushesInCommit]).toEqual([true, true]);
+      } finally {
+        await Promise.all([fast, sync, sync2, fast2].map((store) => store.close()));
+      }
+    });
+
+    it("a 'sync' engine on a folder a 'fast' one opened resolves each commit after a flush, and both see every commit", async () => {
+      const path = newStore();
+      const fast = open({ path, durability: 'fast' });
+      const sync = open({ path, durability: 'sync' });
+      const flushes = jest.spyOn(LmdbStore.prototype, 'flushed');
+      try {
+        await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? fast : sync).transact((tr) => tr.add('n', int64LE(1n)))));
+        await sync.set('last', 'sync');
+        expect(flushes.mock.calls.length).toBeGreaterThanOrEqual(2);
+        expect(readInt64LE(await fast.get('n'))).toBe(10n);
+        expect(String(await fast.get('last'))).toBe('sync');
+      } finally {
+        flushes.mockRestore();
+      }
+    });
   });
 
   describe('read snapshots', () => {

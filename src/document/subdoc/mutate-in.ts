@@ -91,6 +91,8 @@ export async function mutateIn(
   specs: readonly MutateInSpec[],
   options: MutateInOptions,
   maxKeyBytes: number,
+  /** Runs once every spec has succeeded, before their writes are applied (index maintenance: `index-port.ts`). */
+  beforeApply?: (st: Transaction, removed: boolean) => Promise<void>,
 ): Promise<MutateOutcome> {
   const semantics = options.storeSemantics ?? 'replace';
   if (semantics !== 'replace' && semantics !== 'upsert' && semantics !== 'insert') {
@@ -122,6 +124,7 @@ export async function mutateIn(
     }
   }
   if (!removed && (await st.getApproximateSize()) - sizeBefore >= SIZE_CHECK_BYTES) await checkDocumentSize(st, keys);
+  await beforeApply?.(st, removed);
   st.apply();
   if (removed) DocTransaction.of(tr).documentRemoved(keys);
   else
@@ -241,7 +244,7 @@ async function mutate(
         return REMOVED;
       }
       if (typeof last === 'number') {
-        await removeElement(st, keys, elements, last);
+        await removeElement(st, keys, elements, last, maxKeyBytes);
       } else {
         clearSubtree(st, await existingNode(st, keys, elements));
       }
@@ -415,7 +418,13 @@ async function arrayOrCreate(
   return undefined;
 }
 
-async function removeElement(st: Transaction, keys: DocumentKeys, elements: readonly PathElement[], index: number): Promise<void> {
+async function removeElement(
+  st: Transaction,
+  keys: DocumentKeys,
+  elements: readonly PathElement[],
+  index: number,
+  maxKeyBytes: number,
+): Promise<void> {
   const parentElements = elements.slice(0, -1);
   const path = await resolvePath(st, keys.root, parentElements);
   if (path.length < elements.length) return failWithDiagnosis(st, elements, path);
@@ -433,7 +442,7 @@ async function removeElement(st: Transaction, keys: DocumentKeys, elements: read
     if (typeof found === 'object') bounds = found;
   }
   if (bounds === undefined || index > bounds.last - bounds.first) return failWithDiagnosis(st, elements, path);
-  await removeFromArray(st, arrayKey, bounds, index);
+  await removeFromArray(st, arrayKey, bounds, index, maxKeyBytes);
 }
 
 /**

@@ -196,18 +196,28 @@ export async function prependToArray(tr: Transaction, key: Buffer, values: reado
  * Moves the elements at positions `from..to` of the array at `key` by `delta` positions: one range
  * read, one range clear, and one write per key moved. The destination positions outside `from..to`
  * must be free.
+ *
+ * A position re-encoded at its new value may take a byte more (tuple integers grow at powers of 256),
+ * so every new key is checked against `maxKeyBytes` before anything is cleared or written.
+ *
+ * @throws DocumentError KEY_TOO_LARGE when a moved key would exceed `maxKeyBytes`.
  */
-export async function moveElements(tr: Transaction, key: Buffer, from: number, to: number, delta: number): Promise<void> {
-  if (from > to) return;
+export async function moveElements(tr: Transaction, key: Buffer, from: number, to: number, delta: number, maxKeyBytes: number): Promise<void> {
+  (await prepareMove(tr, key, from, to, delta, maxKeyBytes))();
+}
+
+/** {@link moveElements} in two steps: the read and the checks, then (the returned function) the writes. */
+async function prepareMove(tr: Transaction, key: Buffer, from: number, to: number, delta: number, maxKeyBytes: number): Promise<() => void> {
+  if (from > to) return () => {};
   const begin = childKey(key, from);
   const end = childKey(key, to + 1);
   const entries = await tr.getRangeAll(begin, end);
-  tr.clearRange(begin, end);
   const at = key.length;
   let lastElement: Buffer | undefined;
   let lastStop = 0;
   let target: Buffer = key;
-  for (const { key: old, value } of entries) {
+  const moved: Buffer[] = [];
+  for (const { key: old } of entries) {
     const stop = elementEnd(old, at);
     // Entries of one element share its bytes: re-encode the position once per element.
     if (lastElement === undefined || stop !== lastStop || old.compare(lastElement, at, stop, at, stop) !== 0) {
@@ -215,8 +225,19 @@ export async function moveElements(tr: Transaction, key: Buffer, from: number, t
       lastStop = stop;
       target = childKey(key, decodePosition(old, at) + delta);
     }
-    tr.set(stop === old.length ? target : Buffer.concat([target, old.subarray(stop)]), value);
+    const next = stop === old.length ? target : Buffer.concat([target, old.subarray(stop)]);
+    if (next.length > maxKeyBytes) {
+      throw new DocumentError(
+        'KEY_TOO_LARGE',
+        `moving array element ${decodePosition(old, at)} to position ${decodePosition(old, at) + delta} makes a key of it ${next.length} bytes, over the engine's limit of ${maxKeyBytes}`,
+      );
+    }
+    moved.push(next);
   }
+  return () => {
+    tr.clearRange(begin, end);
+    entries.forEach(({ value }, i) => tr.set(moved[i], value));
+  };
 }
 
 /**
@@ -241,9 +262,9 @@ export async function insertIntoArray(
   const length = last - first + 1;
   const entries = elementEntries(key, first + index - (index <= length - index ? n : 0), values, maxKeyBytes);
   if (index <= length - index) {
-    await moveElements(tr, key, first, first + index - 1, -n);
+    await moveElements(tr, key, first, first + index - 1, -n, maxKeyBytes);
   } else {
-    await moveElements(tr, key, first + index, last, n);
+    await moveElements(tr, key, first + index, last, n, maxKeyBytes);
   }
   writeEntries(tr, entries);
 }
@@ -252,13 +273,14 @@ export async function insertIntoArray(
  * Removes element `index` (`0 <= index < length`) of the array at `key` with bounds `bounds`: clears
  * its subtree and closes the gap by moving the shorter side one position.
  */
-export async function removeFromArray(tr: Transaction, key: Buffer, bounds: Bounds, index: number): Promise<void> {
+export async function removeFromArray(tr: Transaction, key: Buffer, bounds: Bounds, index: number, maxKeyBytes: number): Promise<void> {
   const { first, last } = bounds;
   const position = first + index;
+  // The moved keys are checked before the element is cleared.
+  const move =
+    index < last - position
+      ? await prepareMove(tr, key, first, position - 1, 1, maxKeyBytes)
+      : await prepareMove(tr, key, position + 1, last, -1, maxKeyBytes);
   clearSubtree(tr, childKey(key, position));
-  if (index < last - position) {
-    await moveElements(tr, key, first, position - 1, 1);
-  } else {
-    await moveElements(tr, key, position + 1, last, -1);
-  }
+  move();
 }

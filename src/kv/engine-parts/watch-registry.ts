@@ -51,6 +51,17 @@ export class WatchRegistry {
     }
   }
 
+  /** Whether a watch is outstanding on a key inside one of `ranges`. */
+  watchesIn(ranges: readonly KeyRange[]): boolean {
+    if (this.count === 0) return false;
+    for (const range of ranges) {
+      if (this.byKey.has(range.begin)) return true;
+      const next = this.byKey.nextHigherKey(range.begin);
+      if (next !== undefined && compareBytes(next, range.end) < 0) return true;
+    }
+    return false;
+  }
+
   /** Cancels every watch: their promises resolve `false`. */
   cancelAll(): void {
     const all: KeyWatch[] = [];

@@ -2,7 +2,7 @@ import { Database } from '../contract/database';
 import type { Engine, Transaction } from '../contract/types';
 import { toKvError } from './errors';
 import { FdbTransaction } from './fdb-transaction';
-import type { FdbDatabaseLike, FdbTransformer } from './node-foundationdb';
+import { nativeMaxKeyBytes, type FdbDatabaseLike, type FdbTransformer } from './node-foundationdb';
 
 /** Keys and values pass through node-foundationdb as the Buffers the adapter gives it. */
 const RAW_BYTES: FdbTransformer = { pack: (bytes) => bytes, unpack: (bytes) => bytes };
@@ -27,6 +27,11 @@ export interface FdbEngineOptions {
  */
 export class FdbEngine implements Engine {
   readonly name = 'fdb';
+  /**
+   * FoundationDB's 10,000 bytes (absent), or the shorter limit of the engine behind the fdb shim when
+   * node-foundationdb runs over it (the shim says so; see `NATIVE_MAX_KEY_BYTES`).
+   */
+  readonly maxKeyBytes?: number;
   private readonly db: FdbDatabaseLike;
   private closed = false;
 
@@ -44,6 +49,8 @@ export class FdbEngine implements Engine {
       );
     }
     this.db = db.withKeyEncoding(RAW_BYTES).withValueEncoding(RAW_BYTES);
+    const max = nativeMaxKeyBytes(db);
+    if (max !== undefined) this.maxKeyBytes = max;
   }
 
   createTransaction(): Transaction {

@@ -96,12 +96,32 @@ export interface FdbTransactionLike {
 
 /** The subset of node-foundationdb's `Database` the adapter calls. */
 export interface FdbDatabaseLike {
+  /**
+   * node-foundationdb's native database (a field of its `Database`). The adapter only looks on it for
+   * {@link NATIVE_MAX_KEY_BYTES}, which the fdb shim sets.
+   */
+  readonly _db?: unknown;
   rawCreateTransaction(): FdbTransactionLike;
   /** The subspace prefix node-foundationdb adds to every key; the adapter requires it to be empty. */
   getPrefix(): Buffer;
   withKeyEncoding(keyXf: FdbTransformer): FdbDatabaseLike;
   withValueEncoding(valueXf: FdbTransformer): FdbDatabaseLike;
   close(): void;
+}
+
+/**
+ * The property by which a native database that is not FoundationDB's (the fdb shim's, over an engine
+ * with shorter keys, such as LMDB's 4,025 bytes) tells the adapter its longest key. A real cluster
+ * does not set it: FoundationDB's 10,000 bytes apply.
+ */
+export const NATIVE_MAX_KEY_BYTES: unique symbol = Symbol.for('doclayer.fdb.nativeMaxKeyBytes');
+
+/** The longest key the cluster behind `db` stores, when it says so (see {@link NATIVE_MAX_KEY_BYTES}). */
+export function nativeMaxKeyBytes(db: FdbDatabaseLike): number | undefined {
+  const native = db._db;
+  if (typeof native !== 'object' || native === null) return undefined;
+  const max = (native as { [NATIVE_MAX_KEY_BYTES]?: unknown })[NATIVE_MAX_KEY_BYTES];
+  return typeof max === 'number' && Number.isSafeInteger(max) && max > 0 ? max : undefined;
 }
 
 /** The subset of the package's module exports that `openFoundationDB` calls. */

@@ -40,6 +40,8 @@ export interface BatchContext {
   readonly now: number;
   readonly conflicts: StoredConflictLog;
   readonly faults: FaultInjector | undefined;
+  /** Told the batch's write conflict ranges (coalesced) when some transaction of it commits. */
+  readonly recorded?: (ranges: readonly KeyRange[]) => void;
 }
 
 /**
@@ -84,7 +86,9 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
     outcomes.push({ committed: true, version, versionstamp, reportUnknownResult: fault === 'unknownResult' });
   }
   if (order > 0) {
-    writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges: coalesceRanges(written) }));
+    const ranges = coalesceRanges(written);
+    writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges }));
+    context.recorded?.(ranges);
     writer.setLastVersion(version);
     conflicts.prune(writer, now, version);
   }

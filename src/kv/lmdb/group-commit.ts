@@ -11,10 +11,13 @@ import { lmdbCode, writeFailure } from './store-failure';
  *   process, of the OS, or a power loss (as far as the disk honours flushes). Other transactions may
  *   read it a little earlier, between LMDB's commit and the flush: if the OS crashes in that window
  *   the commit is lost, and so is every later commit (they are flushed after it).
- * - `'fast'`: once its LMDB transaction has committed and is visible to every process. It survives a
- *   crash of the process, but a crash of the OS or a power loss may lose the last commits (whole
- *   ones: the store stays consistent). That is all it promises; today the commit is also flushed by
- *   then, as LMDB flushes inside each commit (see `LmdbStore.write`).
+ * - `'fast'`: once its LMDB transaction has committed and is visible to every process, without a flush
+ *   (LMDB's `MDB_NOSYNC`): it survives a crash of the process (the file's pages are in the OS page
+ *   cache), but a crash of the OS or a power loss may lose the commits of about the last second (the
+ *   store flushes about once a second while committing, and when it closes). LMDB without a flush per
+ *   commit does not order the writes of pages and meta page, so such a crash may also leave the file
+ *   damaged (`checkLmdbStore` finds structural damage): keep backups, or use `'sync'` for data that
+ *   must survive one.
  *
  * Both modes run on the same store at once (the mode is each engine's).
  */

@@ -1,4 +1,5 @@
 import { kvError } from '../contract/errors';
+import type { KeyRange } from '../contract/key-range';
 import { Limits } from '../contract/limits';
 import type { FaultInjector } from '../engine-parts/fault-injector';
 import type { KeyWatch } from '../client/key-watch';
@@ -20,6 +21,8 @@ export class LmdbCluster {
   private readonly commits: GroupCommit;
   private readonly watches: StoreWatches;
   private closed = false;
+  /** The write ranges of the batch being committed, for the watches once it is. */
+  private batchWrites: readonly KeyRange[] = [];
 
   constructor(
     private readonly store: LmdbStore,
@@ -33,9 +36,17 @@ export class LmdbCluster {
     this.commits = new GroupCommit(
       store,
       durability,
-      (writer, requests) => commitBatch(writer, requests, { now: this.now(), conflicts: this.conflicts, faults }),
+      (writer, requests) => {
+        this.batchWrites = [];
+        return commitBatch(writer, requests, {
+          now: this.now(),
+          conflicts: this.conflicts,
+          faults,
+          recorded: (ranges) => (this.batchWrites = ranges),
+        });
+      },
       () => this.conflicts.reset(),
-      () => this.watches.committed(),
+      () => this.watches.committed(this.batchWrites),
     );
   }
 

@@ -15,9 +15,9 @@ export interface LmdbEngineOptions {
    * When a commit resolves. Default `'sync'`.
    * - `'sync'`: once flushed to disk: it survives a crash of the process, a crash of the OS and a power
    *   loss (as far as the disk honours flushes).
-   * - `'fast'`: once committed and visible to every process: it survives a crash of the process, but a
-   *   crash of the OS or a power loss may lose the last commits (whole ones; the store stays
-   *   consistent). Today the commit is flushed by then as well.
+   * - `'fast'`: once committed and visible to every process, with no flush per commit (the store
+   *   flushes about once a second): it survives a crash of the process, but a crash of the OS or a
+   *   power loss may lose about the last second of commits, and may damage the file.
    *
    * See `Durability` (exported as `LmdbDurability`) for the fine print.
    */
@@ -74,7 +74,7 @@ export class LmdbEngine implements Engine {
     }
     const now = options.now ?? Date.now;
     const faults = options.faults ? new FaultInjector(options.faults) : undefined;
-    const store = LmdbStore.open(options.path, versionAt(now()));
+    const store = LmdbStore.open(options.path, versionAt(now()), durability);
     this.cluster = new LmdbCluster(store, durability, now, faults);
   }
 

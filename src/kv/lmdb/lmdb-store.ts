@@ -1,3 +1,4 @@
+import { resolve as resolvePath } from 'path';
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
 import { isKvError, kvError } from '../contract/errors';
@@ -21,11 +22,16 @@ import { openFailure, readFailure, writeFailure } from './store-failure';
  * - Reads go through explicit LMDB read transactions ({@link StoreSnapshot}); writes through one
  *   exclusive LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB serializes across
  *   processes.
- * - Durability: the environment uses the package's `overlappingSync` (its default except on Windows): a
- *   write transaction becomes visible when it commits, then LMDB flushes it after releasing the write
- *   lock, before the commit returns. A committed transaction survives a crash of the process (it is in
- *   the OS page cache, and reopening on the same boot uses it); only a flushed one survives a crash of
- *   the OS or a power loss.
+ * - Durability: a store opened for `'sync'` uses the package's `overlappingSync` (its default except on
+ *   Windows): a write transaction becomes visible when it commits, then LMDB flushes it after releasing
+ *   the write lock, before the commit returns. A store opened for `'fast'` uses LMDB's `MDB_NOSYNC`: a
+ *   commit writes its pages and meta page to the file (the OS page cache) and returns, with no flush,
+ *   and the store flushes the file on a thread about once a second while there are commits
+ *   ({@link FAST_FLUSH_MS}) and when it closes. A committed transaction survives a crash of the
+ *   process (it is in the OS page cache, and reopening on the same boot uses it); only a flushed one
+ *   survives a crash of the OS or a power loss. The two kinds of environment can share a folder across
+ *   processes; within one process the package shares one environment per folder, see
+ *   {@link LmdbStore.open}.
  * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
  *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
  *   `openFailure`).
@@ -47,6 +53,16 @@ const MAX_READERS = 1024;
  * every 10 minutes of writing.
  */
 const STALE_READERS_CHECK_MS = 5_000;
+/**
+ * How often a store opened for `'fast'` flushes its commits to disk (on a thread, like Redis's
+ * `appendfsync everysec`), while it commits.
+ */
+const FAST_FLUSH_MS = 1_000;
+/**
+ * The environments this process has open, by folder, and whether they flush inside each commit. The
+ * package opens one LMDB environment per folder in a process, whatever the options of later opens.
+ */
+const openEnvironments = new Map<string, { flushesInCommit: boolean; stores: number }>();
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 const DATA_END = Buffer.from([DATA_PREFIX + 1]);
@@ -225,16 +241,32 @@ export class LmdbStore {
   private readonly writer: StoreWriteAccess;
   private readonly writeFlags: number;
   private staleReadersCheckedAt = Date.now();
+  /** Commits written since the last flush began (environments that do not flush in each commit). */
+  private unflushed = false;
+  /** The flush running on a thread, and the one queued behind it for the commits made meanwhile. */
+  private flushing: Promise<void> | undefined;
+  private nextFlush: Promise<void> | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private folder = '';
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
     private readonly dbs: StoreDatabases,
     /** The folder of the store. */
     readonly path: string,
+    /**
+     * Whether LMDB flushes each commit before `transactionSync` returns (`overlappingSync`); otherwise
+     * (`MDB_NOSYNC`) a commit returns once written to the OS page cache, and {@link flushed} flushes.
+     */
+    readonly flushesInCommit: boolean,
+    /** Flush in the background about every {@link FAST_FLUSH_MS} while committing ('fast'). */
+    private readonly flushesInBackground: boolean,
   ) {
     this.writer = new StoreWriteAccess(dbs);
     const flags = lmdbPackage().TransactionFlags;
-    // Committed and flushed before transactionSync returns, the flush outside the write lock.
+    // With overlappingSync: committed, then flushed outside the write lock, before transactionSync
+    // returns. Without (MDB_NOSYNC environments): committed, not flushed.
     this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
   }
 
@@ -246,10 +278,19 @@ export class LmdbStore {
    *   for a store of another format, or an LMDB environment whose pages are too small for
    *   {@link LMDB_MAX_KEY_BYTES}; file_not_writable (1514) on a full disk; io_error (1510) when LMDB
    *   cannot open the folder.
+   *
+   * `'sync'` opens the environment with `overlappingSync` (each commit flushed in the commit), `'fast'`
+   * with `MDB_NOSYNC` (commits flushed about once a second). Processes of both kinds may share a
+   * folder. Within one process the package has one environment per folder: a store opened for
+   * `'fast'` where a `'sync'` one is open flushes in each commit as it does, and one opened for
+   * `'sync'` where a `'fast'` one is open flushes after each commit ({@link flushed}).
    */
-  static open(path: string, initialVersion: bigint): LmdbStore {
+  static open(path: string, initialVersion: bigint, durability: 'sync' | 'fast' = 'sync'): LmdbStore {
     assertRoomToOpen(path);
     assertOpenable(path);
+    const folder = resolvePath(path);
+    const shared = openEnvironments.get(folder);
+    const flushesInCommit = shared ? shared.flushesInCommit : durability === 'sync';
     let root: RootDatabase<Buffer, Buffer>;
     try {
       root = lmdbPackage().open<Buffer, Buffer>({
@@ -261,6 +302,7 @@ export class LmdbStore {
         maxReaders: MAX_READERS,
         keyEncoding: 'binary',
         encoding: 'binary',
+        ...(flushesInCommit ? {} : { noSync: true }),
       });
     } catch (err) {
       throw openFailure(err, path);
@@ -301,7 +343,14 @@ export class LmdbStore {
       // opening an existing one waits for no other process's writes.
       if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
       else initialize();
-      return new LmdbStore(root, dbs, path);
+      const store = new LmdbStore(root, dbs, path, flushesInCommit, !flushesInCommit && durability === 'fast');
+      // The initial state, if new, flushed as any commit is: close() waits for it, so the thread
+      // never syncs an environment that is being closed.
+      if (!flushesInCommit && shared === undefined) store.flushed().catch(() => (store.unflushed = true));
+      if (shared) shared.stores++;
+      else openEnvironments.set(folder, { flushesInCommit, stores: 1 });
+      store.folder = folder;
+      return store;
     } catch (err) {
       void root.close();
       throw isKvError(err) ? err : openFailure(err, path);
@@ -343,7 +392,7 @@ export class LmdbStore {
   async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
     let thrown: { error: unknown } | undefined;
     try {
-      return this.root.transactionSync(() => {
+      const result = this.root.transactionSync(() => {
         try {
           return fn(this.writer);
         } catch (error) {
@@ -351,6 +400,11 @@ export class LmdbStore {
           throw error;
         }
       }, this.writeFlags);
+      if (!this.flushesInCommit) {
+        this.unflushed = true;
+        if (this.flushesInBackground) this.flushTimer ??= setTimeout(() => this.backgroundFlush(), FAST_FLUSH_MS).unref();
+      }
+      return result;
     } catch (err) {
       if (thrown && err === thrown.error) throw err;
       throw writeFailure(err, this.path);
@@ -358,15 +412,52 @@ export class LmdbStore {
   }
 
   /**
-   * Resolves once every transaction this store committed is flushed to disk: at once, as LMDB flushes
-   * each one inside its commit, before {@link write} returns (with `overlappingSync`, after releasing
-   * the write lock to other writers). A separate flush (the package's `sync`, `mdb_env_sync`) would take
-   * LMDB's flush lock from another thread while this one may be in a write transaction: if the last
-   * holder of that lock was a process killed during its flush, LMDB then declares this process's
-   * environment unusable (MDB_PANIC), which the soak test met within minutes.
+   * Resolves once every transaction this store committed is flushed to disk.
+   *
+   * With `overlappingSync` ({@link flushesInCommit}) at once: LMDB flushed each one inside its commit,
+   * before {@link write} returned (after releasing the write lock to other writers). A separate flush
+   * there (`mdb_env_sync` from another thread) would take LMDB's flush lock while this thread may be in
+   * a write transaction: if the last holder of that lock was a process killed during its flush, LMDB
+   * then declares this process's environment unusable (MDB_PANIC), which the soak test met within
+   * minutes.
+   *
+   * Otherwise (`MDB_NOSYNC`) by an fdatasync of the data file on a thread (`mdb_env_sync`, which takes
+   * no lock in such an environment). Calls made while one runs share the next one, which covers every
+   * commit made before it starts: concurrent commits share flushes, and a flush overlaps the next
+   * batch's write.
    */
   flushed(): Promise<void> {
-    return Promise.resolve();
+    if (this.flushesInCommit) return Promise.resolve();
+    if (!this.flushing) return (this.flushing = this.startFlush());
+    this.nextFlush ??= this.flushing.then(
+      () => this.queuedFlush(),
+      () => this.queuedFlush(),
+    );
+    return this.nextFlush;
+  }
+
+  private queuedFlush(): Promise<void> {
+    this.nextFlush = undefined;
+    return (this.flushing = this.startFlush());
+  }
+
+  private startFlush(): Promise<void> {
+    this.unflushed = false;
+    const done = new Promise<void>((resolve, reject) => {
+      if (this.closed) return resolve();
+      syncOnThread(this.root, (error) => (error ? reject(error instanceof Error ? error : new Error(describeFlushError(error))) : resolve()));
+    });
+    const clear = () => {
+      if (this.flushing === done) this.flushing = undefined;
+    };
+    done.then(clear, clear);
+    return done;
+  }
+
+  /** The 'fast' store's periodic flush; a failure is retried with the next one (the data is committed). */
+  private backgroundFlush(): void {
+    this.flushTimer = undefined;
+    if (this.unflushed && !this.closed) this.flushed().catch(() => (this.unflushed = true));
   }
 
   /**
@@ -387,8 +478,14 @@ export class LmdbStore {
     return this.root.readerCheck();
   }
 
-  /** Waits for the writes in progress, then closes the environment (in this process). */
+  /** Flushes what this store committed, then closes the environment (in this process). */
   async close(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.unflushed || this.flushing) await this.flushed().catch(() => undefined);
+    this.closed = true;
+    const shared = openEnvironments.get(this.folder);
+    if (shared && --shared.stores === 0) openEnvironments.delete(this.folder);
     await this.root.close();
   }
 }
@@ -403,6 +500,11 @@ function lmdbPackage(): typeof LmdbPackage {
   } catch (err) {
     throw new Error(`the lmdb engine needs the 'lmdb' package and its prebuilt binary for this platform: ${String(err)}`);
   }
+}
+
+/** The package's `sync` (untyped): `mdb_env_sync` on a thread of libuv's pool, then `callback`. */
+function syncOnThread(root: RootDatabase<Buffer, Buffer>, callback: (error?: unknown) => void): void {
+  (root as unknown as { sync(callback: (error?: unknown) => void): void }).sync(callback);
 }
 
 function storedKey(key: Buffer): Buffer {
@@ -436,4 +538,9 @@ function versionKey(version: bigint): Buffer {
 function readVersion(bytes: Buffer | undefined, what: string): bigint {
   if (!bytes || bytes.length !== 8) throw new Error(`the store's ${what} is missing or malformed`);
   return bytes.readBigUInt64BE(0);
+}
+
+/** A flush failure that is not an Error, as text (LMDB's thread reports a code or a message). */
+function describeFlushError(error: unknown): string {
+  return typeof error === 'string' || typeof error === 'number' ? `LMDB flush failed: ${error}` : 'LMDB flush failed';
 }

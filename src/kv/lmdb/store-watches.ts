@@ -18,7 +18,8 @@ const WHOLE_KEYSPACE: KeyRange = { begin: Buffer.alloc(0), end: MAX_USER_KEY };
  * lookup, usually unchanged); when it changed, it reads the conflict records since the last poll and
  * compares only the watched keys inside their write ranges with their current values. If records were
  * pruned before a poll saw them (the process stalled for over 5 s), every watched key is compared.
- * A commit made by this engine triggers a poll at once; others are seen within {@link POLL_MS}.
+ * A commit made by this engine that wrote a watched key triggers a poll at once; other commits are seen
+ * within {@link POLL_MS}.
  *
  * While watches are outstanding the poll timer keeps the process alive: close the engine, or cancel
  * the watches, to let it exit.
@@ -54,9 +55,12 @@ export class StoreWatches {
     }
   }
 
-  /** Checks soon, for a commit this process just made. */
-  committed(): void {
-    if (this.active.size === 0 || this.pollSoon) return;
+  /**
+   * Checks soon, for a commit this process just made that wrote `ranges`, if a watch is on a key in
+   * them; other processes' commits meanwhile are seen by the next timed poll, as always.
+   */
+  committed(ranges: readonly KeyRange[]): void {
+    if (this.active.size === 0 || this.pollSoon || !this.registry.watchesIn(ranges)) return;
     this.pollSoon = setImmediate(() => {
       this.pollSoon = undefined;
       this.poll();

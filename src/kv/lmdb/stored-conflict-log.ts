@@ -7,6 +7,8 @@ import { WINDOW_VERSIONS } from './versions';
 
 /** Records read from the store per call while catching up. */
 const CHUNK = 1024;
+/** Records read per call while pruning, once the oldest one is due. */
+const PRUNE_CHUNK = 64;
 
 /**
  * FoundationDB's resolver for several processes: the write conflict ranges of every commit of the last
@@ -23,12 +25,21 @@ export class StoredConflictLog {
   private mirror: ConflictLog | undefined;
   /** Every record up to this version is in the mirror. */
   private through = -1n;
+  /**
+   * The oldest record the last prune left in the store (time and version), or nothing known. Records
+   * are appended newer and removed oldest first (by any process), so the store's oldest is this one or
+   * a newer one: while this one is not due, nothing is.
+   */
+  private oldest: { time: number; version: bigint } | undefined;
 
   /** Brings the mirror up to date with the records any process appended. */
   catchUp(reader: StoreReader): void {
     if (!this.mirror) {
       this.mirror = new ConflictLog(reader.horizon());
       this.through = -1n;
+    } else if (reader.lastVersion() === this.through) {
+      // No process has committed since this one's last record: nothing to read (one lookup).
+      return;
     }
     for (;;) {
       const entries = reader.conflictRecords(this.through < 0n ? undefined : this.through, CHUNK);
@@ -59,22 +70,36 @@ export class StoredConflictLog {
 
   /**
    * Drops the records older than the 5-second window from the store and the mirror, advancing the
-   * store's horizon past them. Reads only the oldest records, so it costs one lookup when nothing is due.
+   * store's horizon past them. Reads nothing while the oldest record the last prune saw is not due, then
+   * the oldest record, and more only when it is due.
    */
   prune(writer: StoreWriter, now: number, version: bigint): void {
     const minTime = now - Limits.maxTransactionAgeMs;
     const minVersion = version - WINDOW_VERSIONS;
+    const known = this.oldest;
+    if (known && known.time >= minTime && known.version >= minVersion) {
+      this.mirror?.prune(minTime, minVersion);
+      return;
+    }
     let horizon: bigint | undefined;
+    this.oldest = undefined;
+    // The oldest record alone first: each record read is a copy.
+    let limit = 1;
     for (;;) {
-      const oldest = writer.conflictRecords(undefined, 64);
+      const oldest = writer.conflictRecords(undefined, limit);
       let removed = 0;
       for (const entry of oldest) {
-        if (conflictRecordTime(entry.record) >= minTime && entry.version >= minVersion) break;
+        const time = conflictRecordTime(entry.record);
+        if (time >= minTime && entry.version >= minVersion) {
+          this.oldest = { time, version: entry.version };
+          break;
+        }
         writer.removeConflictRecord(entry.version);
         horizon = entry.version;
         removed++;
       }
-      if (removed < oldest.length || oldest.length < 64) break;
+      if (removed < oldest.length || oldest.length < limit) break;
+      limit = PRUNE_CHUNK;
     }
     if (horizon !== undefined && horizon > writer.horizon()) writer.setHorizon(horizon);
     this.mirror?.prune(minTime, minVersion);
@@ -84,6 +109,7 @@ export class StoredConflictLog {
   reset(): void {
     this.mirror = undefined;
     this.through = -1n;
+    this.oldest = undefined;
   }
 
   private requireMirror(): ConflictLog {

@@ -1,4 +1,4 @@
-import { corruptData } from '../../document/errors';
+import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_PUSHED, META_SIZE, META_TOKENS, type DocumentKeys } from '../../document/keys/layout';
 import { Uuid, Versionstamp, type TupleItem } from '../../tuple';
 import { packPrefixed, packPrefixedWithVersionstamp, unpackFrom } from '../../tuple/pack';
@@ -39,6 +39,8 @@ export class QueueKeys {
   /** The prefix of tokens; a token key is `tokens ++ tuple(bucket, token)`. */
   readonly tokens: Buffer;
   private readonly bodyLength: number;
+  /** The longest key of the queue without a dedupe id, once computed. */
+  private longestKey: number | undefined;
 
   constructor(readonly doc: DocumentKeys) {
     const body = bodyKey(doc);
@@ -103,6 +105,27 @@ export class QueueKeys {
 
   isScheduled(key: Buffer): boolean {
     return key.length > this.scheduled.length && key.compare(this.scheduled, 0, this.scheduled.length, 0, this.scheduled.length) === 0;
+  }
+
+  /**
+   * Checks that every key the queue may write fits the engine's key limit: its longest are a
+   * scheduled item's (a delayed push, a lease: a time and a 16-byte id) and a token (a bucket and a
+   * 16-byte token, or the push's `dedupeId`). The document id is checked against the document's own
+   * keys, which are shorter.
+   *
+   * @throws DocumentError KEY_TOO_LARGE.
+   */
+  assertFits(maxKeyBytes: number, dedupeId?: string): void {
+    const latest = Number.MAX_SAFE_INTEGER;
+    this.longestKey ??= Math.max(
+      this.scheduledKey(latest, new Uuid(Buffer.alloc(16))).length,
+      this.token(Math.floor(latest / 60_000), Buffer.alloc(16)).length,
+    );
+    const longest = Math.max(this.longestKey, dedupeId === undefined ? 0 : this.token(Math.floor(latest / 60_000), dedupeId).length);
+    if (longest > maxKeyBytes) {
+      const what = dedupeId === undefined ? 'the queue id' : 'the queue id and dedupeId';
+      throw new DocumentError('KEY_TOO_LARGE', `${what} make the queue's keys up to ${longest} bytes, over the engine's limit of ${maxKeyBytes}`);
+    }
   }
 
   token(bucket: number, token: TupleItem): Buffer {

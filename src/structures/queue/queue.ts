@@ -494,6 +494,7 @@ export class Queue<T = JsonValue> extends Structure {
     await this.write(opts, async (scope) => {
       attempt++;
       const keys = this.queueKeys(scope.keys);
+      keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
       const { tr } = scope;
       if (opts.dedupeId !== undefined) {
         const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
@@ -512,6 +513,7 @@ export class Queue<T = JsonValue> extends Structure {
   private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined): Promise<void> {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
+    keys.assertFits(this.access.kv.maxKeyBytes);
     const own = await ownWrites(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
