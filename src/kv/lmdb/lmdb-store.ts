@@ -419,7 +419,9 @@ export class LmdbStore {
     this.unflushed = false;
     const done = new Promise<void>((resolve, reject) => {
       if (this.closed) return resolve();
-      syncOnThread(this.root, (error) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()));
+      syncOnThread(this.root, (error) =>
+        error ? reject(error instanceof Error ? error : new Error(`the flush failed: ${JSON.stringify(error)}`)) : resolve(),
+      );
     });
     const clear = () => {
       if (this.flushing === done) this.flushing = undefined;
