@@ -13,7 +13,7 @@
  * Operations (doclayer | Redis): counter incr (`counter.incr()` | INCR), counter blind add
  * (`counter.add(1)` | INCRBY), set add of a new member (`set.add` | SADD), map set (`map.set` | HSET),
  * list push (`list.push` | RPUSH), queue push (`queue.push` | LPUSH of the JSON), queue pop
- * (`queue.pop()` | RPOP + JSON.parse, of what the push row pushed), document upsert of a 7-leaf
+ * (`queue.pop()` | RPOP + JSON.parse, of 30,000 items pushed first and what the push row left), document upsert of a 7-leaf
  * document (`upsert` | SET of its JSON) and get (`get` | GET + JSON.parse), over 1,000 ids.
  * Each caller loops, one operation at a time, for `--ms` per row; every caller of a row works on the
  * same structure (so 32 callers of `counter incr` are 32 clients of one hot key). Redis is one
@@ -60,6 +60,9 @@ interface Operation {
 }
 
 const IDS = 1_000;
+
+/** Items the queue pop row pushes on each side before it runs. */
+const POP_PREFILL = 30_000;
 
 const documentOf = (i: number) => ({
   name: `user ${i}`,
@@ -122,6 +125,15 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     name: 'queue pop',
+    // Items to pop besides what the push row left: enough for a row of any length here.
+    prepare: async (c, r, run) => {
+      const queue = c.queue(`jobs-${run}`);
+      for (let i = 0; i < POP_PREFILL; i += 1000) {
+        const chunk = Array.from({ length: 1000 }, (_, j) => job(i + j));
+        await queue.pushMany(chunk);
+        await r.lpush(`jobs-${run}`, ...chunk.map((v) => JSON.stringify(v)));
+      }
+    },
     ours: (c, run) => {
       const queue = c.queue(`jobs-${run}`);
       return async () => ((await queue.pop()) === undefined ? EMPTY : true);

@@ -1,4 +1,11 @@
-import { DocumentCollection } from './document/collection/collection';
+import type { ChangeEvent } from './changes/change';
+import type { ChangeConsumer, ChangeFeed, ChangesOptions, CompactChangesOptions } from './changes/change-feed';
+import type { CompactionReport } from './changes/compaction';
+import { DocumentCollection, type CollectionContext } from './document/collection/collection';
+import type { TransactionOption } from './document/types';
+import { IndexAdmin, type BuildOptions, type CreateIndexOptions, type IndexAccess, type IndexDescription } from './index/index-admin';
+import type { IndexSpec } from './index/definition';
+import type { IndexMaintainer } from './index/maintainer';
 import type { DocId, JsonValue } from './document/types';
 import { DocCounter } from './structures/counter';
 import { DocList } from './structures/list';
@@ -12,6 +19,111 @@ import { DocText } from './structures/text';
  * the data structures stored as its documents (src/structures, docs/structures.md).
  */
 export class Collection extends DocumentCollection {
+  private readonly indexAdmin: IndexAdmin;
+
+  /** @internal Use `DocLayer.collection()`. */
+  constructor(
+    context: CollectionContext,
+    scope: string,
+    name: string,
+    indexes: IndexMaintainer,
+    private readonly feed: ChangeFeed,
+  ) {
+    super(context, scope, name);
+    this.indexAdmin = new IndexAdmin(indexes, this.indexedCollection());
+  }
+
+  // ---- secondary indexes (src/index, docs/indexes.md)
+
+  /**
+   * Creates a secondary index named `name` over `spec.fields` (paths, each ascending or
+   * `{ path, order: 'desc' }`; `items[*].sku` indexes every element), `unique` or not, storing the
+   * `include` paths' values in each entry. Every write of the collection keeps it current in its own
+   * transaction from then on. On an empty collection it is ready at once; otherwise it is built
+   * before this returns (resumable: see {@link buildIndex}), unless `build: false` or `tr` is given.
+   * The definition is stored with the collection (every process sees it; dropping the collection
+   * drops it). Creating an existing index with the same definition does nothing.
+   *
+   * @throws DocumentError INVALID_INDEX (a bad name, path, order, option; over 16 fields),
+   *   INDEX_EXISTS, UNIQUE_VIOLATION (a unique build found duplicates: `UniqueBuildError` lists
+   *   them), TOO_MANY_INDEX_ENTRIES / INDEX_ENTRY_TOO_LARGE (naming the document).
+   */
+  createIndex(name: string, spec: IndexSpec, opts?: CreateIndexOptions): Promise<IndexDescription> {
+    return this.indexAdmin.create(name, spec, opts);
+  }
+
+  /**
+   * Drops an index: its definition, entries and build progress, in one transaction.
+   *
+   * @throws DocumentError INDEX_NOT_FOUND.
+   */
+  dropIndex(name: string, opts?: TransactionOption): Promise<void> {
+    return this.indexAdmin.drop(name, opts);
+  }
+
+  /** The collection's indexes with their state (`'building'` or `'ready'`) and build progress. */
+  listIndexes(opts?: TransactionOption): Promise<IndexDescription[]> {
+    return this.indexAdmin.list(opts);
+  }
+
+  /**
+   * Builds a `'building'` index, or resumes its build where it stopped (in this or any process),
+   * over `workers` id ranges at once, reporting progress to `onProgress`; marks it ready.
+   *
+   * @throws DocumentError INDEX_NOT_FOUND, UNIQUE_VIOLATION (`UniqueBuildError`, with the ids),
+   *   TOO_MANY_INDEX_ENTRIES, INDEX_ENTRY_TOO_LARGE.
+   */
+  buildIndex(name: string, opts?: BuildOptions): Promise<IndexDescription> {
+    return this.indexAdmin.build(name, opts);
+  }
+
+  /** @internal How the query layer lists and scans this collection's indexes. */
+  indexAccess(): IndexAccess {
+    return this.indexAdmin.access();
+  }
+
+  // ---- data structures
+
+
+  /**
+   * The collection's changes in commit order, as an async iterator (docs/changes.md): per document
+   * its latest change (intermediate versions may be merged), removals and expiries as tombstones,
+   * the collection's drop as a last `'drop'` event. Each change carries a `token`; pass it as `since`
+   * to resume after it. With `follow` the iterator stays open and wakes by a watch when changes
+   * commit, until `signal` aborts. A plain reader is at-least-once: resuming from a token delivers
+   * what followed it, and a document changed again is delivered again.
+   *
+   * Reads per page of `pageSize` entries (one transaction each): 1 range read of the feed and the
+   * horizon key, 1 point read of each entry's document version (with `includeDocs`, 1 range read of
+   * each upserted document).
+   *
+   * @throws ChangeFeedError INVALID_TOKEN (a malformed `since`), WRONG_COLLECTION (a token of
+   *   another collection), HISTORY_EXPIRED (a token older than the retained removals: resync),
+   *   INVALID_ARGUMENT (other options); all before anything is delivered.
+   */
+  changes<T = JsonValue>(options: ChangesOptions = {}): AsyncGenerator<ChangeEvent<T>, void, undefined> {
+    return this.feed.changes<T>(this, options);
+  }
+
+  /**
+   * The consumer `name` of this collection's changes: its position is stored in the database, and
+   * `process(handler, { batchSize })` advances it in the transaction the handler writes in, so
+   * processing is exactly once (see {@link ChangeConsumer.process}).
+   *
+   * @throws ChangeFeedError INVALID_ARGUMENT for a name that is not a string of 1 to 1,000 bytes.
+   */
+  consumer<T = JsonValue>(name: string): ChangeConsumer<T> {
+    return this.feed.consumer<T>(this, name);
+  }
+
+  /**
+   * Compacts this collection's change feed now (the expiry sweeper does it for every collection):
+   * see `DocLayer.compactChanges`.
+   */
+  compactChanges(options: CompactChangesOptions = {}): Promise<CompactionReport> {
+    return this.feed.compact(this, options);
+  }
+
   /**
    * The list at `id`: a handle, touching nothing. Created by its first write; a missing list reads as
    * empty. Its document reads (`get`) as an array.

@@ -6,8 +6,24 @@
 export * from './kv';
 export * from './document';
 export * from './structures';
-export { open, DocLayer } from './open';
+export { open, DocLayer, type DocLayerOptions } from './open';
+export * from './changes';
 export { Collection } from './collection';
+export {
+  UniqueBuildError,
+  type IndexAccess,
+  type IndexDescription,
+  type BuildOptions,
+  type BuildProgress,
+  type CreateIndexOptions,
+  type IndexSpec,
+  type IndexFieldSpec,
+  type IndexFieldDescription,
+  type IndexInterval,
+  type IndexBound,
+  type IndexEntry,
+  type IndexScanOptions,
+} from './index/index';
 export { checkDocuments, type DocumentCheckReport, type DocumentProblem, type DocumentCheckProgress, type DocumentCheckOptions } from './check';
 export * as tuple from './tuple';
 export {

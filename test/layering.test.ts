@@ -23,10 +23,12 @@ const LAYERS: readonly Unit[] = [
   { name: 'changes', rank: 4, paths: ['changes/'] },
   { name: 'query', rank: 4.5, paths: ['query/'] },
   { name: 'composition root', rank: 5, paths: ['index.ts', 'open.ts', 'collection.ts', 'check.ts'] },
-  { name: 'cli', rank: 6, paths: ['cli/'] },
-  { name: 'node-red', rank: 6, paths: ['node-red/'] },
-  { name: 'fdb-shim', rank: 6, paths: ['fdb-shim/'] },
+  // The binary-protocol endpoint is an application of the library that the CLI serves (`doclayer serve`):
+  // below the applications, never importing them.
   { name: 'server', rank: 6, paths: ['server/'] },
+  { name: 'cli', rank: 7, paths: ['cli/'] },
+  { name: 'node-red', rank: 7, paths: ['node-red/'] },
+  { name: 'fdb-shim', rank: 7, paths: ['fdb-shim/'] },
 ];
 
 /**

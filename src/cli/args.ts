@@ -32,7 +32,12 @@ export interface OptionSpec {
   /** The value's name in the usage text. */
   readonly valueName?: string;
   readonly description: string;
+  /** May be given more than once: the values are kept in order, joined by {@link REPEAT_SEPARATOR}. */
+  readonly repeatable?: boolean;
 }
+
+/** Joins the values of a repeatable option (NUL: no command-line argument can hold one). */
+export const REPEAT_SEPARATOR = '\0';
 
 export interface ParsedArgs {
   /** The first argument that is not an option, if any. */
@@ -53,7 +58,12 @@ export function parseArgs(argv: readonly string[], specs: ReadonlyMap<string, Op
   const options = new Map<string, string | true>();
   let command: string | undefined;
   const set = (name: string, value: string | true) => {
-    if (options.has(name)) throw new UsageError(`--${name} is given more than once`);
+    const before = options.get(name);
+    if (before !== undefined && specs.get(name)?.repeatable === true && typeof before === 'string' && typeof value === 'string') {
+      options.set(name, `${before}${REPEAT_SEPARATOR}${value}`);
+      return;
+    }
+    if (before !== undefined) throw new UsageError(`--${name} is given more than once`);
     options.set(name, value);
   };
   for (let i = 0; i < argv.length; i++) {

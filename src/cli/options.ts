@@ -21,6 +21,15 @@ export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'limit', value: 'required', valueName: 'n', description: 'at most n documents' },
   { name: 'cas', value: 'required', valueName: 'cas', description: 'only if the document is at this version' },
   { name: 'reset', value: 'none', description: 'load the sample again' },
+  { name: 'since', value: 'required', valueName: 'token', description: 'start after this change feed token' },
+  { name: 'follow', value: 'none', description: 'keep following the change feed' },
+  { name: 'docs', value: 'none', description: 'include the documents' },
+  { name: 'enable', value: 'none', description: "switch the collection's change feed on" },
+  { name: 'port', value: 'required', valueName: 'port', description: 'the TCP port to serve on (default 11210; 0: any free one)' },
+  { name: 'host', value: 'required', valueName: 'address', description: 'the address to bind (default 127.0.0.1)' },
+  { name: 'path', value: 'required', valueName: 'folder', description: 'the same as --db' },
+  { name: 'user', value: 'required', valueName: 'name:password', description: 'a user clients authenticate as (repeatable)', repeatable: true },
+  { name: 'bucket', value: 'required', valueName: 'name', description: 'a bucket to serve (repeatable; default: default)', repeatable: true },
 ];
 
 export const OPTION_SPECS: ReadonlyMap<string, OptionSpec> = new Map([...GLOBAL_OPTIONS, ...COMMAND_OPTIONS].map((spec) => [spec.name, spec]));

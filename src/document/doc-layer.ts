@@ -5,6 +5,8 @@ import type { TransactOptions, Transaction } from '../kv/contract/types';
 import type { Tuple } from '../tuple';
 import type { CollectionContext, DocumentCollection } from './collection/collection';
 import type { JsonForms } from './keys/kind';
+import { DocTransaction, type ChangeObserver } from './doc-transaction';
+import type { IndexPort } from './index-port';
 import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
 import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
@@ -13,6 +15,7 @@ import {
   addCollection,
   dropCollection,
   isValidName,
+  setCollectionHistory,
   parseCollectionPath,
   resolveCollection,
   type CollectionPath,
@@ -65,8 +68,14 @@ const DROPPED_BATCH = 1000;
 export interface DocumentLayerParts<C extends DocumentCollection> {
   /** How structures' documents read as JSON. */
   readonly forms: JsonForms;
+  /** What the layers above do in the transaction of every document write and collection drop (the change feed). */
+  readonly observers?: readonly ChangeObserver[];
+  /** Upkeep of the layers above that the expiry sweeper runs too (the change feed's compaction). */
+  readonly sweep?: () => Promise<unknown>;
   /** Makes the handle of a collection. */
   collection(context: CollectionContext, scope: string, name: string): C;
+  /** How writes keep secondary indexes current (the index layer's); without it there are none. */
+  readonly indexes?: IndexPort;
 }
 
 /** The settings {@link openDocumentLayer} hands the layer it makes. */
@@ -139,7 +148,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     private readonly parts: DocumentLayerParts<C>,
   ) {
     this.registry = new CollectionRegistry(kv, layout);
-    this.expiry = new ExpiryIndex(layout);
+    this.expiry = new ExpiryIndex(layout, parts.observers ?? [], parts.indexes);
   }
 
   /**
@@ -182,7 +191,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
    */
   async setManifest(json: string | object, opts: TransactionOption = {}): Promise<Manifest> {
     const change = await this.update(opts.tr, (tr) =>
-      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefix(id) }),
+      setManifest(tr, this.layout.system, json, { collectionPrefix: (id) => this.layout.collectionPrefixes(id) }),
     );
     return change.manifest;
   }
@@ -216,20 +225,41 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
 
   /**
    * Adds a collection (and its scope when missing) by a manifest update, with a `maxTTL` in seconds
-   * if given; a path as {@link collection} takes it.
+   * if given, and a change feed with `history: true` (docs/changes.md); a path as {@link collection}
+   * takes it.
    *
    * @throws DocumentError INVALID_ARGUMENT for an invalid path or maxTTL, an existing collection, a
    *   system name; OUT_OF_RANGE when ids run out.
    */
-  async createCollection(path: string, opts: { maxTTL?: number } & TransactionOption = {}): Promise<ResolvedCollection> {
+  async createCollection(path: string, opts: { maxTTL?: number; history?: boolean } & TransactionOption = {}): Promise<ResolvedCollection> {
     const { scope, collection } = collectionPath(path);
     return this.update(opts.tr, async (tr) => {
       const sys = this.layout.system;
       const [current, used] = await Promise.all([getManifest(tr, sys), readUsedIds(tr, sys)]);
-      const next = addCollection(current, scope, collection, { maxTTL: opts.maxTTL }, used);
+      const next = addCollection(current, scope, collection, { maxTTL: opts.maxTTL, history: opts.history }, used);
       await writeManifest(tr, sys, next);
       return resolveCollection(next, { scope, collection });
     });
+  }
+
+  /**
+   * Switches a collection's change feed (its manifest `history`, as Couchbase names it) on or off by a
+   * manifest update; nothing is written when it already is so. Writes that commit after the update
+   * follow it (they conflict with it otherwise, through the cached manifest's uid). Switching on
+   * starts an empty feed; switching off discards the feed (see docs/changes.md).
+   *
+   * @returns the manifest now stored.
+   * @throws DocumentError INVALID_ARGUMENT for an invalid path or a `history` that is not a boolean;
+   *   ManifestLookupError UNKNOWN_SCOPE or UNKNOWN_COLLECTION.
+   */
+  async setCollectionHistory(path: string, history: boolean, opts: TransactionOption = {}): Promise<Manifest> {
+    const { scope, collection } = collectionPath(path);
+    const change = await this.update(opts.tr, async (tr) => {
+      const current = await getManifest(tr, this.layout.system);
+      const next = setCollectionHistory(current, scope, collection, history);
+      return next === current ? { manifest: current } : writeManifest(tr, this.layout.system, next);
+    });
+    return change.manifest;
   }
 
   /**
@@ -245,7 +275,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     const { scope, collection } = collectionPath(path);
     const change = await this.update(opts.tr, async (tr) => {
       const next = dropCollection(await getManifest(tr, this.layout.system), scope, collection);
-      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefix(id) });
+      return writeManifest(tr, this.layout.system, next, { collectionPrefix: (id) => this.layout.collectionPrefixes(id) });
     });
     return change.manifest;
   }
@@ -275,8 +305,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
       const batch = ids.slice(i, i + DROPPED_BATCH);
       await this.kv.transact((tr) => {
         for (const id of batch) {
-          const prefix = this.layout.collectionPrefix(id);
-          tr.clearRange(prefix, strinc(prefix));
+          for (const prefix of this.layout.collectionPrefixes(id)) tr.clearRange(prefix, strinc(prefix));
         }
       });
     }
@@ -297,6 +326,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
       async () => {
         await this.purgeExpired();
         await this.purgeDropped();
+        await this.parts.sweep?.();
       },
       intervalMs,
       onError,
@@ -336,7 +366,16 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
     let handle = this.handles.get(key);
     if (handle === undefined) {
       handle = this.parts.collection(
-        { kv: this.kv, registry: this.registry, autoCreate, now: this.settings.now, expiry: this.expiry, forms: this.parts.forms },
+        {
+          kv: this.kv,
+          registry: this.registry,
+          autoCreate,
+          now: this.settings.now,
+          expiry: this.expiry,
+          forms: this.parts.forms,
+          indexes: this.parts.indexes,
+          observers: this.parts.observers ?? [],
+        },
         path.scope,
         path.collection,
       );
@@ -349,6 +388,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   private update<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
     return this.kv.transact(
       async (own) => {
+        DocTransaction.of(own).observe(this.parts.observers ?? []);
         const result = await fn(own);
         this.registry.invalidateOnCommit(own);
         return result;

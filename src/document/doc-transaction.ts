@@ -19,6 +19,32 @@ export interface DocumentChange {
   readonly paths: readonly (readonly PathElement[])[];
 }
 
+/**
+ * What a manifest update did to a collection that observers care about: `'dropped'` (its keys were
+ * cleared in the transaction), `'historyOn'` / `'historyOff'` (its change feed was switched on or off).
+ */
+export interface CollectionEvent {
+  readonly kind: 'dropped' | 'historyOn' | 'historyOff';
+  readonly collectionId: number;
+  /** Its scope and name (in the manifest before the update, for a drop). */
+  readonly scope: string;
+  readonly name: string;
+  /** Whether it kept a change feed before the update. */
+  readonly history: boolean;
+}
+
+/**
+ * What a layer above the document layer does with the writes of a transaction, in that transaction
+ * (the change feed writes its entries): called synchronously by every record of the context it
+ * observes, so its writes join the writer's. The composition root hands a layer's observers to the
+ * document layer, which attaches them to the context of each transaction it writes in
+ * ({@link DocTransaction.observe}).
+ */
+export interface ChangeObserver {
+  documentChanged(context: DocTransaction, change: DocumentChange): void;
+  collectionChanged(context: DocTransaction, event: CollectionEvent): void;
+}
+
 /** The whole document, as a path list. */
 export const WHOLE_DOCUMENT: readonly (readonly PathElement[])[] = [[]];
 
@@ -53,6 +79,9 @@ export class DocTransaction {
   private readonly written = new Set<string>();
   private readonly recorded: DocumentChange[] = [];
   private readonly slots = new Map<ContextSlot<unknown>, unknown>();
+  private observers: readonly ChangeObserver[] = NO_OBSERVERS;
+  /** The collections (`latin1` of their key prefix) whose changes the observers are told of. */
+  private observed: Set<string> | undefined;
   /** Manifest updates this attempt wrote: its reads of the manifest are its own, not committed. */
   manifestWrites = 0;
   /**
@@ -90,15 +119,35 @@ export class DocTransaction {
     return context !== undefined && context.attempt === tr.attempt ? context : undefined;
   }
 
+  /**
+   * Adds `observers` (a layer's, as its composition root made them) to this attempt: each is told,
+   * once however often it is added, of every collection drop and of every change made from now on
+   * to a document of the collection whose key prefix is `collectionPrefix` (of any collection this
+   * attempt observes; none when absent).
+   */
+  observe(observers: readonly ChangeObserver[], collectionPrefix?: Uint8Array): void {
+    if (observers.length === 0) return;
+    if (this.observers !== observers) {
+      const added = observers.filter((observer) => !this.observers.includes(observer));
+      if (added.length > 0) this.observers = [...this.observers, ...added];
+    }
+    if (collectionPrefix !== undefined) (this.observed ??= new Set()).add(prefixIdentity(collectionPrefix));
+  }
+
   /** Records that the document at `keys` was written (created or changed at `paths`). */
   documentWritten(keys: DocumentKeys, paths: readonly (readonly PathElement[])[] = WHOLE_DOCUMENT): void {
     this.written.add(keys.identity);
-    this.recorded.push({ keys, kind: 'write', paths });
+    this.record({ keys, kind: 'write', paths });
   }
 
   /** Records that the document at `keys` was removed (by a remove, or by the expiry purge). */
   documentRemoved(keys: DocumentKeys, kind: 'remove' | 'expire' = 'remove'): void {
-    this.recorded.push({ keys, kind, paths: WHOLE_DOCUMENT });
+    this.record({ keys, kind, paths: WHOLE_DOCUMENT });
+  }
+
+  /** Records that a manifest update dropped a collection (and cleared its keys) or switched its history. */
+  collectionChanged(event: CollectionEvent): void {
+    for (const observer of this.observers) observer.collectionChanged(this, event);
   }
 
   /** True when this attempt wrote the document: its version key is unreadable until commit. */
@@ -116,6 +165,12 @@ export class DocTransaction {
     return this.recorded;
   }
 
+  private record(change: DocumentChange): void {
+    this.recorded.push(change);
+    if (this.observed === undefined || !this.observed.has(prefixIdentity(change.keys.collectionPrefix))) return;
+    for (const observer of this.observers) observer.documentChanged(this, change);
+  }
+
   /** This attempt's value of `slot`. */
   local<T>(slot: ContextSlot<T>): T {
     if (this.slots.has(slot)) return this.slots.get(slot) as T;
@@ -123,6 +178,12 @@ export class DocTransaction {
     this.slots.set(slot, value);
     return value;
   }
+}
+
+const NO_OBSERVERS: readonly ChangeObserver[] = [];
+
+function prefixIdentity(collectionPrefix: Uint8Array): string {
+  return Buffer.from(collectionPrefix.buffer, collectionPrefix.byteOffset, collectionPrefix.byteLength).toString('latin1');
 }
 
 /**

@@ -9,6 +9,8 @@ export type DocumentErrorCode =
   | 'PATH_EXISTS'
   | 'PATH_MISMATCH'
   | 'CAS_MISMATCH'
+  | 'DOCUMENT_LOCKED'
+  | 'DOCUMENT_NOT_LOCKED'
   | 'INVALID_PATH'
   | 'INVALID_VALUE'
   | 'VALUE_TOO_DEEP'
@@ -29,7 +31,14 @@ export type DocumentErrorCode =
   | 'INVALID_FILTER'
   | 'UNSUPPORTED_OPERATOR'
   | 'NO_INDEX'
-  | 'INVALID_QUERY';
+  | 'INVALID_QUERY'
+  | 'INVALID_INDEX'
+  | 'INDEX_EXISTS'
+  | 'INDEX_NOT_FOUND'
+  | 'INDEX_NOT_READY'
+  | 'UNIQUE_VIOLATION'
+  | 'TOO_MANY_INDEX_ENTRIES'
+  | 'INDEX_ENTRY_TOO_LARGE';
 
 /** Where an error happened, as far as the thrower knows it. */
 export interface DocumentErrorDetails {

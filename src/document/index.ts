@@ -12,7 +12,7 @@ export {
   type DocumentLayerParts,
   type LayerSettings,
 } from './doc-layer';
-export { DocTransaction, ContextSlot, type DocumentChange } from './doc-transaction';
+export { DocTransaction, ContextSlot, type DocumentChange, type ChangeObserver, type CollectionEvent } from './doc-transaction';
 export {
   ManifestLookupError,
   type Manifest,
@@ -23,6 +23,7 @@ export {
 } from './manifest/manifest';
 export type { PurgeExpiredOptions } from './collection/expiry';
 export { DocumentCollection, type CollectionContext } from './collection/collection';
+export { LOCKED_CAS, DEFAULT_LOCK_SECONDS, MAX_LOCK_SECONDS } from './collection/lock';
 export type { StructureAccess } from './structure-port';
 export { LookupInSpec, MutateInSpec, type CreatePathOption } from './subdoc/specs';
 export { DocumentError, isDocumentError, type DocumentErrorCode, type DocumentErrorDetails } from './errors';

@@ -7,6 +7,7 @@ import { docIdElement } from '../document/keys/ids';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { DocId, TransactionOption } from '../document/types';
 import { writeVersion } from '../document/keys/version';
+import { runCombined } from './combiner';
 import { inspectKind, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
 
 /** Options of iteration: a transaction to read in (every page in it), and the page size. */
@@ -138,7 +139,8 @@ export abstract class Structure {
     fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T>,
   ): Promise<T> {
     const access = this.access;
-    return access.run(opts?.tr, async (tr) => {
+    // Without the caller's transaction, concurrent writes to this structure share one (combiner.ts).
+    return runCombined(access, this.element, opts?.tr, async (tr) => {
       const { keys, create: createCollection } = await access.keysToWrite(tr, this.element);
       const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
       const existed = found.kind !== undefined;

@@ -268,3 +268,23 @@ describe('doclayer demo', () => {
     );
   });
 });
+
+describe('doclayer changes', () => {
+  const db = () => ['--db', join(dir, 'feed'), '--collection', 'app.items'];
+
+  it('switches the feed on, prints the changes as NDJSON and resumes after a token', async () => {
+    await ok([...db(), 'set', 'a', '', '{"v":1}']);
+    const off = await doclayer([...db(), 'changes'], { cwd: dir });
+    expect(off.status).toBe(1);
+    expect(off.stderr).toContain('CHANGES_DISABLED');
+    expect(await ok([...db(), 'changes', '--enable'])).toBe('the change feed of app.items is on\n');
+    await ok([...db(), 'set', 'a', '', '{"v":2}']);
+    await ok([...db(), 'set', 'b', '', '{"v":1}']);
+    const lines = (await ok([...db(), 'changes'])).trim().split('\n').map(json) as { kind: string; id: string; token: string }[];
+    expect(lines.map(({ kind, id }) => `${kind} ${id}`)).toEqual(['upsert a', 'upsert b']);
+    expect(json(await ok([...db(), 'changes', '--since', lines[0].token, '--docs']))).toMatchObject({ kind: 'upsert', id: 'b', doc: { v: 1 } });
+    const bad = await doclayer([...db(), 'changes', '--since', 'garbage'], { cwd: dir });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('INVALID_TOKEN');
+  });
+});

@@ -94,7 +94,8 @@ documentSuite('structures under concurrency', (ctx) => {
       const values = await Promise.all(Array.from({ length: INCRS }, () => k.incr()));
       expect(await k.get()).toBe(INCRS);
       expect([...values].sort((a, b) => a - b)).toEqual(Array.from({ length: INCRS }, (_, i) => i + 1));
-      expect(counter.counts().retries).toBeGreaterThan(0);
+      // Combined (structures/combiner.ts): a handful of transactions, not one each retried in turn.
+      expect(counter.counts().commits).toBeLessThan(INCRS / 4);
     });
 
     it('100 concurrent adds end at the exact total', async () => {

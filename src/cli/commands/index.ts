@@ -1,4 +1,5 @@
 import { backupCommand } from './backup';
+import { changesCommand } from './changes';
 import { checkCommand } from './check';
 import type { Command } from './command';
 import { countCommand } from './count';
@@ -9,6 +10,7 @@ import { importCommand } from './import';
 import { manifestCommand } from './manifest';
 import { removeCommand } from './remove';
 import { scanCommand } from './scan';
+import { serveCommand } from './serve';
 import { setCommand } from './set';
 import { statsCommand } from './stats';
 import { counterCommand, listCommand, queueCommand } from './structures';
@@ -23,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   removeCommand,
   scanCommand,
   countCommand,
+  changesCommand,
   listCommand,
   queueCommand,
   counterCommand,
@@ -30,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   statsCommand,
   checkCommand,
   backupCommand,
+  serveCommand,
 ];
 
 export const COMMANDS_BY_NAME: ReadonlyMap<string, Command> = new Map(COMMANDS.map((c) => [c.name, c]));

@@ -3,21 +3,23 @@ import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
 import type { TupleItem } from '../../tuple';
 import { packPrefixed } from '../../tuple/pack';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
 import { DocumentKeys, writableDocumentKeys } from '../keys/layout';
-import { casForRead, checkCas, writeVersion } from '../keys/version';
+import { casForRead, checkCas, checkedCas, readVersion, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
 import type { StructureAccess } from '../structure-port';
+import { NOT_INDEXED, type IndexedCollectionAccess, type IndexPort } from '../index-port';
 import { lookupIn } from '../subdoc/lookup-in';
 import { mutateIn } from '../subdoc/mutate-in';
 import type {
   Cas,
   CasOptions,
   DocId,
+  Expiry,
   GetResult,
   InsertOptions,
   InsertResult,
@@ -40,7 +42,9 @@ import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
-import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex } from './expiry';
+import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
+import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
+import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
 
@@ -56,6 +60,10 @@ export interface CollectionContext {
   readonly expiry: ExpiryIndex;
   /** How structures' documents read as JSON (provided by the structures layer). */
   readonly forms: JsonForms;
+  /** How writes keep secondary indexes current (provided by the index layer; none without it). */
+  readonly indexes?: IndexPort;
+  /** What the layers above do in the transaction of every write (the change feed): attached to each writing attempt. */
+  readonly observers: readonly ChangeObserver[];
 }
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -114,6 +122,7 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
       if (target.create === undefined) {
@@ -121,8 +130,9 @@ export class DocumentCollection {
         if (before.exists && !isExpired(before.expiresAt, now)) {
           throw new DocumentError('DOCUMENT_EXISTS', `a document with id ${describeId(id)} exists`, { id });
         }
-        if (before.exists || before.expiresAt !== undefined) this.discard(tr, keys, target, element, before.expiresAt);
+        if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
+      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
       writeEntries(tr, entries);
       writeVersion(tr, keys);
@@ -136,13 +146,15 @@ export class DocumentCollection {
    * with `preserveExpiry` the one it had; otherwise none, as in Couchbase (the maxTTL of the
    * collection applies in every case).
    *
-   * Cost: no reads (with `preserveExpiry`, 1 point read of the expiry key); 1 range clear (the old
-   * document), n keys written, the version key (plus the expiry and its index entry). The old
-   * expiry's index entry is left for `purgeExpired`, which drops it when due.
+   * Cost: 1 point read of the lock key (with `preserveExpiry`, also 1 of the expiry key, issued
+   * together; none when the write creates the collection); 2 range clears (the old document around
+   * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
+   * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
+   * left for `purgeExpired`, which drops it when due.
    *
-   * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE, KEY_TOO_LARGE,
-   *   INVALID_ARGUMENT, UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without autoCreate); nothing is written
-   *   when any is thrown.
+   * @throws DocumentError DOCUMENT_LOCKED (see {@link getAndLock}), INVALID_VALUE, VALUE_TOO_DEEP,
+   *   DOCUMENT_TOO_LARGE, KEY_TOO_LARGE, INVALID_ARGUMENT, UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without
+   *   autoCreate); nothing is written when any is thrown.
    */
   async upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
     assertJsonValue(doc, 'the document');
@@ -154,11 +166,21 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
-      const kept = choice.preserve && target.create === undefined ? liveExpiry(await readExpiry(tr, keys), now) : undefined;
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
+      let kept: number | undefined;
+      let lockedUntil: number | undefined;
+      if (target.create === undefined) {
+        let stored: number | undefined;
+        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
+        if (isLocked(lockedUntil, now)) throw lockedError(id);
+        kept = liveExpiry(stored, now);
+      }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
+      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
-      tr.clearRange(keys.begin, keys.end);
+      if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
+      else tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
@@ -172,7 +194,7 @@ export class DocumentCollection {
    * key, issued together), 1 range clear, n keys written, the version key (plus the expiry and its
    * index entry; a changed expiry's old entry is cleared).
    *
-   * @throws DocumentError DOCUMENT_NOT_FOUND, CAS_MISMATCH, INVALID_VALUE, VALUE_TOO_DEEP,
+   * @throws DocumentError DOCUMENT_NOT_FOUND, CAS_MISMATCH, DOCUMENT_LOCKED, INVALID_VALUE, VALUE_TOO_DEEP,
    *   DOCUMENT_TOO_LARGE, KEY_TOO_LARGE, INVALID_ARGUMENT, UNKNOWN_COLLECTION (without autoCreate);
    *   nothing is written when any is thrown.
    */
@@ -183,13 +205,15 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
+      await finishIndexWrite(indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
       writeEntries(tr, entries);
       writeVersion(tr, keys);
@@ -206,16 +230,18 @@ export class DocumentCollection {
    * version key, issued together), 1 range clear (and the expiry's index entry).
    *
    * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), CAS_MISMATCH,
-   *   INVALID_ARGUMENT, UNKNOWN_COLLECTION (without autoCreate).
+   *   DOCUMENT_LOCKED, INVALID_ARGUMENT, UNKNOWN_COLLECTION (without autoCreate).
    */
   async remove(id: DocId, opts: CasOptions = {}): Promise<MutationResult> {
     const element = docIdElement(id);
     const now = this.context.now();
     return runWrite(this.context.kv, opts.tr, async (tr) => {
-      const target = await this.target(tr);
+      const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
+      await finishIndexWrite(indexing, tr, keys, undefined, undefined);
       tr.clearRange(keys.begin, keys.end);
       DocTransaction.of(tr).documentRemoved(keys);
       if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
@@ -402,7 +428,7 @@ export class DocumentCollection {
    *
    * The cas is `undefined` when the specs removed the document (`remove('')`).
    *
-   * @throws DocumentError DOCUMENT_NOT_FOUND, DOCUMENT_EXISTS, CAS_MISMATCH, INVALID_ARGUMENT (specs,
+   * @throws DocumentError DOCUMENT_NOT_FOUND, DOCUMENT_EXISTS, CAS_MISMATCH, DOCUMENT_LOCKED, INVALID_ARGUMENT (specs,
    *   combinations), DOCUMENT_TOO_LARGE, and the first failing spec's error (with `specIndex`):
    *   PATH_NOT_FOUND, PATH_EXISTS, PATH_MISMATCH, INVALID_PATH, INVALID_VALUE, VALUE_TOO_DEEP,
    *   VALUE_CANNOT_INSERT, DELTA_INVALID, NUMBER_TOO_BIG, KEY_TOO_LARGE.
@@ -416,18 +442,24 @@ export class DocumentCollection {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const stored = target.create === undefined ? await readExpiry(tr.snapshot(), keys) : undefined;
+      const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
+      const [stored, lockedUntil] = target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), readLock(tr, keys)]) : [];
       const before = liveExpiry(stored, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (after !== undefined && after !== before) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
-      if (stored !== undefined && before === undefined) {
+      const expired = stored !== undefined && before === undefined;
+      if (expired) {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
-        this.discard(tr, keys, target, element, stored);
+        await this.discard(tr, keys, target, element, stored, indexing);
       }
+      const locked = !expired && isLocked(lockedUntil, now);
+      if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
-      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes).catch(async (err) =>
-        Promise.reject(await errorForStructure(tr, keys, err)),
+      const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
+      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed).catch(async (err) =>
+        Promise.reject(locked && isDocumentError(err, 'CAS_MISMATCH') ? lockedError(id) : await errorForStructure(tr, keys, err)),
       );
+      if (locked) tr.clear(lockKey(keys));
       values = outcome.values;
       if (outcome.removed) {
         if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
@@ -439,7 +471,141 @@ export class DocumentCollection {
     return { cas, values };
   }
 
+  /**
+   * Gives an existing document a new expiry (`0`: none; capped by the collection's maxTTL) and a new
+   * CAS, leaving its content alone, as Couchbase's touch.
+   *
+   * Cost: 1 range read (the root entry, the expiry and lock keys), the version key, the expiry key and
+   * its index entry (the old entry cleared).
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), DOCUMENT_LOCKED,
+   *   INVALID_ARGUMENT (id, expiry), UNKNOWN_COLLECTION (without autoCreate).
+   */
+  async touch(id: DocId, expiry: Expiry, opts: TransactionOption = {}): Promise<MutationResult> {
+    const element = docIdElement(id);
+    const now = this.context.now();
+    const requested = requestedExpiry(expiry, now);
+    return runWrite(this.context.kv, opts.tr, async (tr) => {
+      await this.retouch(tr, id, element, requested, now);
+    });
+  }
+
+  /**
+   * Reads a whole document and gives it a new expiry and CAS, as {@link touch}; the result's `cas` is
+   * the new one (`undefined` inside a caller's transaction, as for every write).
+   *
+   * Cost: as {@link touch}, plus 1 range read of the document (issued with the other).
+   *
+   * @throws DocumentError as {@link touch}.
+   */
+  async getAndTouch<T = JsonValue>(id: DocId, expiry: Expiry, opts: TransactionOption = {}): Promise<GetResult<T>> {
+    const element = docIdElement(id);
+    const now = this.context.now();
+    const requested = requestedExpiry(expiry, now);
+    let content: JsonValue = null;
+    let expiresAt: number | undefined;
+    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+      ({ content, expiresAt } = await this.retouch(tr, id, element, requested, now));
+    });
+    return withExpiry({ content: content as T, cas }, expiresAt);
+  }
+
+  /**
+   * Reads a whole document and locks it for `lockTime` seconds (over 0, at most 30), as Couchbase's
+   * getAndLock. The result's `cas` is the lock's: until the lock ends, every write of the document
+   * (upsert, replace, remove, mutateIn, touch, getAndLock) fails with DOCUMENT_LOCKED unless it
+   * presents this CAS, and reads report the CAS `LOCKED_CAS`. A write with the lock's CAS, or
+   * {@link unlock}, ends the lock. Writes through the data structure handles do not check locks.
+   *
+   * Cost: 1 range read of the document and 1 of its root entry, expiry and lock keys (issued
+   * together), the lock key and the version key.
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), DOCUMENT_LOCKED (it is
+   *   locked already), INVALID_ARGUMENT (id, lockTime), UNKNOWN_COLLECTION (without autoCreate).
+   */
+  async getAndLock<T = JsonValue>(id: DocId, lockTime: number, opts: TransactionOption = {}): Promise<GetResult<T>> {
+    const element = docIdElement(id);
+    const seconds = lockSeconds(lockTime);
+    const now = this.context.now();
+    let found: GetResult | undefined;
+    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+      const { keys, document } = await this.unlockedDocument(tr, id, element, now);
+      tr.set(lockKey(keys), encodeLock(now + Math.ceil(seconds * 1000)));
+      writeVersion(tr, keys, []);
+      found = document;
+    });
+    const { content, expiresAt } = found as GetResult;
+    return { content: content as T, cas, ...(expiresAt === undefined ? {} : { expiresAt }) };
+  }
+
+  /**
+   * Ends the lock {@link getAndLock} took, given its CAS. The document's content and CAS stay as they
+   * are.
+   *
+   * Cost: 1 range read (the root entry, expiry and lock keys) and 1 point read of the version key,
+   * issued together; the lock key cleared.
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), DOCUMENT_NOT_LOCKED (no
+   *   lock holds), CAS_MISMATCH (the lock is another CAS's), INVALID_ARGUMENT (id, a malformed cas),
+   *   UNKNOWN_COLLECTION (without autoCreate).
+   */
+  async unlock(id: DocId, cas: Cas, opts: TransactionOption = {}): Promise<void> {
+    const element = docIdElement(id);
+    const wanted = checkedCas(cas);
+    const now = this.context.now();
+    await this.transact(opts.tr, async (tr) => {
+      const target = await this.target(tr);
+      if (target === undefined) throw notFound(id);
+      const keys = new DocumentKeys(target.prefix, element);
+      const [presence, current] = await Promise.all([readPresence(tr, keys), readVersion(tr, keys, false)]);
+      if (!presence.exists || isExpired(presence.expiresAt, now)) throw notFound(id);
+      if (!isLocked(presence.lockedUntil, now)) throw notLockedError(id);
+      if (current !== wanted) throw new DocumentError('CAS_MISMATCH', `the document is locked with another CAS than ${cas}`, { id });
+      tr.clear(lockKey(keys));
+    });
+  }
+
   // ---- internals
+
+  /**
+   * The document as {@link touch} finds it, with its new expiry and version written: its content
+   * and expiry after.
+   */
+  private async retouch(
+    tr: Transaction,
+    id: DocId,
+    element: TupleItem,
+    requested: number | undefined,
+    now: number,
+  ): Promise<{ content: JsonValue; expiresAt: number | undefined }> {
+    const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
+    const after = effectiveExpiry(target.maxTTL, requested, now);
+    if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
+    this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
+    writeVersion(tr, keys, []);
+    return { content: document.content, expiresAt: after };
+  }
+
+  /**
+   * A live document that no lock holds, for a write that keeps its content: its keys, its collection,
+   * its content and its presence (2 range reads, issued together).
+   *
+   * @throws DocumentError DOCUMENT_NOT_FOUND, DOCUMENT_LOCKED.
+   */
+  private async unlockedDocument(
+    tr: Transaction,
+    id: DocId,
+    element: TupleItem,
+    now: number,
+  ): Promise<{ keys: DocumentKeys; target: CollectionTarget; document: GetResult; presence: Presence }> {
+    const target = await this.target(tr);
+    if (target === undefined) throw notFound(id);
+    const keys = new DocumentKeys(target.prefix, element);
+    const [presence, document] = await Promise.all([readPresence(tr, keys), readDocument(tr, keys, now, this.context.forms)]);
+    if (document === undefined || !presence.exists || isExpired(presence.expiresAt, now)) throw notFound(id);
+    if (isLocked(presence.lockedUntil, now)) throw lockedError(id);
+    return { keys, target, document, presence };
+  }
 
   /** @internal The port through which data structure handles (`src/structures`) use this collection. */
   structureAccess(): StructureAccess {
@@ -453,6 +619,25 @@ export class DocumentCollection {
         return { keys: writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes), create };
       },
     });
+  }
+
+  /** @internal The port through which the index layer (`src/index`) reaches this collection. */
+  indexedCollection(): IndexedCollectionAccess {
+    return {
+      kv: this.context.kv,
+      now: () => this.context.now(),
+      forRead: (tr) => this.target(tr),
+      forWrite: (tr) => this.prefixToWrite(tr),
+    };
+  }
+
+  /**
+   * @internal The collection as `tr` sees it (its id and key prefix), for the layers above that keep
+   * data of their own per collection (the change feed): `undefined` when it does not exist (without
+   * autoCreate: UNKNOWN_COLLECTION / UNKNOWN_SCOPE instead).
+   */
+  collectionTarget(tr: Transaction): Promise<CollectionTarget | undefined> {
+    return this.target(tr);
   }
 
   /**
@@ -477,14 +662,61 @@ export class DocumentCollection {
    * The collection for a write (its key prefix, id and maxTTL), with `create` to run, adding it to the
    * manifest, if it is missing and the write goes ahead.
    */
-  private prefixToWrite(tr: Transaction): Promise<WriteTarget> {
-    return this.context.registry.forWrite(tr, this.path, this.context.autoCreate);
+  private async prefixToWrite(tr: Transaction): Promise<WriteTarget> {
+    return this.observed(tr, await this.context.registry.forWrite(tr, this.path, this.context.autoCreate));
   }
 
-  /** Deletes an expired document (or stray expiry) before a write that treats it as missing. */
-  private discard(tr: Transaction, keys: DocumentKeys, target: CollectionTarget, element: TupleItem, expiresAt: number | undefined): void {
+  /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */
+  private async targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
+    const target = await this.target(tr);
+    return target === undefined ? undefined : this.observed(tr, target);
+  }
+
+  /** `target`, after telling the layer's observers of `tr`'s writes to it if it keeps a change feed. */
+  private observed<T extends CollectionTarget>(tr: Transaction, target: T): T {
+    if (target.history) DocTransaction.of(tr).observe(this.context.observers, target.prefix);
+    return target;
+  }
+
+  /** Deletes an expired document (or stray expiry), and its index entries, before a write that treats it as missing. */
+  private async discard(
+    tr: Transaction,
+    keys: DocumentKeys,
+    target: CollectionTarget,
+    element: TupleItem,
+    expiresAt: number | undefined,
+    indexing: Promise<IndexWrite | undefined>,
+  ): Promise<void> {
+    if ((await indexing) !== undefined) await removeIndexEntries(this.context.indexes, tr, target.id, keys);
     tr.clearRange(keys.begin, keys.end);
     if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
+  }
+
+  /**
+   * The index side of a mutateIn: when the collection has indexes and the specs may change an indexed
+   * path (or create or remove the document, or change its expiry, which every entry records), reads
+   * the document's indexed parts before the specs run and returns what mutateIn runs once they have
+   * (on its stage, before applying it): read them again and move the entries. Otherwise nothing.
+   */
+  private async indexedMutation(
+    tr: Transaction,
+    keys: DocumentKeys,
+    indexing: Promise<IndexWrite | undefined>,
+    specs: readonly MutateInSpec[],
+    opts: MutateInOptions,
+    before: number | undefined,
+    after: number | undefined,
+  ): Promise<((st: Transaction, removed: boolean) => Promise<void>) | undefined> {
+    const indexes = (await indexing)?.indexes;
+    if (indexes === undefined) return undefined;
+    const paths = specPaths(specs);
+    const whole = (opts.storeSemantics ?? 'replace') !== 'replace' || before !== after || paths === undefined;
+    if (!whole && !indexes.touches(paths)) return undefined;
+    const state = await indexes.read(tr, keys, before);
+    return async (st, removed) => {
+      const next = removed ? NOT_INDEXED : await indexes.read(st, keys, after);
+      await indexes.update(tr, keys, state, next);
+    };
   }
 
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
@@ -492,16 +724,20 @@ export class DocumentCollection {
   }
 
   /**
-   * Checks that the document exists, has not expired and, with `cas`, has that version (reads issued
-   * together); returns its expiry.
+   * Checks that the document exists, has not expired, is not locked against this writer and, with
+   * `cas`, has that version (reads issued together); returns its expiry.
    */
   private async mustExist(tr: Transaction, keys: DocumentKeys, id: DocId, cas: Cas | undefined, now: number): Promise<number | undefined> {
     const [presence, casCheck] = await Promise.all([readPresence(tr, keys), cas === undefined ? undefined : settle(checkCas(tr, keys, cas))]);
     if (!presence.exists || isExpired(presence.expiresAt, now)) throw notFound(id);
+    // A locked document takes only the lock's CAS (the version getAndLock wrote).
+    const locked = isLocked(presence.lockedUntil, now);
+    if (locked && cas === undefined) throw lockedError(id);
     try {
       casCheck?.();
     } catch (err) {
       if (isDocumentError(err, 'DOCUMENT_NOT_FOUND')) throw notFound(id);
+      if (locked && isDocumentError(err, 'CAS_MISMATCH')) throw lockedError(id);
       throw err;
     }
     return presence.expiresAt;

@@ -3,13 +3,14 @@ import { isKvError } from '../../kv/contract/errors';
 import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { structureJson, type JsonForms } from '../keys/kind';
-import { DATA_SECTION, META_EXPIRY, META_KIND, META_SECTION, META_VERSION, metaNameOf, type DocumentKeys } from '../keys/layout';
+import { DATA_SECTION, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf, type DocumentKeys } from '../keys/layout';
 import { casOf, wasWritten } from '../keys/version';
 import type { Cas, DocId, GetResult, JsonValue } from '../types';
 import { unflatten } from '../values/flatten';
 import type { parsePath } from '../values/path';
 import { failWithDiagnosis, readSubtreeEntries, resolvePath } from '../values/tree';
 import { decodeExpiry, isExpired } from './expiry';
+import { decodeLock, isLocked, LOCKED_CAS } from './lock';
 
 /**
  * Reading whole documents and values at paths: the range reads and how their entries decode into a
@@ -52,6 +53,7 @@ export function documentOf(
   let cas: Cas | undefined;
   let kind: Buffer | undefined;
   let expiresAt: number | undefined;
+  let lockedUntil: number | undefined;
   let data = from;
   for (; data < to; data++) {
     const key = entries[data].key;
@@ -60,7 +62,10 @@ export function documentOf(
     if (name === META_VERSION) cas = casOf(entries[data].value);
     else if (name === META_KIND) kind = entries[data].value;
     else if (name === META_EXPIRY) expiresAt = decodeExpiry(entries[data].value);
+    else if (name === META_LOCK) lockedUntil = decodeLock(entries[data].value);
   }
+  // A locked document's CAS is the locker's alone.
+  if (isLocked(lockedUntil, now)) cas = LOCKED_CAS;
   if (data === to || entries[data].key[prefixLength] !== DATA_SECTION || isExpired(expiresAt, now)) return undefined;
   if (kind !== undefined) return withExpiry({ content: structureJson(forms, kind, entries.slice(from, to), keysOf()), cas }, expiresAt);
   return withExpiry({ content: unflatten(entries, data, to, prefixLength + 1), cas }, expiresAt);

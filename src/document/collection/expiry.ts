@@ -2,10 +2,14 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { pack, unpack, type Subspace, type TupleItem } from '../../tuple';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { corruptData, DocumentError } from '../errors';
-import { DocumentKeys, META_EXPIRY, metaNameOf, type Layout } from '../keys/layout';
+import { DocumentKeys, META_EXPIRY, META_LOCK, metaNameOf, type Layout } from '../keys/layout';
+import { getManifest } from '../manifest/manifest-store';
+import { decodeLock } from './lock';
 import type { Expiry, ExpiryOptions } from '../types';
+import type { IndexPort } from '../index-port';
+import { removeIndexEntries } from './index-writes';
 
 /**
  * Document expiry (Couchbase's TTL): when a document stops existing.
@@ -120,27 +124,33 @@ export async function readExpiry(tr: ReadTransaction, keys: DocumentKeys): Promi
   return value === undefined ? undefined : decodeExpiry(value);
 }
 
-/** Whether a document's root entry exists, and its expiry. */
+/** Whether a document's root entry exists, its expiry, and when its lock ends. */
 export interface Presence {
   readonly exists: boolean;
   readonly expiresAt: number | undefined;
+  readonly lockedUntil: number | undefined;
 }
 
 /**
- * Whether the document's root entry exists, and its expiry: one range read from the expiry key to the
- * root entry (they are adjacent: no metadata name sorts after 'x'), so a check of existence costs
+ * Whether the document's root entry exists, its expiry and its lock: one range read from the expiry
+ * key to the root entry (only the lock key, 'y', sorts between them), so a check of existence costs
  * what a point read of the root did. The version key is outside the range, so this read does not
  * conflict with writes of other fields.
  */
 export async function readPresence(tr: ReadTransaction, keys: DocumentKeys): Promise<Presence> {
   const pairs: KeyValue[] = await tr.getRangeAll(expiryKey(keys), keyAfter(keys.root));
   let expiresAt: number | undefined;
+  let lockedUntil: number | undefined;
   let exists = false;
   for (const { key, value } of pairs) {
     if (key.equals(keys.root)) exists = true;
-    else if (metaNameOf(key, keys.prefix.length) === META_EXPIRY) expiresAt = decodeExpiry(value);
+    else {
+      const name = metaNameOf(key, keys.prefix.length);
+      if (name === META_EXPIRY) expiresAt = decodeExpiry(value);
+      else if (name === META_LOCK) lockedUntil = decodeLock(value);
+    }
   }
-  return { exists, expiresAt };
+  return { exists, expiresAt, lockedUntil };
 }
 
 /** What {@link ExpiryIndex.purge} takes. */
@@ -157,7 +167,13 @@ const DEFAULT_BATCH = 500;
 export class ExpiryIndex {
   private readonly sys: Subspace;
 
-  constructor(private readonly layout: Layout) {
+  constructor(
+    private readonly layout: Layout,
+    /** Told of the documents the purge deletes, in its transactions. */
+    private readonly observers: readonly ChangeObserver[] = [],
+    /** The secondary indexes whose entries a purged document loses. */
+    private readonly indexes?: IndexPort,
+  ) {
     this.sys = layout.system;
   }
 
@@ -207,6 +223,16 @@ export class ExpiryIndex {
   }
 
   /**
+   * The ids of the collections with a change feed, as `tr` sees the manifest (1 range read), when
+   * anyone observes them; otherwise none and no read.
+   */
+  private async historyOf(tr: Transaction): Promise<ReadonlySet<number>> {
+    if (this.observers.length === 0) return new Set();
+    const manifest = await getManifest(tr, this.sys);
+    return new Set(manifest.scopes.flatMap((scope) => scope.collections.filter((c) => c.history === true).map((c) => parseInt(c.uid, 16))));
+  }
+
+  /**
    * Deletes every document whose expiry is at or before `now`, through the index: each transaction
    * takes up to `batchSize` entries due (a snapshot range read), reads each entry's document's expiry
    * (point reads, issued together, which conflict with any concurrent rewrite of it), deletes the
@@ -226,17 +252,25 @@ export class ExpiryIndex {
     let purged = 0;
     for (;;) {
       const batch = await kv.transact(async (tr) => {
+        DocTransaction.of(tr).observe(this.observers);
         const entries = await tr.snapshot().getRangeAll(begin, end, { limit: batchSize });
+        const collectionIds: number[] = [];
         const docs = entries.map((entry) => {
           const [, , collectionId, id] = this.sys.unpack(entry.key) as [string, number, number, TupleItem];
+          collectionIds.push(collectionId);
           return new DocumentKeys(this.layout.collectionPrefix(collectionId), id);
         });
-        const expiries = await Promise.all(docs.map((keys) => readExpiry(tr, keys)));
+        const [expiries, history] = await Promise.all([Promise.all(docs.map((keys) => readExpiry(tr, keys))), this.historyOf(tr)]);
+        // The purged documents' index entries go with them (reads only for collections with indexes).
+        await Promise.all(
+          docs.map((keys, i) => (isExpired(expiries[i], now) ? removeIndexEntries(this.indexes, tr, collectionIds[i], keys) : Promise.resolve())),
+        );
         let deleted = 0;
         entries.forEach((entry, i) => {
           tr.clear(entry.key);
           if (isExpired(expiries[i], now)) {
             tr.clearRange(docs[i].begin, docs[i].end);
+            if (history.has(collectionIds[i])) DocTransaction.of(tr).observe(this.observers, docs[i].collectionPrefix);
             DocTransaction.of(tr).documentRemoved(docs[i], 'expire');
             deleted++;
           }

@@ -10,6 +10,7 @@ import { encodeLeb128 } from './leb128';
  * ```
  * <prefix> 0x00 <tuple(...)>                              system data (manifest, expiry index)
  * <prefix> 0x01 <leb128(c)> <tuple(id)>                   docPrefix(c, id)
+ * <prefix> 0x02 <leb128(c)> ...                           secondary indexes of collection c (src/index)
  * <docPrefix> 0x00 <name byte>                            metadata: the META_ names below
  * <docPrefix> 0x01 <tuple(path...)>                       data: one entry per container and per leaf
  * ```
@@ -22,12 +23,14 @@ import { encodeLeb128 } from './leb128';
 
 export const SYSTEM_SECTION = 0x00;
 export const DOCUMENTS_SECTION = 0x01;
+/** Secondary indexes: written by src/index, cleared with their collection by the document layer. */
+export const INDEXES_SECTION = 0x02;
 export const META_SECTION = 0x00;
 export const DATA_SECTION = 0x01;
 
 /**
  * Metadata names: the byte after `<docPrefix> 0x00`. Every layer's names are allocated here, in one
- * table, so that no two owners take the same byte; `expiry.ts` relies on 'x' sorting after the others.
+ * table, so that no two owners take the same byte; `expiry.ts` relies on 'x' and 'y' sorting after the others.
  */
 /** The version: a versionstamped value written by every write of the document. */
 export const META_VERSION = 0x76; // 'v'
@@ -35,6 +38,10 @@ export const META_VERSION = 0x76; // 'v'
 export const META_KIND = 0x6b; // 'k'
 /** The document's expiry (`collection/expiry.ts`). */
 export const META_EXPIRY = 0x78; // 'x'
+/** A lock taken by `getAndLock` (`collection/lock.ts`): when it ends. */
+export const META_LOCK = 0x79; // 'y'
+/** Item attributes of the binary-protocol endpoint (`src/server`): flags and how the value is held. */
+export const META_ITEM = 0x69; // 'i'
 /** Members of a set, keys of a map, items of a queue: a little-endian int64 kept by atomic add. */
 export const META_SIZE = 0x73; // 's'
 /** A text's length in UTF-16 code units, by atomic add. */
@@ -67,6 +74,16 @@ export class Layout {
   /** `<prefix> 0x01 <leb128(c)>`: the prefix of every document of collection `c`. */
   collectionPrefix(collectionId: number): Buffer {
     return Buffer.concat([this.prefix, Buffer.of(DOCUMENTS_SECTION), encodeLeb128(collectionId)]);
+  }
+
+  /** `<prefix> 0x02 <leb128(c)>`: the prefix of every key of collection `c`'s secondary indexes. */
+  indexPrefix(collectionId: number): Buffer {
+    return Buffer.concat([this.prefix, Buffer.of(INDEXES_SECTION), encodeLeb128(collectionId)]);
+  }
+
+  /** The prefixes of everything collection `c` owns: its documents and its indexes (cleared when it is dropped). */
+  collectionPrefixes(collectionId: number): Buffer[] {
+    return [this.collectionPrefix(collectionId), this.indexPrefix(collectionId)];
   }
 }
 

@@ -40,6 +40,8 @@ export interface CollectionTarget {
   readonly prefix: Buffer;
   /** Seconds; caps the expiry of documents written to it. */
   readonly maxTTL?: number;
+  /** Present when the collection keeps a change feed: writes to it are told to the layer's observers. */
+  readonly history?: true;
 }
 
 /** A collection for a write: with `create` when it does not exist yet. */
@@ -216,7 +218,10 @@ export class CollectionRegistry {
 
   private targetOf(resolved: ResolvedCollection): CollectionTarget {
     const prefix = this.layout.collectionPrefix(resolved.collectionId);
-    return resolved.maxTTL === undefined ? { id: resolved.collectionId, prefix } : { id: resolved.collectionId, prefix, maxTTL: resolved.maxTTL };
+    const target: { id: number; prefix: Buffer; maxTTL?: number; history?: true } = { id: resolved.collectionId, prefix };
+    if (resolved.maxTTL !== undefined) target.maxTTL = resolved.maxTTL;
+    if (resolved.history) target.history = true;
+    return target;
   }
 
   /** `undefined`, or with `strict` the lookup error (with the uid of the manifest judged against). */

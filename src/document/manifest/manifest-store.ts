@@ -1,7 +1,7 @@
 import { strinc } from '../../kv/contract/bytes';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import type { Subspace } from '../../tuple';
-import { DocTransaction } from '../doc-transaction';
+import { DocTransaction, type CollectionEvent } from '../doc-transaction';
 import { corruptData, DocumentError, isDocumentError } from '../errors';
 import { joinChunks, splitBytes } from '../values/chunks';
 import {
@@ -70,11 +70,12 @@ export interface ManifestChange extends ManifestDiff {
 
 export interface WriteManifestOptions {
   /**
-   * The key prefix of a collection's documents (`Layout.collectionPrefix`). When given, the keys of
-   * every dropped collection are cleared in the same transaction. Without it they stay, unreachable
+   * The key prefix of a collection's documents (`Layout.collectionPrefix`), or every prefix it owns
+   * (`Layout.collectionPrefixes`: its indexes too). When given, the keys of every dropped collection
+   * are cleared in the same transaction. Without it they stay, unreachable
    * (their id is never reused), for the caller to clear.
    */
-  collectionPrefix?: (collectionId: number) => Uint8Array;
+  collectionPrefix?: (collectionId: number) => Uint8Array | readonly Uint8Array[];
 }
 
 export interface EnsureCollectionOptions {
@@ -222,17 +223,56 @@ export async function prepareManifestWrite(
     chunks.forEach((chunk, i) => tr.set(sys.pack(manifestKeys.chunk(i)), chunk));
     tr.set(manifestUidKey(sys), manifest.uid);
     for (const id of diff.droppedScopes) tr.set(sys.pack(manifestKeys.droppedScope(id)), '');
+    const named = diff.droppedCollections.length === 0 ? undefined : collectionsById(current);
     for (const id of diff.droppedCollections) {
       tr.set(sys.pack(manifestKeys.droppedCollection(id)), '');
       if (options.collectionPrefix) {
         // Canonical LEB128 ids are prefix-free, so one collection's range holds no other's keys.
-        const prefix = options.collectionPrefix(id);
-        tr.clearRange(prefix, strinc(prefix));
+        const prefixes = options.collectionPrefix(id);
+        for (const prefix of prefixes instanceof Uint8Array ? [prefixes] : prefixes) tr.clearRange(prefix, strinc(prefix));
+        context.collectionChanged({ kind: 'dropped', collectionId: id, ...collectionNamed(named, id) });
       }
     }
+    for (const event of historyChanges(current, manifest)) context.collectionChanged(event);
     context.manifestWrites = writesBefore + 1;
   };
   return { change: { manifest, changed: true, ...diff }, apply };
+}
+
+/** The scope, name and history of every collection of `manifest`, by id (once per update: a manifest may hold thousands). */
+function collectionsById(manifest: Manifest): Map<number, { scope: string; name: string; history: boolean }> {
+  const byId = new Map<number, { scope: string; name: string; history: boolean }>();
+  for (const scope of manifest.scopes) {
+    for (const c of scope.collections) byId.set(parseInt(c.uid, 16), { scope: scope.name, name: c.name, history: c.history === true });
+  }
+  return byId;
+}
+
+/** The scope, name and history of dropped collection `id`, from {@link collectionsById} of the manifest that held it. */
+function collectionNamed(
+  named: Map<number, { scope: string; name: string; history: boolean }> | undefined,
+  id: number,
+): { scope: string; name: string; history: boolean } {
+  const found = named?.get(id);
+  if (found === undefined) throw corruptData(`manifest: dropped collection ${id} is not in the manifest it was dropped from`);
+  return found;
+}
+
+/** The collections of both manifests whose history `next` switches on or off. */
+function historyChanges(current: Manifest, next: Manifest): CollectionEvent[] {
+  const events: CollectionEvent[] = [];
+  // By uid, once: a manifest may hold thousands of collections.
+  const previous = new Map(current.scopes.flatMap((s) => s.collections.map((c) => [c.uid, c] as const)));
+  for (const scope of next.scopes) {
+    for (const collection of scope.collections) {
+      const id = parseInt(collection.uid, 16);
+      const before = previous.get(collection.uid);
+      if (before === undefined || (before.history === true) === (collection.history === true)) continue;
+      const kind = collection.history === true ? 'historyOn' : 'historyOff';
+      events.push({ kind, collectionId: id, scope: scope.name, name: collection.name, history: before.history === true });
+    }
+  }
+  return events;
 }
 
 /** The ids of every collection ever dropped, in id order. One range read. */

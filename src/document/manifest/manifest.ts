@@ -18,6 +18,11 @@ export interface ManifestCollection {
   readonly uid: string;
   /** Seconds; caps the expiry of every document written to the collection. 0 or absent: no cap. */
   readonly maxTTL?: number;
+  /**
+   * Whether the collection keeps a change feed (Couchbase 7.2's name for a collection's change
+   * history; see docs/changes.md). Absent: no feed.
+   */
+  readonly history?: boolean;
 }
 
 /** A scope: a named, unique group of collections. */
@@ -47,6 +52,8 @@ export interface ResolvedCollection {
   readonly collectionId: number;
   /** The collection's maxTTL in seconds, when it has one. */
   readonly maxTTL?: number;
+  /** Present (true) when the collection keeps a change feed. */
+  readonly history?: true;
 }
 
 /** A scope found in a manifest (Couchbase's Get Scope ID reply). */
@@ -147,7 +154,8 @@ export function isValidName(name: unknown): name is string {
  *
  * Rules: `uid` (1-16 hex digits) and `scopes` (an array) are required; each scope has `name`, `uid`
  * (1-8 hex digits) and an optional `collections` array (Couchbase's documentation makes it optional);
- * each collection has `name`, `uid` and an optional `maxTTL` (an integer of seconds, 0 to 2^32-1).
+ * each collection has `name`, `uid`, an optional `maxTTL` (an integer of seconds, 0 to 2^32-1) and an
+ * optional `history` (a boolean: whether it keeps a change feed).
  * Names are valid user or system names; ids 1-7 are reserved; id 0 is exactly the `_default` scope and
  * the `_default` collection, which lives in the `_default` scope; scope ids, scope names, collection ids
  * (across all scopes) and collection names within a scope are unique; the `_default` scope is present;
@@ -210,7 +218,9 @@ export function parseManifest(json: unknown): Manifest {
       collectionIds.add(cid);
       names.add(cname);
       const maxTTL = collection.maxTTL === undefined ? undefined : maxTTLAt(collection.maxTTL, `${cat}.maxTTL`);
-      return makeCollection(cname, cid, maxTTL);
+      if (collection.history !== undefined && typeof collection.history !== 'boolean')
+        throw wrongType(collection.history, `${cat}.history`, 'a boolean');
+      return makeCollection(cname, cid, maxTTL, collection.history === true);
     });
     return { name, uid: hex(id), collections };
   });
@@ -279,9 +289,13 @@ export function resolveCollection(manifest: Manifest, path: string | CollectionP
     const what = `no collection ${JSON.stringify(collection)} in scope ${JSON.stringify(scope)}`;
     throw new ManifestLookupError('UNKNOWN_COLLECTION', what, manifest.uid);
   }
-  return entry.maxTTL === undefined
-    ? { manifestUid: manifest.uid, collectionId: entry.id }
-    : { manifestUid: manifest.uid, collectionId: entry.id, maxTTL: entry.maxTTL };
+  const resolved: { manifestUid: string; collectionId: number; maxTTL?: number; history?: true } = {
+    manifestUid: manifest.uid,
+    collectionId: entry.id,
+  };
+  if (entry.maxTTL !== undefined) resolved.maxTTL = entry.maxTTL;
+  if (entry.history) resolved.history = true;
+  return resolved;
 }
 
 /**
@@ -304,7 +318,8 @@ export function resolveScope(manifest: Manifest, path: string): ResolvedScope {
  * - an equal uid is accepted only for identical content (a repeated set is a no-op, so a retried
  *   update is harmless); a change under the same uid is OUT_OF_RANGE;
  * - a higher uid may add and drop anything, but a scope id that stays keeps its name, and a collection
- *   id that stays keeps its name and scope (its maxTTL may change: it applies to later writes);
+ *   id that stays keeps its name and scope (its maxTTL may change: it applies to later writes; so may
+ *   its history: see docs/changes.md);
  * - an id that `next` adds must not be among `dropped`: dropped ids are never reused.
  *
  * @throws DocumentError OUT_OF_RANGE (uid) or INVALID_ARGUMENT naming the field of `next`.
@@ -373,19 +388,28 @@ export function diffManifests(current: Manifest | undefined, next: Manifest): Ma
  * @throws DocumentError INVALID_ARGUMENT for a name that cannot be created, an existing collection or a
  *   bad `maxTTL`; OUT_OF_RANGE when no id or uid is left.
  */
-export function addCollection(manifest: Manifest, scope: string, name: string, options: { maxTTL?: number } = {}, used: UsedIds = {}): Manifest {
+export function addCollection(
+  manifest: Manifest,
+  scope: string,
+  name: string,
+  options: { maxTTL?: number; history?: boolean } = {},
+  used: UsedIds = {},
+): Manifest {
   if (scope !== DEFAULT && !isUserName(scope)) throw cannotCreate('scope', scope);
   if (!isUserName(name)) throw cannotCreate('collection', name);
   const { maxTTL } = options;
   if (maxTTL !== undefined && !isMaxTTL(maxTTL)) {
     throw new DocumentError('INVALID_ARGUMENT', `maxTTL is ${MAX_TTL_RULE}, got ${describe(maxTTL)}`);
   }
+  if (options.history !== undefined && typeof options.history !== 'boolean') {
+    throw new DocumentError('INVALID_ARGUMENT', `history is a boolean, got ${describe(options.history)}`);
+  }
   const uid = nextUid(manifest);
   const existing = manifest.scopes.find((s) => s.name === scope);
   if (existing?.collections.some((c) => c.name === name)) {
     throw new DocumentError('INVALID_ARGUMENT', `collection ${JSON.stringify(`${scope}.${name}`)} already exists`);
   }
-  const collection = makeCollection(name, nextId(manifest, 'collection', used.maxCollectionId), maxTTL);
+  const collection = makeCollection(name, nextId(manifest, 'collection', used.maxCollectionId), maxTTL, options.history === true);
   if (existing) {
     const collections = [...existing.collections, collection];
     return freeze({ uid, scopes: manifest.scopes.map((s) => (s === existing ? { ...s, collections } : s)) });
@@ -426,6 +450,25 @@ export function dropCollection(manifest: Manifest, scope: string, name: string):
 }
 
 /**
+ * `manifest` with collection `scope.name`'s history (its change feed) switched on or off, under the
+ * next uid; `manifest` itself when it is already so.
+ *
+ * @throws ManifestLookupError UNKNOWN_SCOPE or UNKNOWN_COLLECTION; DocumentError INVALID_ARGUMENT for a
+ *   `history` that is not a boolean, OUT_OF_RANGE when no uid is left.
+ */
+export function setCollectionHistory(manifest: Manifest, scope: string, name: string, history: boolean): Manifest {
+  if (typeof history !== 'boolean') throw new DocumentError('INVALID_ARGUMENT', `history is a boolean, got ${describe(history)}`);
+  const { collectionId, maxTTL, history: before } = resolveCollection(manifest, { scope, collection: name });
+  if ((before === true) === history) return manifest;
+  const uid = nextUid(manifest);
+  const changed = makeCollection(name, collectionId, maxTTL, history);
+  const scopes = manifest.scopes.map((s) =>
+    s.name === scope ? { ...s, collections: s.collections.map((c) => (c.name === name ? changed : c)) } : s,
+  );
+  return freeze({ uid, scopes });
+}
+
+/**
  * `manifest` without scope `name` and its collections, under the next uid.
  *
  * @throws DocumentError INVALID_ARGUMENT for `_default`, which cannot be dropped; ManifestLookupError
@@ -455,7 +498,7 @@ const DEFAULT_MANIFEST: Manifest = freeze({
 
 interface ScopeEntry {
   readonly id: number;
-  readonly collections: Map<string, { readonly id: number; readonly maxTTL?: number }>;
+  readonly collections: Map<string, { readonly id: number; readonly maxTTL?: number; readonly history?: boolean }>;
 }
 
 /** Name indexes of frozen manifests, built on first lookup: they cannot change afterwards. */
@@ -466,8 +509,8 @@ function scopeEntry(manifest: Manifest, scope: string): ScopeEntry {
   if (index === undefined) {
     index = new Map();
     for (const s of manifest.scopes) {
-      const collections = new Map<string, { id: number; maxTTL?: number }>();
-      for (const c of s.collections) collections.set(c.name, { id: parseInt(c.uid, 16), maxTTL: c.maxTTL });
+      const collections = new Map<string, { id: number; maxTTL?: number; history?: boolean }>();
+      for (const c of s.collections) collections.set(c.name, { id: parseInt(c.uid, 16), maxTTL: c.maxTTL, history: c.history });
       index.set(s.name, { id: parseInt(s.uid, 16), collections });
     }
     if (Object.isFrozen(manifest)) indexes.set(manifest, index);
@@ -481,19 +524,19 @@ function scopeEntry(manifest: Manifest, scope: string): ScopeEntry {
 
 function idMaps(manifest: Manifest): {
   scopes: Map<number, string>;
-  collections: Map<number, { name: string; scope: number; maxTTL?: number }>;
+  collections: Map<number, { name: string; scope: number; maxTTL?: number; history?: boolean }>;
 } {
   const scopes = new Map<number, string>();
-  const collections = new Map<number, { name: string; scope: number; maxTTL?: number }>();
+  const collections = new Map<number, { name: string; scope: number; maxTTL?: number; history?: boolean }>();
   for (const s of manifest.scopes) {
     const sid = parseInt(s.uid, 16);
     scopes.set(sid, s.name);
-    for (const c of s.collections) collections.set(parseInt(c.uid, 16), { name: c.name, scope: sid, maxTTL: c.maxTTL });
+    for (const c of s.collections) collections.set(parseInt(c.uid, 16), { name: c.name, scope: sid, maxTTL: c.maxTTL, history: c.history });
   }
   return { scopes, collections };
 }
 
-/** Same scopes and collections (ids, names, placement, maxTTL), whatever their order. */
+/** Same scopes and collections (ids, names, placement, maxTTL, history), whatever their order. */
 function sameContent(a: Manifest, b: Manifest): boolean {
   const x = idMaps(a);
   const y = idMaps(b);
@@ -501,7 +544,7 @@ function sameContent(a: Manifest, b: Manifest): boolean {
   for (const [id, name] of x.scopes) if (y.scopes.get(id) !== name) return false;
   for (const [id, c] of x.collections) {
     const d = y.collections.get(id);
-    if (d === undefined || d.name !== c.name || d.scope !== c.scope || d.maxTTL !== c.maxTTL) return false;
+    if (d === undefined || d.name !== c.name || d.scope !== c.scope || d.maxTTL !== c.maxTTL || d.history !== c.history) return false;
   }
   return true;
 }
@@ -527,8 +570,11 @@ function nextId(manifest: Manifest, kind: 'scope' | 'collection', usedMax = 0): 
   return max + 1;
 }
 
-function makeCollection(name: string, id: number, maxTTL: number | undefined): ManifestCollection {
-  return maxTTL === undefined ? { name, uid: hex(id) } : { name, uid: hex(id), maxTTL };
+function makeCollection(name: string, id: number, maxTTL: number | undefined, history: boolean): ManifestCollection {
+  const collection: { name: string; uid: string; maxTTL?: number; history?: boolean } = { name, uid: hex(id) };
+  if (maxTTL !== undefined) collection.maxTTL = maxTTL;
+  if (history) collection.history = true;
+  return collection;
 }
 
 function freeze(manifest: Manifest): Manifest {

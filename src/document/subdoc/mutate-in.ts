@@ -91,6 +91,8 @@ export async function mutateIn(
   specs: readonly MutateInSpec[],
   options: MutateInOptions,
   maxKeyBytes: number,
+  /** Runs once every spec has succeeded, before their writes are applied (index maintenance: `index-port.ts`). */
+  beforeApply?: (st: Transaction, removed: boolean) => Promise<void>,
 ): Promise<MutateOutcome> {
   const semantics = options.storeSemantics ?? 'replace';
   if (semantics !== 'replace' && semantics !== 'upsert' && semantics !== 'insert') {
@@ -122,6 +124,7 @@ export async function mutateIn(
     }
   }
   if (!removed && (await st.getApproximateSize()) - sizeBefore >= SIZE_CHECK_BYTES) await checkDocumentSize(st, keys);
+  await beforeApply?.(st, removed);
   st.apply();
   if (removed) DocTransaction.of(tr).documentRemoved(keys);
   else

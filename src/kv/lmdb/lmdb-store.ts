@@ -419,9 +419,7 @@ export class LmdbStore {
     this.unflushed = false;
     const done = new Promise<void>((resolve, reject) => {
       if (this.closed) return resolve();
-      syncOnThread(this.root, (error) =>
-        error ? reject(error instanceof Error ? error : new Error(`the flush failed: ${JSON.stringify(error)}`)) : resolve(),
-      );
+      syncOnThread(this.root, (error) => (error ? reject(error instanceof Error ? error : new Error(describeFlushError(error))) : resolve()));
     });
     const clear = () => {
       if (this.flushing === done) this.flushing = undefined;
@@ -512,4 +510,9 @@ function versionKey(version: bigint): Buffer {
 function readVersion(bytes: Buffer | undefined, what: string): bigint {
   if (!bytes || bytes.length !== 8) throw new Error(`the store's ${what} is missing or malformed`);
   return bytes.readBigUInt64BE(0);
+}
+
+/** A flush failure that is not an Error, as text (LMDB's thread reports a code or a message). */
+function describeFlushError(error: unknown): string {
+  return typeof error === 'string' || typeof error === 'number' ? `LMDB flush failed: ${error}` : 'LMDB flush failed';
 }

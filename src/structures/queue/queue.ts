@@ -9,7 +9,7 @@ import type { Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
 import { Structure, type StructureScope } from '../structure';
-import { nextVisibleAt, takeHead, type Candidate } from './head';
+import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
@@ -216,22 +216,15 @@ export class Queue<T = JsonValue> extends Structure {
    * @throws DocumentError WRONG_KIND.
    */
   async peek(opts: TransactionOption = {}): Promise<T | undefined> {
-    return this.read(opts, async (tr, doc) => {
-      if (doc === undefined) return undefined;
-      const keys = this.queueKeys(doc);
-      const { items } = await takeHead({
-        tr,
-        keys,
-        identity: doc.identity,
-        own: await ownWrites(tr),
-        now: this.now(),
-        count: 1,
-        spread: 1,
-        maxAttempts: this.maxAttempts,
-        random: this.random,
-      });
-      return items.length === 0 ? undefined : (decodePayload(items[0].record.payload) as T);
-    });
+    // The head is read with the kind check (its result unused if there is no queue).
+    return this.readWith(
+      opts,
+      (tr, doc) => this.takeIn(tr, doc, 1, 1, this.now()),
+      async (_tr, doc, taken) => {
+        if (doc === undefined || taken === undefined || taken.items.length === 0) return undefined;
+        return decodePayload(taken.items[0].record.payload) as T;
+      },
+    );
   }
 
   /**
@@ -243,10 +236,12 @@ export class Queue<T = JsonValue> extends Structure {
    * @throws DocumentError WRONG_KIND.
    */
   async size(opts: TransactionOption = {}): Promise<number> {
-    return this.read(opts, async (tr, doc) => {
-      if (doc === undefined) return 0;
-      return Number(decodeInt64(await tr.get(this.queueKeys(doc).size)));
-    });
+    // The size read is issued with the kind check.
+    return this.readWith(
+      opts,
+      (tr, doc) => tr.get(this.queueKeys(doc).size),
+      async (_tr, doc, size) => (doc === undefined ? 0 : Number(decodeInt64(size))),
+    );
   }
 
   /**
@@ -314,35 +309,43 @@ export class Queue<T = JsonValue> extends Structure {
     const spread = positiveInteger(opts.spread, 1, 'spread');
     const receipt = this.receiptFor(opts.tr);
     let attempt = 0;
-    return this.write(opts, async (scope) => {
-      attempt++;
-      if (!scope.existed) return [];
-      const { tr } = scope;
-      const keys = this.queueKeys(scope.keys);
-      if (receipt !== undefined && attempt > 1) {
-        const earlier = await tr.get(keys.token(receipt.bucket, receipt.token));
-        if (earlier !== undefined) return this.leasesOfReceipt(tr, keys, earlier);
-      }
-      const now = this.now();
-      const taken = await this.take(scope, count, spread, now);
-      const deadline = now + visibilityMs;
-      const leases: Lease<T>[] = [];
-      for (const item of taken.items) {
-        const id = randomUUID();
-        const attempts = item.record.attempts + 1;
-        tr.clear(item.key);
-        tr.set(keys.scheduledKey(deadline, new Uuid(id)), encodeRecord(true, attempts, item.record.payload));
-        leases.push({ id, value: decodePayload(item.record.payload) as T, deadline, attempts });
-      }
-      await this.finishTake(scope, keys, taken.exhausted, 0);
-      if (leases.length > 0) this.changed(tr, scope.keys);
-      if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
-        const body = pack([deadline, ...leases.map((l) => new Uuid(l.id))]);
-        tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.leased, body));
-        this.sweeper.sweep(tr, keys, now);
-      }
-      return leases;
-    });
+    let now = 0;
+    return this.writeWith(
+      opts,
+      // The head is read with the kind check; not on a retry that first looks for its receipt.
+      (t, doc) => {
+        now = this.now();
+        return receipt === undefined || attempt === 0 ? this.takeIn(t, doc, count, spread, now) : Promise.resolve(undefined);
+      },
+      async (scope, prefetched) => {
+        attempt++;
+        if (!scope.existed) return [];
+        const { tr } = scope;
+        const keys = this.queueKeys(scope.keys);
+        if (receipt !== undefined && attempt > 1) {
+          const earlier = await tr.get(keys.token(receipt.bucket, receipt.token));
+          if (earlier !== undefined) return this.leasesOfReceipt(tr, keys, earlier);
+        }
+        const taken = prefetched ?? (await this.take(scope, count, spread, now));
+        const deadline = now + visibilityMs;
+        const leases: Lease<T>[] = [];
+        for (const item of taken.items) {
+          const id = randomUUID();
+          const attempts = item.record.attempts + 1;
+          tr.clear(item.key);
+          tr.set(keys.scheduledKey(deadline, new Uuid(id)), encodeRecord(true, attempts, item.record.payload));
+          leases.push({ id, value: decodePayload(item.record.payload) as T, deadline, attempts });
+        }
+        await this.finishTake(scope, keys, taken.exhausted, 0);
+        if (leases.length > 0) this.changed(tr, scope.keys);
+        if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
+          const body = pack([deadline, ...leases.map((l) => new Uuid(l.id))]);
+          tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.leased, body));
+          this.sweeper.sweep(tr, keys, now);
+        }
+        return leases;
+      },
+    );
   }
 
   /**
@@ -525,12 +528,17 @@ export class Queue<T = JsonValue> extends Structure {
   }
 
   /** The head items to take, with their read conflicts (see `takeHead`). */
-  private async take(scope: StructureScope, count: number, spread: number, now: number) {
+  private take(scope: StructureScope, count: number, spread: number, now: number): Promise<Taken> {
+    return this.takeIn(scope.tr, scope.keys, count, spread, now);
+  }
+
+  /** As {@link take}, given the transaction and the queue's document keys. */
+  private async takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
     return takeHead({
-      tr: scope.tr,
-      keys: this.queueKeys(scope.keys),
-      identity: scope.keys.identity,
-      own: await ownWrites(scope.tr),
+      tr,
+      keys: this.queueKeys(doc),
+      identity: doc.identity,
+      own: await ownWrites(tr),
       now,
       count,
       spread,
@@ -563,54 +571,70 @@ export class Queue<T = JsonValue> extends Structure {
   ): Promise<{ found: boolean; value?: T; watch?: Watch; wakeInMs?: number }> {
     const receipt = this.receiptFor(tr);
     let attempt = 0;
-    return this.write({ tr }, async (scope) => {
-      attempt++;
-      const keys = this.queueKeys(scope.keys);
-      const now = this.now();
-      if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
-      if (receipt !== undefined && attempt > 1) {
-        const earlier = await scope.tr.get(keys.token(receipt.bucket, receipt.token));
-        if (earlier !== undefined) return earlier.length > 1 ? { found: true, value: decodePayload(earlier.subarray(1)) as T } : { found: false };
-      }
-      const taken = await this.take(scope, 1, spread, now);
-      for (const item of taken.items) scope.tr.clear(item.key);
-      await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
-      const item = taken.items[0];
-      if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
-        scope.tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
-        this.sweeper.sweep(scope.tr, keys, now);
-      }
-      if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
-      if (!waiting || taken.exhausted.length > 0) return { found: false };
-      const next = await nextVisibleAt(scope.tr, keys, now);
-      return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
-    });
+    let now = 0;
+    return this.writeWith(
+      { tr },
+      // The head is read with the kind check; not on a retry that first looks for its receipt.
+      (t, doc) => {
+        now = this.now();
+        return receipt === undefined || attempt === 0 ? this.takeIn(t, doc, 1, spread, now) : Promise.resolve(undefined);
+      },
+      async (scope, prefetched) => {
+        attempt++;
+        const keys = this.queueKeys(scope.keys);
+        if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
+        if (receipt !== undefined && attempt > 1) {
+          const earlier = await scope.tr.get(keys.token(receipt.bucket, receipt.token));
+          if (earlier !== undefined) return earlier.length > 1 ? { found: true, value: decodePayload(earlier.subarray(1)) as T } : { found: false };
+        }
+        const taken = prefetched ?? (await this.take(scope, 1, spread, now));
+        for (const item of taken.items) scope.tr.clear(item.key);
+        await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
+        const item = taken.items[0];
+        if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
+          scope.tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
+          this.sweeper.sweep(scope.tr, keys, now);
+        }
+        if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
+        if (!waiting || taken.exhausted.length > 0) return { found: false };
+        const next = await nextVisibleAt(scope.tr, keys, now);
+        return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
+      },
+    );
   }
 
   private async takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>> {
-    return this.write({ tr }, async (scope) => {
-      const keys = this.queueKeys(scope.keys);
-      if (!scope.existed) return { items: [], deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: Infinity } };
-      const now = this.now();
-      const taken = await this.take(scope, count, spread, now);
-      const items: { id: string; value: T }[] = [];
-      const dead: Candidate[] = [...taken.exhausted];
-      const poisonedIds: string[] = [];
-      for (const item of taken.items) {
-        const id = item.key.toString('hex');
-        if (poisoned(id)) {
-          dead.push(item);
-          poisonedIds.push(id);
-          continue;
+    let now = 0;
+    return this.writeWith(
+      { tr },
+      // The head is read with the kind check.
+      (t, doc) => {
+        now = this.now();
+        return this.takeIn(t, doc, count, spread, now);
+      },
+      async (scope, prefetched) => {
+        const keys = this.queueKeys(scope.keys);
+        if (!scope.existed) return { items: [], deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: Infinity } };
+        const taken = prefetched ?? (await this.take(scope, count, spread, now));
+        const items: { id: string; value: T }[] = [];
+        const dead: Candidate[] = [...taken.exhausted];
+        const poisonedIds: string[] = [];
+        for (const item of taken.items) {
+          const id = item.key.toString('hex');
+          if (poisoned(id)) {
+            dead.push(item);
+            poisonedIds.push(id);
+            continue;
+          }
+          tr.clear(item.key);
+          items.push({ id, value: decodePayload(item.record.payload) as T });
         }
-        tr.clear(item.key);
-        items.push({ id, value: decodePayload(item.record.payload) as T });
-      }
-      await this.finishTake(scope, keys, dead, items.length);
-      if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
-      const next = await nextVisibleAt(tr, keys, now);
-      return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
-    });
+        await this.finishTake(scope, keys, dead, items.length);
+        if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
+        const next = await nextVisibleAt(tr, keys, now);
+        return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
+      },
+    );
   }
 
   /** Runs a lease operation: in `tr` or its own retry loop, with the queue's keys. */

@@ -1,0 +1,285 @@
+/**
+ * `npm run bench:round-trips`: the sequential round trips each document, structure and queue operation
+ * makes on a FoundationDB cluster, next to FoundationDB's floor for what the operation is (2 for a
+ * read: read version + read; 2 for a blind write: read version + commit; 3 for a read-modify-write:
+ * read version + read + commit). On a cluster these round trips, not CPU, are what an operation costs.
+ *
+ *   npm run bench:round-trips
+ *
+ * The engine is the memory engine wrapped so that, as a cluster client does, a transaction's read
+ * version is one round trip (taken by its first read or its commit, shared by reads issued together),
+ * each read (get, getKey, a range read, each batch of a streamed range) is one, and the commit of a
+ * transaction that writes is one (a read-only commit sends nothing).
+ * Round trips issued together are one: requests issued before the pending round trip goes out join it,
+ * so the count is the length of the longest chain of requests that each waited on the one before.
+ * Every read is charged, even one FDB's client would serve from its read-your-writes cache (a key the
+ * transaction wrote or read before): the counts are an upper bound. docs/performance.md says why an
+ * operation stays above its floor.
+ */
+import { open, LookupInSpec, MutateInSpec, type DocLayer } from '../src';
+import type { Collection } from '../src/collection';
+import { Database } from '../src/kv/contract/database';
+import type { Engine, ReadTransaction, Transaction } from '../src/kv/contract/types';
+import { MemoryEngine } from '../src/kv/memory/memory-engine';
+
+/** Round trips as the wrapped engine sees them: one per group of requests issued together. */
+class RoundTrips {
+  /** Round trips that have gone out. */
+  count = 0;
+  private pending: Promise<void> | undefined;
+
+  /** One round trip, shared with every request made before it goes out (on the next turn). */
+  trip(): Promise<void> {
+    this.pending ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.pending = undefined;
+        this.count++;
+        resolve();
+      }),
+    );
+    return this.pending;
+  }
+}
+
+/** `engine` whose transactions pay round trips as on a cluster (see the file comment). */
+function charged(engine: Engine, trips: RoundTrips): Engine {
+  const wrap = (inner: Transaction): Transaction => {
+    // The attempt's read version: one round trip, shared by the reads that need it at once.
+    let readVersion: Promise<void> | undefined;
+    // Whether the attempt writes: a read-only commit goes nowhere on a cluster.
+    let writes = false;
+    const version = () => (readVersion ??= trips.trip());
+    const read = async <T>(call: () => Promise<T>): Promise<T> => {
+      await version();
+      await trips.trip();
+      return call();
+    };
+    const reader = (target: ReadTransaction): ReadTransaction => ({
+      get: (key) => read(() => target.get(key)),
+      getKey: (selector) => read(() => target.getKey(selector)),
+      getRangeAll: (begin, end, options) => read(() => target.getRangeAll(begin, end, options)),
+      getRange: (begin, end, options) => ({
+        async *[Symbol.asyncIterator]() {
+          const it = target.getRange(begin, end, options)[Symbol.asyncIterator]();
+          for (;;) {
+            const next = await read(() => it.next());
+            if (next.done === true) return;
+            yield next.value;
+          }
+        },
+      }),
+      getReadVersion: async () => {
+        await version();
+        return target.getReadVersion();
+      },
+    });
+    const reads = reader(inner);
+    let snapshotReads: ReadTransaction | undefined;
+    return new Proxy(inner, {
+      get(target, prop, receiver) {
+        switch (prop) {
+          case 'get':
+          case 'getKey':
+          case 'getRangeAll':
+          case 'getRange':
+          case 'getReadVersion':
+            // Arrow functions over the wrapper's state: no `this` to lose.
+            // eslint-disable-next-line @typescript-eslint/unbound-method
+            return reads[prop];
+          case 'snapshot':
+            return () => (snapshotReads ??= reader(target.snapshot()));
+          case 'commit':
+            return async () => {
+              if (writes) {
+                await version();
+                await trips.trip();
+              }
+              return target.commit();
+            };
+          case 'onError':
+            return async (err: unknown) => {
+              readVersion = undefined;
+              writes = false;
+              return target.onError(err);
+            };
+          case 'reset':
+            return () => {
+              readVersion = undefined;
+              writes = false;
+              target.reset();
+            };
+          case 'set':
+          case 'clear':
+          case 'clearRange':
+          case 'atomicOp':
+          case 'add':
+          case 'max':
+          case 'min':
+          case 'setVersionstampedKey':
+          case 'setVersionstampedValue':
+          case 'addWriteConflictRange':
+            writes = true;
+        }
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+  return {
+    name: `${engine.name} with round trips`,
+    createTransaction: () => wrap(engine.createTransaction()),
+    close: () => engine.close(),
+  };
+}
+
+type Kind = 'read' | 'blind write' | 'read-modify-write';
+const FLOOR: Record<Kind, number> = { read: 2, 'blind write': 2, 'read-modify-write': 3 };
+
+interface Case {
+  readonly name: string;
+  readonly kind: Kind;
+  /** Runs before the operation, uncounted. */
+  readonly setup?: (c: Collection) => Promise<unknown>;
+  readonly run: (c: Collection) => Promise<unknown>;
+}
+
+const doc = { name: 'Ada', langs: ['en', 'fr'], address: { city: 'London', zip: 'N1' }, logins: 3 };
+
+export const CASES: readonly Case[] = [
+  // Documents
+  { name: 'document insert (generated id)', kind: 'read-modify-write', run: (c) => c.insert(doc) },
+  { name: 'document upsert', kind: 'blind write', run: (c) => c.upsert('d1', doc) },
+  { name: 'document replace', kind: 'read-modify-write', run: (c) => c.replace('d1', doc) },
+  { name: 'document get (whole)', kind: 'read', run: (c) => c.get('d1') },
+  { name: 'document get (a path)', kind: 'read', run: (c) => c.get('d1', 'address.city') },
+  { name: 'document exists', kind: 'read', run: (c) => c.exists('d1') },
+  { name: 'document getMany (3 ids)', kind: 'read', run: (c) => c.getMany(['d1', 'd2', 'd3']) },
+  { name: 'document lookupIn (2 paths)', kind: 'read', run: (c) => c.lookupIn('d1', [LookupInSpec.get('name'), LookupInSpec.exists('langs')]) },
+  {
+    name: 'document mutateIn (upsert a field, increment)',
+    kind: 'read-modify-write',
+    run: (c) => c.mutateIn('d1', [MutateInSpec.upsert('address.city', 'Paris'), MutateInSpec.increment('logins', 1)]),
+  },
+  { name: 'document remove', kind: 'read-modify-write', setup: (c) => c.upsert('gone', doc), run: (c) => c.remove('gone') },
+  // Counter
+  { name: 'counter add (blind)', kind: 'blind write', run: (c) => c.counter('k').add(1) },
+  { name: 'counter incr', kind: 'read-modify-write', run: (c) => c.counter('k').incr() },
+  { name: 'counter get', kind: 'read', run: (c) => c.counter('k').get() },
+  { name: 'counter set', kind: 'blind write', run: (c) => c.counter('k').set(5) },
+  // Set
+  { name: 'set add', kind: 'read-modify-write', run: (c) => c.set('s').add('a') },
+  { name: 'set has', kind: 'read', run: (c) => c.set('s').has('a') },
+  { name: 'set size', kind: 'read', run: (c) => c.set('s').size() },
+  { name: 'set values', kind: 'read', run: (c) => c.set('s').values() },
+  { name: 'set delete', kind: 'read-modify-write', run: (c) => c.set('s').delete('a') },
+  // Map
+  { name: 'map set', kind: 'blind write', run: (c) => c.map('m').set('a', 1) },
+  { name: 'map get', kind: 'read', run: (c) => c.map('m').get('a') },
+  { name: 'map has', kind: 'read', run: (c) => c.map('m').has('a') },
+  { name: 'map size', kind: 'read', run: (c) => c.map('m').size() },
+  { name: 'map increment', kind: 'read-modify-write', run: (c) => c.map('m').increment('n') },
+  { name: 'map entries', kind: 'read', run: (c) => c.map('m').entries() },
+  { name: 'map delete', kind: 'read-modify-write', run: (c) => c.map('m').delete('a') },
+  // List
+  { name: 'list push', kind: 'read-modify-write', run: (c) => c.list('l').push(1) },
+  { name: 'list unshift', kind: 'read-modify-write', run: (c) => c.list('l').unshift(0) },
+  { name: 'list get(i)', kind: 'read', run: (c) => c.list('l').get(1) },
+  { name: 'list get(-1)', kind: 'read', run: (c) => c.list('l').get(-1) },
+  { name: 'list set(i)', kind: 'read-modify-write', run: (c) => c.list('l').set(0, 5) },
+  { name: 'list size', kind: 'read', run: (c) => c.list('l').size() },
+  { name: 'list slice', kind: 'read', run: (c) => c.list('l').slice(0, 2) },
+  { name: 'list insert(1)', kind: 'read-modify-write', run: (c) => c.list('l').insert(1, 7) },
+  { name: 'list removeAt(1)', kind: 'read-modify-write', run: (c) => c.list('l').removeAt(1) },
+  { name: 'list pop', kind: 'read-modify-write', run: (c) => c.list('l').pop() },
+  { name: 'list shift', kind: 'read-modify-write', run: (c) => c.list('l').shift() },
+  // Text
+  { name: 'text append', kind: 'read-modify-write', run: (c) => c.text('t').append('abc') },
+  { name: 'text prepend', kind: 'read-modify-write', run: (c) => c.text('t').prepend('x') },
+  { name: 'text get', kind: 'read', run: (c) => c.text('t').get() },
+  { name: 'text length', kind: 'read', run: (c) => c.text('t').length() },
+  // Queue
+  { name: 'queue push', kind: 'blind write', run: (c) => c.queue('q').push({ n: 1 }) },
+  { name: 'queue pushMany (10)', kind: 'blind write', run: (c) => c.queue('q').pushMany(Array.from({ length: 10 }, (_, n) => ({ n }))) },
+  { name: 'queue push (dedupeId)', kind: 'read-modify-write', run: (c) => c.queue('q').push({ n: 2 }, { dedupeId: 'job-2' }) },
+  { name: 'queue pop', kind: 'read-modify-write', run: (c) => c.queue('q').pop() },
+  { name: 'queue pop (spread 8)', kind: 'read-modify-write', run: (c) => c.queue('q').pop({ spread: 8 }) },
+  { name: 'queue peek', kind: 'read', run: (c) => c.queue('q').peek() },
+  { name: 'queue size', kind: 'read', run: (c) => c.queue('q').size() },
+  { name: 'queue lease(1)', kind: 'read-modify-write', run: (c) => c.queue('q').lease(1) },
+  {
+    name: 'queue ack',
+    kind: 'read-modify-write',
+    setup: async (c) => {
+      leased = (await c.queue('q').lease(1))[0];
+    },
+    run: (c) => c.queue('q').ack(leased!),
+  },
+  {
+    name: 'queue nack',
+    kind: 'read-modify-write',
+    setup: async (c) => {
+      leased = (await c.queue('q').lease(1))[0];
+    },
+    run: (c) => c.queue('q').nack(leased!),
+  },
+];
+
+let leased: Awaited<ReturnType<ReturnType<Collection['queue']>['lease']>>[number] | undefined;
+
+export interface RoundTripRow {
+  readonly operation: string;
+  readonly kind: Kind;
+  readonly roundTrips: number;
+  readonly floor: number;
+}
+
+/** Each case in order, on one database (later cases read what earlier ones wrote). */
+export async function runRoundTrips(): Promise<RoundTripRow[]> {
+  const trips = new RoundTrips();
+  const docs: DocLayer = await open({ database: new Database(charged(new MemoryEngine(), trips)) });
+  const rows: RoundTripRow[] = [];
+  try {
+    const c = docs.collection();
+    await c.upsert('warm-up', {}); // creates the collection, so that no row pays for that
+    for (const d of ['d2', 'd3']) await c.upsert(d, doc);
+    for (const op of CASES) {
+      // Once uncounted, so that the row counts the operation on a structure that exists (creating
+      // one reads its expiry and root entries too: one more round trip, once).
+      await op.setup?.(c);
+      await op.run(c);
+      await op.setup?.(c);
+      const before = trips.count;
+      await op.run(c);
+      rows.push({ operation: op.name, kind: op.kind, roundTrips: trips.count - before, floor: FLOOR[op.kind] });
+    }
+  } finally {
+    await docs.close();
+  }
+  return rows;
+}
+
+export function roundTripTable(rows: readonly RoundTripRow[]): string[] {
+  return [
+    '| operation | kind | sequential round trips | FoundationDB floor | above the floor |',
+    '| --- | --- | ---: | ---: | ---: |',
+    ...rows.map(
+      (r) => `| ${r.operation} | ${r.kind} | ${r.roundTrips} | ${r.floor} | ${r.roundTrips > r.floor ? `+${r.roundTrips - r.floor}` : ''} |`,
+    ),
+  ];
+}
+
+if (require.main === module) {
+  runRoundTrips().then(
+    (rows) => {
+      console.log(roundTripTable(rows).join('\n'));
+      const above = rows.filter((r) => r.roundTrips > r.floor);
+      console.log(
+        `\n${rows.length - above.length} of ${rows.length} operations at their floor; above it: ${above.map((r) => r.operation).join(', ') || 'none'}`,
+      );
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,75 @@
+import type { Transaction } from '../../kv/contract/types';
+import { NOT_INDEXED, type DocumentIndexes, type IndexedState, type IndexPort } from '../index-port';
+import type { DocumentKeys } from '../keys/layout';
+import type { MutateInSpec, JsonValue, PathElement } from '../types';
+import { parsePath } from '../values/path';
+
+/**
+ * The index side of the document writes (see `index-port.ts`): each write path calls these, so its own
+ * code only gains a line or two. Every promise started early has a rejection handler attached, so a
+ * write that fails first (DOCUMENT_EXISTS, ...) leaves no unhandled rejection behind.
+ */
+
+/** A write's indexes and what the document gave them before it. */
+export interface IndexWrite {
+  readonly indexes: DocumentIndexes;
+  readonly before: IndexedState;
+}
+
+/**
+ * Starts the index side of a write of the document at `keys` in collection `collectionId`: reads the
+ * catalog (1 point read per transaction) and, when the collection has indexes and `readBefore`, the
+ * document's indexed parts (1 round trip). Nothing for a collection this write creates.
+ */
+export function startIndexWrite(
+  port: IndexPort | undefined,
+  tr: Transaction,
+  target: { readonly id: number; readonly create?: () => void },
+  keys: DocumentKeys,
+  readBefore: boolean,
+  expiresAt: number | undefined | 'unknown' = 'unknown',
+): Promise<IndexWrite | undefined> {
+  if (port === undefined || target.create !== undefined) return Promise.resolve(undefined);
+  const started = port
+    .indexesOf(tr, target.id)
+    .then(async (indexes) =>
+      indexes === undefined ? undefined : { indexes, before: readBefore ? await indexes.read(tr, keys, expiresAt) : NOT_INDEXED },
+    );
+  started.catch(() => undefined);
+  return started;
+}
+
+/**
+ * Moves the document's entries to what `doc` (written with `expiresAt`) gives, or to none when `doc`
+ * is `undefined` (removed). Called before the document's own writes, so that a unique violation or a
+ * limit leaves the document as it was.
+ */
+export async function finishIndexWrite(
+  write: Promise<IndexWrite | undefined>,
+  tr: Transaction,
+  keys: DocumentKeys,
+  doc: JsonValue | undefined,
+  expiresAt: number | undefined,
+): Promise<void> {
+  const started = await write;
+  if (started === undefined) return;
+  const after = doc === undefined ? NOT_INDEXED : started.indexes.stateOf(keys, doc, expiresAt);
+  await started.indexes.update(tr, keys, started.before, after);
+}
+
+/** Clears the index entries of the document at `keys` before it is deleted (read, then cleared). */
+export async function removeIndexEntries(port: IndexPort | undefined, tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<void> {
+  const indexes = await port?.indexesOf(tr, collectionId);
+  if (indexes === undefined) return;
+  await indexes.update(tr, keys, await indexes.read(tr, keys, 'unknown'), NOT_INDEXED);
+}
+
+/** The paths of mutateIn specs, `undefined` when one does not parse (the write then counts as touching every index). */
+export function specPaths(specs: readonly MutateInSpec[]): PathElement[][] | undefined {
+  if (!Array.isArray(specs)) return undefined;
+  try {
+    return specs.map((spec) => parsePath((spec as { path: string }).path));
+  } catch {
+    return undefined;
+  }
+}

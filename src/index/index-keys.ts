@@ -1,0 +1,58 @@
+import type { Layout } from '../document/keys/layout';
+import { pack, type TupleItem } from '../tuple';
+import { packPrefixed } from '../tuple/pack';
+
+/**
+ * The keys of one collection's secondary indexes, under the document layer's index section for the
+ * collection (`Layout.indexPrefix`, cleared with the collection):
+ *
+ * ```
+ * <ip> = <prefix> 0x02 <leb128(c)>
+ * <ip> 0x00                                        the catalog: every index's definition and state (JSON)
+ * <ip> 0x01 <tuple(indexId)> <tuple(part)>         build progress of part `part` of an index's build (JSON)
+ * <ip> 0x02 <tuple(indexId)> <values> <tuple(id)>  an entry: the field values (value-key.ts, a desc
+ *                                                  field's bytes inverted), then the document id;
+ *                                                  its value holds the document's expiry and the
+ *                                                  `include` values
+ * ```
+ *
+ * Every writer of the collection's documents reads the catalog key (once per transaction), so a
+ * createIndex or dropIndex, which rewrite it, conflicts with the writers that did not know of it.
+ * Build progress sits apart, so a build's steps do not make writers retry.
+ */
+
+const CATALOG = 0x00;
+const PROGRESS = 0x01;
+const ENTRIES = 0x02;
+
+export class IndexKeys {
+  /** `<ip>`. */
+  readonly prefix: Buffer;
+  /** `<ip> 0x00`. */
+  readonly catalog: Buffer;
+
+  constructor(layout: Layout, collectionId: number) {
+    this.prefix = layout.indexPrefix(collectionId);
+    this.catalog = Buffer.concat([this.prefix, Buffer.of(CATALOG)]);
+  }
+
+  /** `<ip> 0x02 <tuple(indexId)>`: the prefix of every entry of an index. */
+  entries(indexId: number): Buffer {
+    return Buffer.concat([this.prefix, Buffer.of(ENTRIES), pack([indexId])]);
+  }
+
+  /** `<ip> 0x01 <tuple(indexId)>`: the prefix of an index's build progress records. */
+  progress(indexId: number): Buffer {
+    return Buffer.concat([this.prefix, Buffer.of(PROGRESS), pack([indexId])]);
+  }
+
+  /** The progress record of part `part` of an index's build. */
+  progressPart(indexId: number, part: number): Buffer {
+    return packPrefixed(this.progress(indexId), [part]);
+  }
+}
+
+/** The key of an entry: the index's entry prefix, the encoded values, the document id. */
+export function entryKey(entriesPrefix: Buffer, values: Buffer, id: TupleItem): Buffer {
+  return packPrefixed(Buffer.concat([entriesPrefix, values]), [id]);
+}
