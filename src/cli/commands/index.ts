@@ -5,6 +5,7 @@ import type { Command } from './command';
 import { countCommand } from './count';
 import { demoCommand } from './demo';
 import { exportCommand } from './export';
+import { findCommand } from './find';
 import { getCommand } from './get';
 import { importCommand } from './import';
 import { indexCommand } from './index-command';
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   setCommand,
   removeCommand,
   scanCommand,
+  findCommand,
   countCommand,
   indexCommand,
   changesCommand,
