@@ -2,7 +2,7 @@ import { DocumentError } from '../document/errors';
 import type { IndexedCollectionAccess } from '../document/index-port';
 import type { DocId, TransactionOption } from '../document/types';
 import { strinc } from '../kv/contract/bytes';
-import type { Transaction } from '../kv/contract/types';
+import type { ReadTransaction, Transaction } from '../kv/contract/types';
 import { CompiledIndex } from './compiled-index';
 import { checkSpec, encodeCatalog, MAX_INDEXES, sameDefinition, type Catalog, type IndexFieldDescription, type StoredIndex } from './definition';
 import { indexDocuments, MAX_DUPLICATES, readStep, splitParts, STEP_KEYS, type BuildPart } from './index-build';
@@ -260,7 +260,7 @@ export class IndexAdmin {
     return Promise.all(
       catalog.indexes.map(async (index) => {
         if (index.state === 'ready') return describe(index, undefined);
-        const parts = await this.readParts(tr.snapshot() as Transaction, target.id, index.id);
+        const parts = await this.readParts(tr.snapshot(), target.id, index.id);
         const scanned = parts.reduce((n, p) => n + p.scanned, 0);
         return describe(index, { scanned, done: parts.length > 0 && parts.every((p) => p.next === null) });
       }),
@@ -289,7 +289,7 @@ export class IndexAdmin {
     return { target, index: new CompiledIndex(stored, this.maintainer.keys(target.id)) };
   }
 
-  private async readParts(tr: Transaction, collectionId: number, indexId: number): Promise<BuildPart[]> {
+  private async readParts(tr: ReadTransaction, collectionId: number, indexId: number): Promise<BuildPart[]> {
     const prefix = this.maintainer.keys(collectionId).progress(indexId);
     const pairs = await tr.getRangeAll(prefix, strinc(prefix));
     return pairs.map((pair) => JSON.parse(pair.value.toString('utf8')) as BuildPart);

@@ -30,7 +30,7 @@ describe('index key encoding', () => {
       fc.property(indexValue, indexValue, (a, b) => {
         expect(sign(Buffer.compare(encodeValue(a), encodeValue(b)))).toBe(sign(compareValues(a, b)));
       }),
-      { seed: testSeed(1401), numRuns: 3000 },
+      { seed: testSeed(1401), numRuns: 1500 },
     );
   });
 
@@ -39,7 +39,7 @@ describe('index key encoding', () => {
       fc.property(number, number, (a, b) => {
         expect(sign(Buffer.compare(encodeValue(a), encodeValue(b)))).toBe(sign(compareValues(a, b)));
       }),
-      { seed: testSeed(1402), numRuns: 3000 },
+      { seed: testSeed(1402), numRuns: 1500 },
     );
   });
 
@@ -51,7 +51,7 @@ describe('index key encoding', () => {
         expect(compareValues(back, v)).toBe(0);
         expect(encodeValue(back).equals(bytes)).toBe(true);
       }),
-      { seed: testSeed(1403), numRuns: 2000 },
+      { seed: testSeed(1403), numRuns: 1000 },
     );
   });
 
