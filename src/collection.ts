@@ -84,7 +84,6 @@ export class Collection extends DocumentCollection {
 
   // ---- data structures
 
-
   /**
    * The collection's changes in commit order, as an async iterator (docs/changes.md): per document
    * its latest change (intermediate versions may be merged), removals and expiries as tombstones,
