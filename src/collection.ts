@@ -7,6 +7,18 @@ import { IndexAdmin, type BuildOptions, type CreateIndexOptions, type IndexAcces
 import type { IndexSpec } from './index/definition';
 import type { IndexMaintainer } from './index/maintainer';
 import type { DocId, JsonValue } from './document/types';
+import {
+  count,
+  explain,
+  FindCursor,
+  findOne,
+  type CountOptions,
+  type Explanation,
+  type FindItem,
+  type FindOptions,
+  type QuerySource,
+  type IndexAccess as QueryIndexAccess,
+} from './query';
 import { DocCounter } from './structures/counter';
 import { DocList } from './structures/list';
 import { DocMap } from './structures/map';
@@ -77,7 +89,10 @@ export class Collection extends DocumentCollection {
     return this.indexAdmin.build(name, opts);
   }
 
-  /** @internal How the query layer lists and scans this collection's indexes. */
+  /**
+   * How the query layer lists and scans this collection's indexes, in a caller's transaction: the
+   * low-level scans `find` plans over (see docs/indexes.md, "Scans").
+   */
   indexAccess(): IndexAccess {
     return this.indexAdmin.access();
   }
@@ -156,5 +171,59 @@ export class Collection extends DocumentCollection {
   /** The text at `id` (reads as a string), as {@link list}. */
   text(id: DocId): DocText {
     return new DocText(this.structureAccess(), id);
+  }
+
+  // ---- queries (src/query, docs/queries.md)
+
+  /**
+   * The documents matching `filter` (MongoDB's query operators, see docs/queries.md), in `sort` order,
+   * through the best ready index. Iterate the cursor, or call `toArray()` or `page()` (a page and its
+   * continuation token, for `after`). Without `tr`, each page of `pageSize` runs in a transaction of
+   * its own; with it, the query sees the caller's own writes.
+   *
+   * Keys read per page: the index intervals of the plan (`explain` lists them), issued together, then
+   * the documents of the entries read (none for a covering plan), issued together. A full scan reads
+   * every document.
+   *
+   * @throws DocumentError INVALID_FILTER, UNSUPPORTED_OPERATOR (the filter); INVALID_QUERY (options, a
+   *   token of another query, a bad hint); NO_INDEX when no ready index serves the query and
+   *   `allowScan` is not set (the message names an index that would). Thrown when the cursor is first
+   *   read.
+   */
+  find<T = JsonValue>(filter: unknown, opts: FindOptions = {}): FindCursor<T> {
+    return new FindCursor<T>(this.querySource(), filter, opts);
+  }
+
+  /** The first document `find` would return, or `undefined`. Same keys and errors as {@link find}. */
+  findOne<T = JsonValue>(filter: unknown, opts: FindOptions = {}): Promise<FindItem<T> | undefined> {
+    return findOne<T>(this.querySource(), filter, opts);
+  }
+
+  /**
+   * How many documents match `filter`. Reads as {@link find}; an index holding every path the filter
+   * tests covers the count (it reads index entries only).
+   */
+  count(filter: unknown, opts: CountOptions = {}): Promise<number> {
+    return count(this.querySource(), filter, opts);
+  }
+
+  /** Runs the query as {@link find} would and reports its plan, index intervals and the keys it read. */
+  explain(filter: unknown, opts: FindOptions = {}): Promise<Explanation> {
+    return explain(this.querySource(), filter, opts);
+  }
+
+  /** @internal How queries read this collection; `indexes` replaces its index access (tests). */
+  querySource(indexes: QueryIndexAccess = this.indexAccess()): QuerySource {
+    const access = this.structureAccess();
+    return {
+      transact: (tr, fn) => access.run(tr, fn),
+      getMany: (tr, ids) => this.getMany(ids, { tr }),
+      scan: async (tr, start, limit) => {
+        const out = [];
+        for await (const item of this.scan({ tr, start, limit, pageSize: limit })) out.push(item);
+        return out;
+      },
+      indexes,
+    };
   }
 }

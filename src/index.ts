@@ -24,6 +24,19 @@ export {
   type IndexEntry,
   type IndexScanOptions,
 } from './index/index';
+export { compileFilter, compareValues, typeOf, MISSING, type Filter, type CompiledFilter, type IndexValue, type ValueType } from './filter';
+export {
+  FindCursor,
+  TOP_K_CAP,
+  PAGE_BUDGET,
+  ARRAY_SECTION_CAP,
+  type FindOptions,
+  type CountOptions,
+  type FindPage,
+  type FindItem,
+  type Explanation,
+  type SortSpec,
+} from './query';
 export { checkDocuments, type DocumentCheckReport, type DocumentProblem, type DocumentCheckProgress, type DocumentCheckOptions } from './check';
 export * as tuple from './tuple';
 export {

@@ -5,8 +5,10 @@ import type { Command } from './command';
 import { countCommand } from './count';
 import { demoCommand } from './demo';
 import { exportCommand } from './export';
+import { findCommand } from './find';
 import { getCommand } from './get';
 import { importCommand } from './import';
+import { indexCommand } from './index-command';
 import { manifestCommand } from './manifest';
 import { removeCommand } from './remove';
 import { scanCommand } from './scan';
@@ -24,7 +26,9 @@ export const COMMANDS: readonly Command[] = [
   setCommand,
   removeCommand,
   scanCommand,
+  findCommand,
   countCommand,
+  indexCommand,
   changesCommand,
   listCommand,
   queueCommand,
