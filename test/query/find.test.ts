@@ -172,6 +172,12 @@ for (const engine of documentEngines) {
       // documents of the entries it consumes are read.
       expect(await q.explain({ group: { $in: [1, 2] } }, { limit: 5 })).toMatchObject({ keysRead: 10, documentsRead: 5, returned: 5 });
       expect(await q.explain({ n: { $lt: 3 } }, { allowScan: true })).toMatchObject({ plan: 'scan', documentsRead: 300, returned: 3 });
+      // Sorted in memory: iterating makes one pass for all 300 results, not one per page of 100.
+      expect(await q.explain({ n: { $gte: 0 } }, { allowScan: true, sort: { n: -1 } })).toMatchObject({
+        inMemorySort: true,
+        documentsRead: 300,
+        returned: 300,
+      });
     });
 
     it('sees the writes of the caller transaction with { tr }', async () => {
