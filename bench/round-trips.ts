@@ -8,7 +8,7 @@
  *
  * The engine is the memory engine wrapped so that, as a cluster client does, a transaction's read
  * version is one round trip (taken by its first read or its commit, shared by reads issued together),
- * each read (get, getKey, a range read, each batch of a streamed range) is one, and the commit of a
+ * each read (get, getKey, a range read, each batch of a streamed range: 64 pairs, doubling) is one, and the commit of a
  * transaction that writes is one (a read-only commit sends nothing).
  * Round trips issued together are one: requests issued before the pending round trip goes out join it,
  * so the count is the length of the longest chain of requests that each waited on the one before.
@@ -21,6 +21,7 @@ import type { Collection } from '../src/collection';
 import { Database } from '../src/kv/contract/database';
 import type { Engine, ReadTransaction, Transaction } from '../src/kv/contract/types';
 import { MemoryEngine } from '../src/kv/memory/memory-engine';
+import { writeResultsSection } from './results-section';
 
 /** Round trips as the wrapped engine sees them: one per group of requests issued together. */
 class RoundTrips {
@@ -60,10 +61,20 @@ function charged(engine: Engine, trips: RoundTrips): Engine {
       getRangeAll: (begin, end, options) => read(() => target.getRangeAll(begin, end, options)),
       getRange: (begin, end, options) => ({
         async *[Symbol.asyncIterator]() {
+          // One round trip per batch, in the client's batch sizes (64, doubling up to 4,096).
           const it = target.getRange(begin, end, options)[Symbol.asyncIterator]();
+          let yielded = 0;
+          let boundary = 0;
+          let size = 64;
           for (;;) {
-            const next = await read(() => it.next());
+            const fetches = yielded === boundary;
+            const next = fetches ? await read(() => it.next()) : await it.next();
+            if (fetches) {
+              boundary += size;
+              size = Math.min(2 * size, 4096);
+            }
             if (next.done === true) return;
+            yielded++;
             yield next.value;
           }
         },
@@ -273,9 +284,18 @@ if (require.main === module) {
     (rows) => {
       console.log(roundTripTable(rows).join('\n'));
       const above = rows.filter((r) => r.roundTrips > r.floor);
-      console.log(
-        `\n${rows.length - above.length} of ${rows.length} operations at their floor; above it: ${above.map((r) => r.operation).join(', ') || 'none'}`,
-      );
+      const summary = `${rows.length - above.length} of ${rows.length} operations at their floor; above it: ${above.map((r) => r.operation).join(', ') || 'none'}.`;
+      console.log(`\n${summary}`);
+      const file = writeResultsSection('bench:round-trips', [
+        `Written by \`npm run bench:round-trips\` on ${new Date().toISOString().slice(0, 10)}: sequential round trips per operation on a cluster-like`,
+        "engine (read version, each read, the commit of a writing transaction), next to FoundationDB's floor. docs/performance.md says",
+        'why an operation stays above it.',
+        '',
+        ...roundTripTable(rows),
+        '',
+        summary,
+      ]);
+      console.log(`wrote ${file}`);
     },
     (err: unknown) => {
       console.error(err);

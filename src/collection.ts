@@ -89,7 +89,10 @@ export class Collection extends DocumentCollection {
     return this.indexAdmin.build(name, opts);
   }
 
-  /** @internal How the query layer lists and scans this collection's indexes. */
+  /**
+   * How the query layer lists and scans this collection's indexes, in a caller's transaction: the
+   * low-level scans `find` plans over (see docs/indexes.md, "Scans").
+   */
   indexAccess(): IndexAccess {
     return this.indexAdmin.access();
   }

@@ -21,6 +21,23 @@ export interface IndexPort {
    * reuse it); a createIndex or dropIndex committed meanwhile makes the writer retry.
    */
   indexesOf(tr: Transaction, collectionId: number): Promise<DocumentIndexes | undefined>;
+  /**
+   * {@link indexesOf} and, when there are indexes, what the stored document at `keys` gives them
+   * ({@link DocumentIndexes.read}), in one round trip when the indexes are the ones last seen: the
+   * document's reads are issued with the catalog's on that guess, and issued again if it was wrong.
+   */
+  indexesWithState(
+    tr: Transaction,
+    collectionId: number,
+    keys: DocumentKeys,
+    expiresAt: number | undefined | 'unknown',
+  ): Promise<IndexWrite | undefined>;
+}
+
+/** A write's indexes and what the document gave them before it. */
+export interface IndexWrite {
+  readonly indexes: DocumentIndexes;
+  readonly before: IndexedState;
 }
 
 /** What one document gives a collection's indexes; opaque to the document layer. */

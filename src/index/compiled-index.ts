@@ -2,6 +2,7 @@ import { DocumentError } from '../document/errors';
 import { docIdOf } from '../document/keys/ids';
 import type { JsonValue } from '../document/types';
 import { MISSING, type IndexValue } from '../filter/value-order';
+import { compileFilter, type CompiledFilter, type FilterNode } from '../filter';
 import type { StoredIndex } from './definition';
 import { parsedPaths } from './definition';
 import { valuesAt, type IndexPath } from './index-path';
@@ -32,6 +33,9 @@ export class CompiledIndex {
   readonly fields: readonly IndexPath[];
   readonly include: readonly IndexPath[];
   readonly entriesPrefix: Buffer;
+  /** A partial index's filter, and the paths it reads. */
+  readonly filter: CompiledFilter | undefined;
+  private readonly filterPaths: readonly IndexPath[];
 
   constructor(
     readonly stored: StoredIndex,
@@ -41,6 +45,8 @@ export class CompiledIndex {
     this.fields = paths.fields;
     this.include = paths.include;
     this.entriesPrefix = keys.entries(stored.id);
+    this.filter = stored.where === undefined ? undefined : compileFilter(stored.where);
+    this.filterPaths = this.filter === undefined ? [] : filterPaths(this.filter.root);
   }
 
   get name(): string {
@@ -49,7 +55,7 @@ export class CompiledIndex {
 
   /** Every path the index reads: fields and includes. */
   get paths(): readonly IndexPath[] {
-    return [...this.fields, ...this.include];
+    return [...this.fields, ...this.include, ...this.filterPaths];
   }
 
   /**
@@ -59,6 +65,7 @@ export class CompiledIndex {
    *   {@link MAX_ENTRIES_PER_DOCUMENT}.
    */
   entriesOf(id: TupleItem, doc: JsonValue, expiresAt: number | undefined | 'unknown'): Entry[] {
+    if (this.filter !== undefined && !this.filter.matches(doc)) return [];
     const perField = this.fields.map((path, i) => {
       const seen = new Map<string, Buffer>();
       for (const value of valuesAt(doc, path)) {
@@ -90,6 +97,21 @@ export class CompiledIndex {
     const parts = [encodeValue(expiresAt ?? MISSING)];
     for (const path of this.include) parts.push(encodeValue(valuesAt(doc, path)[0]));
     return Buffer.concat(parts);
+  }
+}
+
+/** The paths a filter reads, as plain index paths (a write at any of them may change whether a document matches). */
+function filterPaths(node: FilterNode): IndexPath[] {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return node.children.flatMap(filterPaths);
+    case 'not':
+      return filterPaths(node.child);
+    case 'path':
+      return [{ text: node.path, components: node.parts, multikey: false }];
+    default:
+      return [];
   }
 }
 

@@ -1,4 +1,5 @@
 import { corruptData, DocumentError } from '../document/errors';
+import { compileFilter, type Filter } from '../filter';
 import { parseIndexPath, type IndexPath } from './index-path';
 
 /**
@@ -17,6 +18,8 @@ export interface IndexSpec {
   readonly unique?: boolean;
   /** Plain paths whose values each entry also stores, for queries that need nothing else (covering reads). */
   readonly include?: readonly string[];
+  /** A partial index: only documents matching this filter (the query filter language) have entries. */
+  readonly where?: Filter;
 }
 
 export interface IndexFieldDescription {
@@ -32,6 +35,7 @@ export interface StoredIndex {
   readonly fields: readonly IndexFieldDescription[];
   readonly unique: boolean;
   readonly include: readonly string[];
+  readonly where?: Filter;
   readonly state: 'building' | 'ready';
 }
 
@@ -59,6 +63,7 @@ export interface CheckedSpec {
   readonly fields: readonly IndexFieldDescription[];
   readonly unique: boolean;
   readonly include: readonly string[];
+  readonly where?: Filter;
 }
 
 /**
@@ -82,9 +87,6 @@ export function checkSpec(name: unknown, spec: unknown): CheckedSpec {
     if (!SPEC_OPTIONS.has(key)) throw new DocumentError('INVALID_INDEX', `index ${name}: unknown option ${JSON.stringify(key)}`);
   }
   const { fields, unique, include, where } = spec as { fields?: unknown; unique?: unknown; include?: unknown; where?: unknown };
-  if (where !== undefined) {
-    throw new DocumentError('INVALID_INDEX', `index ${name}: 'where' (partial indexes) is not supported by this build`);
-  }
   if (!Array.isArray(fields) || fields.length === 0) throw new DocumentError('INVALID_INDEX', `index ${name}: fields is a non-empty array`);
   if (fields.length > MAX_FIELDS) {
     throw new DocumentError('INVALID_INDEX', `index ${name}: ${fields.length} fields, over the limit of ${MAX_FIELDS}`);
@@ -117,26 +119,45 @@ export function checkSpec(name: unknown, spec: unknown): CheckedSpec {
   }
   const included = includes.map((path, i) => parseIndexPath(path, `index ${name}, include ${i}`, false).text);
   if (new Set(included).size !== included.length) throw new DocumentError('INVALID_INDEX', `index ${name}: an include path is repeated`);
-  return { name, fields: checked, unique: unique === true, include: included };
+  // INVALID_FILTER or UNSUPPORTED_OPERATOR for a bad partial filter.
+  if (where !== undefined) compileFilter(where);
+  const base = { name, fields: checked, unique: unique === true, include: included };
+  return where === undefined ? base : { ...base, where: where as Filter };
 }
 
 /** True when a stored index was made from the same checked spec. */
 export function sameDefinition(stored: StoredIndex, spec: CheckedSpec): boolean {
-  return JSON.stringify([stored.fields, stored.unique, stored.include]) === JSON.stringify([spec.fields, spec.unique, spec.include]);
+  const text = (d: CheckedSpec | StoredIndex) => JSON.stringify([d.fields, d.unique, d.include, d.where ?? null], bigints);
+  return text(stored) === text(spec);
+}
+
+/** Bigints (in a partial filter) as `{ [BIGINT]: digits }` in the catalog's JSON. */
+const BIGINT = '$doclayer.bigint';
+
+function bigints(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? { [BIGINT]: value.toString() } : value;
+}
+
+function revive(_key: string, value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const digits = (value as Record<string, unknown>)[BIGINT];
+    if (typeof digits === 'string' && Object.keys(value).length === 1) return BigInt(digits);
+  }
+  return value;
 }
 
 export function encodeCatalog(catalog: Catalog): Buffer {
-  return Buffer.from(JSON.stringify(catalog), 'utf8');
+  return Buffer.from(JSON.stringify(catalog, bigints), 'utf8');
 }
 
 /** @throws DocumentError CORRUPT_DATA when the bytes are not a catalog. */
 export function decodeCatalog(bytes: Uint8Array | undefined): Catalog {
   if (bytes === undefined) return EMPTY_CATALOG;
   try {
-    const parsed = JSON.parse(Buffer.from(bytes).toString('utf8')) as Catalog;
+    const parsed = JSON.parse(Buffer.from(bytes).toString('utf8'), revive) as Catalog;
     const indexes: readonly StoredIndex[] = parsed.indexes;
     if (!Number.isSafeInteger(parsed.nextId) || !isArray(indexes)) throw new Error('not a catalog');
-    for (const index of indexes) checkSpec(index.name, { fields: index.fields, unique: index.unique, include: index.include });
+    for (const index of indexes) checkSpec(index.name, { fields: index.fields, unique: index.unique, include: index.include, where: index.where });
     return parsed;
   } catch (err) {
     throw corruptData('index catalog', err);

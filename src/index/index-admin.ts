@@ -8,6 +8,7 @@ import { checkSpec, encodeCatalog, MAX_INDEXES, sameDefinition, type Catalog, ty
 import { indexDocuments, MAX_DUPLICATES, readStep, splitParts, STEP_KEYS, type BuildPart } from './index-build';
 import { scanIndex, type IndexEntry, type IndexInterval, type IndexScanOptions } from './index-scan';
 import type { IndexMaintainer } from './maintainer';
+import type { Filter } from '../filter';
 
 /** An index as `listIndexes` describes it. */
 export interface IndexDescription {
@@ -16,6 +17,8 @@ export interface IndexDescription {
   readonly unique: boolean;
   /** Plain dotted paths stored in each entry. */
   readonly include: readonly string[];
+  /** A partial index's filter, as given to createIndex: only matching documents have entries. */
+  readonly where?: Filter;
   /** Only `'ready'` indexes serve queries. */
   readonly state: 'building' | 'ready';
   /** While building: documents indexed so far by the build, and whether every part is done. */
@@ -77,7 +80,7 @@ export class UniqueBuildError extends DocumentError {
  *
  * Keys (see index-keys.ts): createIndex reads the catalog and the collection's first document key
  * (is it empty: the index is then ready at once) and writes the catalog; dropIndex reads and writes
- * the catalog and clears the index's entries and progress (2 range clears); listIndexes reads the
+ * the catalog and clears the index's entries and progress (1 range clear); listIndexes reads the
  * catalog and the progress of building indexes.
  */
 export class IndexAdmin {
@@ -123,7 +126,7 @@ export class IndexAdmin {
   }
 
   /**
-   * Drops an index: its definition, entries and build progress, in one transaction (2 range clears).
+   * Drops an index: its definition, entries and build progress, in one transaction (1 range clear).
    *
    * @throws DocumentError INDEX_NOT_FOUND.
    */
@@ -135,10 +138,9 @@ export class IndexAdmin {
         const index = catalog?.indexes.find((i) => i.name === name);
         if (target === undefined || catalog === undefined || index === undefined) throw notFound(name);
         const keys = this.maintainer.keys(target.id);
+        // Entries and build progress: one range.
         const entries = keys.entries(index.id);
-        const progress = keys.progress(index.id);
         tr.clearRange(entries, strinc(entries));
-        tr.clearRange(progress, strinc(progress));
         this.writeCatalog(tr, target.id, { nextId: catalog.nextId, indexes: catalog.indexes.filter((i) => i !== index) });
       },
       { tr: opts.tr },
@@ -300,8 +302,9 @@ export class IndexAdmin {
 }
 
 function describe(index: StoredIndex, progress: IndexDescription['progress']): IndexDescription {
-  const base = { name: index.name, fields: index.fields, unique: index.unique, include: index.include, state: index.state };
-  return progress === undefined ? base : { ...base, progress };
+  const base: IndexDescription = { name: index.name, fields: index.fields, unique: index.unique, include: index.include, state: index.state };
+  const partial = index.where === undefined ? base : { ...base, where: index.where };
+  return progress === undefined ? partial : { ...partial, progress };
 }
 
 function notFound(name: string): DocumentError {

@@ -9,11 +9,13 @@ import { packPrefixed } from '../tuple/pack';
  * ```
  * <ip> = <prefix> 0x02 <leb128(c)>
  * <ip> 0x00                                        the catalog: every index's definition and state (JSON)
- * <ip> 0x01 <tuple(indexId)> <tuple(part)>         build progress of part `part` of an index's build (JSON)
  * <ip> 0x02 <tuple(indexId)> <values> <tuple(id)>  an entry: the field values (value-key.ts, a desc
  *                                                  field's bytes inverted), then the document id;
  *                                                  its value holds the document's expiry and the
  *                                                  `include` values
+ * <ip> 0x02 <tuple(indexId)> 0xff <tuple(part)>    build progress of part `part` of the index's build
+ *                                                  (JSON): after every entry (no value encoding starts
+ *                                                  with 0xff), so one range clear drops an index whole
  * ```
  *
  * Every writer of the collection's documents reads the catalog key (once per transaction), so a
@@ -22,8 +24,9 @@ import { packPrefixed } from '../tuple/pack';
  */
 
 const CATALOG = 0x00;
-const PROGRESS = 0x01;
 const ENTRIES = 0x02;
+/** After the entries of an index: where its build records its progress. */
+const PROGRESS = 0xff;
 
 export class IndexKeys {
   /** `<ip>`. */
@@ -41,9 +44,9 @@ export class IndexKeys {
     return Buffer.concat([this.prefix, Buffer.of(ENTRIES), pack([indexId])]);
   }
 
-  /** `<ip> 0x01 <tuple(indexId)>`: the prefix of an index's build progress records. */
+  /** `<ip> 0x02 <tuple(indexId)> 0xff`: the prefix of an index's build progress records. */
   progress(indexId: number): Buffer {
-    return Buffer.concat([this.prefix, Buffer.of(PROGRESS), pack([indexId])]);
+    return Buffer.concat([this.entries(indexId), Buffer.of(PROGRESS)]);
   }
 
   /** The progress record of part `part` of an index's build. */

@@ -48,6 +48,23 @@ export class IndexMaintainer implements IndexPort {
     return this.loaded(tr, collectionId).then((found) => found.indexes);
   }
 
+  async indexesWithState(
+    tr: Transaction,
+    collectionId: number,
+    keys: DocumentKeys,
+    expiresAt: number | undefined | 'unknown',
+  ): Promise<{ indexes: CollectionIndexes; before: IndexedState } | undefined> {
+    const known = this.memo(tr).has(collectionId);
+    const guess = known ? undefined : this.cache.get(collectionId)?.indexes;
+    const loading = this.loaded(tr, collectionId);
+    const early = guess?.read(tr, keys, expiresAt);
+    early?.catch(() => undefined);
+    const { indexes } = await loading;
+    if (indexes === undefined) return undefined;
+    const before = indexes === guess && early !== undefined ? await early : await indexes.read(tr, keys, expiresAt);
+    return { indexes, before };
+  }
+
   /** The catalog of a collection as `tr` sees it (the attempt's copy, see {@link indexesOf}). */
   catalogOf(tr: Transaction, collectionId: number): Promise<Catalog> {
     return this.loaded(tr, collectionId).then((found) => found.catalog);
@@ -55,16 +72,22 @@ export class IndexMaintainer implements IndexPort {
 
   /** Forgets the attempt's copy of a collection's catalog: the attempt has just rewritten it. */
   forget(tr: Transaction, collectionId: number): void {
-    DocTransaction.of(tr).local(CATALOGS).get(this)?.delete(collectionId);
+    this.memo(tr).delete(collectionId);
   }
 
-  private loaded(tr: Transaction, collectionId: number): Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }> {
+  /** This attempt's catalogs read by this maintainer, by collection id. */
+  private memo(tr: Transaction): Map<number, Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }>> {
     const perLayer = DocTransaction.of(tr).local(CATALOGS);
     let mine = perLayer.get(this);
     if (mine === undefined) {
       mine = new Map();
       perLayer.set(this, mine);
     }
+    return mine;
+  }
+
+  private loaded(tr: Transaction, collectionId: number): Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }> {
+    const mine = this.memo(tr);
     let found = mine.get(collectionId);
     if (found === undefined) {
       found = this.read(tr, collectionId);

@@ -50,7 +50,7 @@ const MAX_SPECS = 16;
 /** The sub-document status of a document-layer error about one path. */
 function specStatus(err: unknown): StatusCode {
   if (!isDocumentError(err)) return Status.InternalError;
-  switch ((err).code) {
+  switch (err.code) {
     case 'PATH_NOT_FOUND':
       return Status.SubdocPathNotFound;
     case 'PATH_MISMATCH':
@@ -89,7 +89,7 @@ function isDocumentLevel(err: unknown): boolean {
       'UNKNOWN_COLLECTION',
       'UNKNOWN_SCOPE',
       'DOCUMENT_TOO_LARGE',
-    ].includes((err).code)
+    ].includes(err.code)
   );
 }
 

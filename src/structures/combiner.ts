@@ -17,7 +17,9 @@ import { pack, type TupleItem } from '../tuple';
  *   shared attempt, which is not committed; then every call of the batch runs again alone, in its own
  *   transaction, so each gets its own result or its own error and a failure fails only its own call;
  * - a call with the caller's `{ tr }` is never combined; a call that finds nothing running starts at
- *   once in a transaction of its own, exactly as without combining (a lone caller waits for nothing).
+ *   once in a transaction of its own, exactly as without combining (a lone caller waits for nothing);
+ * - calls of an operation that can merge them ({@link Merge}) and follow each other in a batch run as
+ *   one step, which gives each its own outcome as if they had run one after another.
  *
  * On a retry after commit_unknown_result every call of the batch runs again: what can repeat is what
  * each operation documents for its own transaction (operations with receipts, the queue's, read
@@ -30,8 +32,26 @@ import { pack, type TupleItem } from '../tuple';
 /** Calls per combined transaction. */
 export const MAX_BATCH = 64;
 
+/** A call's outcome when it ran merged with others: its result, or the error that failed it alone. */
+export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * How calls of one operation that follow each other in a batch run as one (`counter.incr` of n
+ * callers: one read of the value, one add of the sum, each caller's result a running sum). `runMany`
+ * runs in the shared transaction and returns one outcome per argument, in order; a call that fails
+ * alone must write nothing. If it throws, the batch fails as when a call throws (each call then runs
+ * alone).
+ */
+export interface Merge<A, R> {
+  /** Calls with the same `operation` next to each other in a batch are merged. */
+  readonly operation: object;
+  readonly arg: A;
+  readonly runMany: (tr: Transaction, args: A[]) => Promise<Settled<R>[]>;
+}
+
 interface Call {
   readonly fn: (tr: Transaction) => Promise<unknown>;
+  readonly merge: Merge<unknown, unknown> | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -45,9 +65,9 @@ class Combiner {
     private readonly onIdle: () => void,
   ) {}
 
-  submit<T>(fn: (tr: Transaction) => Promise<T>): Promise<T> {
+  submit<T>(fn: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T> | undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({ fn, merge: merge, resolve: resolve as (value: unknown) => void, reject });
       if (this.queued.length === 1) void this.drain();
     });
   }
@@ -76,11 +96,25 @@ class Combiner {
   }
 
   private async runTogether(batch: readonly Call[]): Promise<void> {
-    let results: unknown[];
+    let results: Settled<unknown>[];
     try {
       results = await this.access.run(undefined, async (tr) => {
-        const out: unknown[] = [];
-        for (const call of batch) out.push(await call.fn(tr));
+        const out: Settled<unknown>[] = [];
+        let i = 0;
+        while (i < batch.length) {
+          const merge = batch[i].merge;
+          let end = i + 1;
+          while (merge !== undefined && end < batch.length && batch[end].merge?.operation === merge.operation) end++;
+          if (merge !== undefined && end - i > 1) {
+            const args = batch.slice(i, end).map((call) => call.merge?.arg);
+            const outcomes = await merge.runMany(tr, args);
+            if (outcomes.length !== args.length) throw new Error('a merged run returned the wrong number of outcomes');
+            out.push(...outcomes);
+          } else {
+            out.push({ ok: true, value: await batch[i].fn(tr) });
+          }
+          i = end;
+        }
         return out;
       });
     } catch {
@@ -88,7 +122,11 @@ class Combiner {
       for (const call of batch) await this.runAlone(call);
       return;
     }
-    for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = results[i];
+      if (outcome.ok) batch[i].resolve(outcome.value);
+      else batch[i].reject(outcome.error);
+    }
   }
 }
 
@@ -108,6 +146,7 @@ export function runCombined<T>(
   element: TupleItem,
   tr: Transaction | undefined,
   fn: (tr: Transaction) => Promise<T>,
+  merge?: Merge<unknown, T>,
 ): Promise<T> {
   if (tr !== undefined) return access.run(tr, fn);
   let byStructure = combiners.get(access);
@@ -122,5 +161,5 @@ export function runCombined<T>(
     combiner = new Combiner(access, () => map.delete(key));
     byStructure.set(key, combiner);
   }
-  return combiner.submit(fn);
+  return combiner.submit(fn, merge);
 }

@@ -1,4 +1,5 @@
-import type { KeyValue } from '../kv/contract/types';
+import type { KeyValue, Transaction } from '../kv/contract/types';
+import type { Settled } from './combiner';
 import { DocumentError } from '../document/errors';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
@@ -17,6 +18,9 @@ import { bodyKey } from './structure-keys';
  * (NUMBER_TOO_BIG, nothing written), so the numbers they return are exact; {@link getBigInt} reads
  * the whole int64 range.
  */
+/** The merge key of concurrent increments (see combiner.ts). */
+const INCREMENT = {};
+
 export class DocCounter extends Structure {
   readonly kind = 'counter' as const;
 
@@ -109,6 +113,40 @@ export class DocCounter extends Structure {
         tr.add(bodyKey(keys), encodeInt64(delta));
         this.changed(tr, keys);
         return result;
+      },
+      opts.tr === undefined ? { operation: INCREMENT, arg: delta, runMany: (tr, deltas) => this.incrementAll(tr, deltas as bigint[]) } : undefined,
+    );
+  }
+
+  /**
+   * Concurrent increments merged (structures/combiner.ts): one read of the value and one add of the
+   * sum; each delta's result is the running sum, and a delta whose result would leave ±(2^53−1) fails
+   * alone (NUMBER_TOO_BIG) and adds nothing, as one increment after another would.
+   */
+  private incrementAll(tr: Transaction, deltas: readonly bigint[]): Promise<Settled<number>[]> {
+    return this.writeWith(
+      { tr },
+      (t, keys) => t.get(bodyKey(keys)),
+      async ({ tr: t, keys, create }, value) => {
+        const start = decodeInt64(value);
+        let current = start;
+        let applied = false;
+        const outcomes = deltas.map((delta): Settled<number> => {
+          try {
+            const result = safe(current + delta);
+            current += delta;
+            applied = true;
+            return { ok: true, value: result };
+          } catch (error) {
+            return { ok: false, error };
+          }
+        });
+        if (applied) {
+          create();
+          t.add(bodyKey(keys), encodeInt64(current - start));
+          this.changed(t, keys);
+        }
+        return outcomes;
       },
     );
   }

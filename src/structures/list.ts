@@ -21,6 +21,7 @@ import { checkElementValue } from './element-value';
 import { jsonEqual } from './json-equal';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
+import type { Settled } from './combiner';
 
 /**
  * A list of JSON values: an array document below the structure's body (`<body>` holds an array
@@ -39,6 +40,9 @@ import { bodyKey } from './structure-keys';
  * element in the middle conflict only with writes of that element and with changes at the end they
  * count from. (For a conflict-free append of many producers, use a queue.)
  */
+/** The merge key of concurrent pushes (see combiner.ts). */
+const PUSH = {};
+
 export class DocList<T = JsonValue> extends Structure {
   readonly kind = 'list' as const;
 
@@ -123,6 +127,32 @@ export class DocList<T = JsonValue> extends Structure {
         create();
         writeEntries(tr, entries);
         this.changed(tr, keys);
+      },
+      opts.tr === undefined ? { operation: PUSH, arg: value, runMany: (tr, values) => this.pushAll(tr, values as T[]) } : undefined,
+    );
+  }
+
+  /**
+   * Concurrent pushes merged (structures/combiner.ts): one read of the last element, the values at the
+   * positions after it in call order, as pushes one after another would place them. A value that
+   * cannot be written fails the merged step, and each push then runs alone.
+   */
+  private pushAll(tr: Transaction, values: readonly T[]): Promise<Settled<void>[]> {
+    return this.writeWith(
+      { tr },
+      (t, keys) => probeChild(t, bodyKey(keys), 'last'),
+      async ({ tr: t, keys, create }, last) => {
+        const body = bodyKey(keys);
+        const entries = elementEntries(
+          body,
+          last?.kind === 'position' ? last.position + 1 : 0,
+          values as readonly JsonValue[],
+          this.access.kv.maxKeyBytes,
+        );
+        create();
+        writeEntries(t, entries);
+        this.changed(t, keys);
+        return values.map((): Settled<void> => ({ ok: true, value: undefined }));
       },
     );
   }

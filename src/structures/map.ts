@@ -184,12 +184,19 @@ export class DocMap<V = JsonValue> extends Structure {
 
   /** All `[key, value]` pairs, in the order of {@link keys}; as {@link keys}. */
   async entries(opts: TransactionOption = {}): Promise<[string, V][]> {
-    return this.read(opts, async (tr, keys) => {
-      if (keys === undefined) return [];
-      const body = bodyKey(keys);
-      const page = await readChildren(tr, body.length, descendantsBegin(body), subtreeEnd(body), Infinity);
-      return page.children.map((child) => entryOf<V>(child, body.length));
-    });
+    // The body is read with the kind check (its result unused if there is no map).
+    return this.readWith(
+      opts,
+      (tr, keys) => {
+        const body = bodyKey(keys);
+        return readChildren(tr, body.length, descendantsBegin(body), subtreeEnd(body), Infinity);
+      },
+      async (_tr, keys, page) => {
+        if (keys === undefined || page === undefined) return [];
+        const bodyLength = bodyKey(keys).length;
+        return page.children.map((child) => entryOf<V>(child, bodyLength));
+      },
+    );
   }
 
   /**

@@ -7,7 +7,7 @@ import { docIdElement } from '../document/keys/ids';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { DocId, TransactionOption } from '../document/types';
 import { writeVersion } from '../document/keys/version';
-import { runCombined } from './combiner';
+import { runCombined, type Merge } from './combiner';
 import { inspectKind, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
 
 /** Options of iteration: a transaction to read in (every page in it), and the page size. */
@@ -129,7 +129,8 @@ export abstract class Structure {
   }
 
   /**
-   * As {@link write}, with `prefetch` run together with the kind check, as for {@link readWith}.
+   * As {@link write}, with `prefetch` run together with the kind check, as for {@link readWith}, and
+   * without `opts.tr`, `merge` to run with the same operation's concurrent calls (see combiner.ts).
    *
    * @internal
    */
@@ -137,23 +138,30 @@ export abstract class Structure {
     opts: TransactionOption | undefined,
     prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
     fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T>,
+    merge?: Merge<unknown, T>,
   ): Promise<T> {
     const access = this.access;
     // Without the caller's transaction, concurrent writes to this structure share one (combiner.ts).
-    return runCombined(access, this.element, opts?.tr, async (tr) => {
-      const { keys, create: createCollection } = await access.keysToWrite(tr, this.element);
-      const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
-      const existed = found.kind !== undefined;
-      let exists = existed;
-      const create = () => {
-        if (exists) return;
-        exists = true;
-        createCollection?.();
-        writeKind(tr, keys, this.kind, found.stale);
-        this.initialize(tr, keys);
-      };
-      return fn({ tr, keys, existed, create }, existed ? prefetched : undefined);
-    });
+    return runCombined(
+      access,
+      this.element,
+      opts?.tr,
+      async (tr) => {
+        const { keys, create: createCollection } = await access.keysToWrite(tr, this.element);
+        const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
+        const existed = found.kind !== undefined;
+        let exists = existed;
+        const create = () => {
+          if (exists) return;
+          exists = true;
+          createCollection?.();
+          writeKind(tr, keys, this.kind, found.stale);
+          this.initialize(tr, keys);
+        };
+        return fn({ tr, keys, existed, create }, existed ? prefetched : undefined);
+      },
+      merge,
+    );
   }
 
   /**

@@ -120,3 +120,31 @@ describe('DocTransaction.changes', () => {
     await docs.close();
   });
 });
+
+describe('DocTransaction.observe', () => {
+  it("tells each observer once of the observed collections' changes and of every collection event", async () => {
+    const docs = await open();
+    await docs.createCollection('app.fed', { history: true });
+    const fed = docs.collection('app.fed');
+    const plain = docs.collection('app.plain');
+    await plain.upsert('warm', {});
+    const told: string[] = [];
+    const observer = {
+      documentChanged: (_context: DocTransaction, change: DocumentChange) => told.push(described(change).slice(0, 2).join(' ')),
+      collectionChanged: (_context: DocTransaction, event: { kind: string; name: string }) => told.push(`${event.kind} ${event.name}`),
+    };
+    await docs.transact(async (tr) => {
+      const context = DocTransaction.of(tr);
+      const { collectionId } = await docs.getCollectionId('app.fed', { tr });
+      const prefix = docs.layout.collectionPrefix(collectionId);
+      context.observe([observer], prefix);
+      context.observe([observer], prefix);
+      await fed.upsert('a', {}, { tr });
+      await plain.upsert('b', {}, { tr });
+      await fed.remove('a', { tr });
+      context.collectionChanged({ kind: 'historyOff', collectionId, scope: 'app', name: 'fed', history: true });
+    });
+    expect(told).toEqual(['write a', 'remove a', 'historyOff fed']);
+    await docs.close();
+  });
+});

@@ -4,7 +4,7 @@
  * transactions while writers continue, records its progress in the database and resumes in another
  * layer after a crash, runs in several workers, and a unique build reports the duplicates it finds.
  */
-import { open, UniqueBuildError, type BuildProgress, type Collection, type DocLayer } from '../../src';
+import { MutateInSpec, open, UniqueBuildError, type BuildProgress, type Collection, type DocLayer } from '../../src';
 import { documentSuite } from '../document/document-suite';
 import { Random, testSeed } from '../support/random';
 import { actualEntries, expectedEntries, keysUnder } from './support';
@@ -29,12 +29,14 @@ documentSuite('index definitions', (ctx) => {
     ['a bad order', 'i', { fields: [{ path: 'a', order: 'up' }] }],
     ['a path twice', 'i', { fields: ['a', { path: 'a', order: 'desc' }] }],
     ['[*] in include', 'i', { fields: ['a'], include: ['b[*]'] }],
-  ])('rejects %s with INVALID_INDEX and writes nothing', async (_what, name, spec) => {
+    ['an unsupported operator in where', 'i', { fields: ['a'], where: { a: { $regex: 'x' } } }, 'UNSUPPORTED_OPERATOR'],
+    ['a malformed where', 'i', { fields: ['a'], where: { a: { $in: 3 } } }, 'INVALID_FILTER'],
+  ])('rejects %s with a typed error and writes nothing', async (_what, name, spec, code = 'INVALID_INDEX') => {
     const { docs: db, kv } = await ctx.open();
     const c = db.collection('defs');
     await c.insert({ a: 1 }, { id: 'x' });
     const before = await keysUnder(kv, db.layout.prefix);
-    await expect(c.createIndex(name, spec as never)).rejects.toMatchObject({ code: 'INVALID_INDEX' });
+    await expect(c.createIndex(name, spec as never)).rejects.toMatchObject({ code });
     expect(await keysUnder(kv, db.layout.prefix)).toEqual(before);
   });
 
@@ -116,6 +118,20 @@ documentSuite('index builds', (ctx) => {
       await other.close();
     }
     expect(await actualEntries(db, c, 'byN')).toEqual(await expectedEntries(c, ['n']));
+  });
+
+  it('builds a partial index over the documents its filter matches', async () => {
+    const { docs: db } = await ctx.open();
+    const c = db.collection('partial');
+    await fill(db, c, 120);
+    const where = { n: { $lt: 10 }, tags: 0 };
+    await c.createIndex('small', { fields: ['n'], where }, { stepKeys: 50 });
+    expect((await c.listIndexes())[0]).toMatchObject({ state: 'ready', where });
+    await c.upsert('d00001', { n: 3, tags: [0] });
+    await c.mutateIn('d00002', [MutateInSpec.upsert('n', 50)]);
+    const expected = await expectedEntries(c, ['n'], where);
+    expect(expected.length).toBeGreaterThan(5);
+    expect(await actualEntries(db, c, 'small')).toEqual(expected);
   });
 
   it('splits a build over several workers', async () => {

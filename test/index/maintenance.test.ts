@@ -16,6 +16,7 @@ const INDEXES = {
   byBcDescA: { fields: [{ path: 'b.c', order: 'desc' as const }, 'a'] },
   byTag: { fields: ['tags[*]'] },
   bySkuQty: { fields: ['items[*].sku', 'items[*].qty'], include: ['a'] },
+  openByA: { fields: ['a'], where: { 'b.c': { $gte: 2 } } },
 };
 
 async function createAll(c: Collection): Promise<void> {
@@ -24,7 +25,8 @@ async function createAll(c: Collection): Promise<void> {
 
 async function expectConsistent(db: Parameters<typeof actualEntries>[0], c: Collection): Promise<void> {
   for (const [name, spec] of Object.entries(INDEXES)) {
-    expect({ name, entries: await actualEntries(db, c, name) }).toEqual({ name, entries: await expectedEntries(c, spec.fields) });
+    const where = 'where' in spec ? spec.where : undefined;
+    expect({ name, entries: await actualEntries(db, c, name) }).toEqual({ name, entries: await expectedEntries(c, spec.fields, where) });
   }
 }
 
@@ -100,6 +102,30 @@ documentSuite('index maintenance', (ctx) => {
       }
     }
     await expectConsistent(db, c);
+  });
+
+  ctx.describeWithFaults('under injected faults (seeded)', () => {
+    it('keeps every index exact when commits fail and are retried (not_committed, applied-then-unknown, too old)', async () => {
+      const seed = testSeed(1411);
+      const r = new Random(seed);
+      const { docs: db } = await ctx.openWithFaults({ seed, notCommitted: 0.15, unknownResult: 0.1, tooOld: 0.1 });
+      const c = db.collection('faults');
+      await createAll(c);
+      const ids = Array.from({ length: 10 }, (_, i) => `d${i}`);
+      for (let step = 0; step < 80; step++) {
+        const id = r.pick(ids);
+        const op = r.int(4);
+        try {
+          if (op === 0) await c.upsert(id, randomDoc(r));
+          else if (op === 1) await c.remove(id);
+          else if (op === 2) await c.mutateIn(id, randomSpecs(r));
+          else await c.insert(randomDoc(r), { id });
+        } catch (err) {
+          if (!(err as { code?: string }).code) throw err;
+        }
+      }
+      await expectConsistent(db, c);
+    });
   });
 
   it('maintains the indexes in the caller transaction, which sees its own entries', async () => {
@@ -213,6 +239,33 @@ documentSuite('index maintenance', (ctx) => {
     expect((await keysUnder(kv, db.layout.indexPrefix(id))).length).toBe(2);
   });
 
+  it('rewrites the entries when a write of a non-indexed path changes the expiry they record', async () => {
+    const { docs: db } = await ctx.open();
+    const c = db.collection('ttl2');
+    await c.createIndex('byA', { fields: ['a'] });
+    const lapse = Date.now() + 500;
+    await c.insert({ a: 1 }, { id: 'kept', expiry: new Date(lapse) });
+    await c.insert({ a: 1 }, { id: 'lapses', expiry: new Date(lapse) });
+    // As Couchbase: a mutateIn without an expiry option clears the document's expiry.
+    await c.mutateIn('kept', [MutateInSpec.upsert('other', 1)]);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, lapse - Date.now()) + 20));
+    expect(await actualEntries(db, c, 'byA')).toEqual(await expectedEntries(c, ['a']));
+    expect((await actualEntries(db, c, 'byA')).map(([id]) => id)).toEqual(['kept']);
+  });
+
+  it('touch rewrites the entries with the new expiry, so they lapse with the document', async () => {
+    const { docs: db } = await ctx.open();
+    const c = db.collection('touched');
+    await c.createIndex('byA', { fields: ['a'] });
+    await c.insert({ a: 1 }, { id: 'soon' });
+    await c.insert({ a: 2 }, { id: 'kept', expiry: new Date(Date.now() + 400) });
+    await c.touch('soon', new Date(Date.now() + 400));
+    await c.touch('kept', 0);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect((await actualEntries(db, c, 'byA')).map(([id]) => id)).toEqual(['kept']);
+    expect(await actualEntries(db, c, 'byA')).toEqual(await expectedEntries(c, ['a']));
+  });
+
   it('dropIndex clears the entries; dropCollection clears every index key', async () => {
     const { docs: db, kv } = await ctx.open();
     const c = db.collection('gone');
@@ -223,7 +276,7 @@ documentSuite('index maintenance', (ctx) => {
     const before = (await keysUnder(kv, prefix)).length;
     await c.dropIndex('byTag');
     expect((await keysUnder(kv, prefix)).length).toBe(before - 1);
-    expect((await c.listIndexes()).map((d) => d.name)).toEqual(['byA', 'byBcDescA', 'bySkuQty']);
+    expect((await c.listIndexes()).map((d) => d.name)).toEqual(['byA', 'byBcDescA', 'bySkuQty', 'openByA']);
     await db.dropCollection('gone');
     expect(await keysUnder(kv, prefix)).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import type { Collection, DocLayer, Transaction } from '../../src';
 import { strinc } from '../../src/kv/contract/bytes';
 import type { Database } from '../../src/kv/contract/database';
+import { compileFilter, type Filter } from '../../src/filter';
 import { parseIndexPath, valuesAt } from '../../src/index/index-path';
 import { encodeValue, invert } from '../../src/index/value-key';
 
@@ -10,10 +11,16 @@ import { encodeValue, invert } from '../../src/index/value-key';
 export type EntryShape = [string, string];
 
 /** The entries an index with `fields` must hold for the live documents of `c`, sorted as the index sorts them. */
-export async function expectedEntries(c: Collection, fields: readonly (string | { path: string; order?: 'asc' | 'desc' })[]): Promise<EntryShape[]> {
+export async function expectedEntries(
+  c: Collection,
+  fields: readonly (string | { path: string; order?: 'asc' | 'desc' })[],
+  where?: Filter,
+): Promise<EntryShape[]> {
   const out: { shape: EntryShape }[] = [];
+  const filter = where === undefined ? undefined : compileFilter(where);
   for await (const item of c.scan()) {
     if (typeof item.content !== 'object' || item.content === null) continue;
+    if (filter !== undefined && !filter.matches(item.content)) continue;
     const perField = fields.map((field) => {
       const path = parseIndexPath(typeof field === 'string' ? field : field.path, 'test');
       const desc = typeof field !== 'string' && field.order === 'desc';

@@ -57,6 +57,16 @@ describe('malformed input', () => {
     await c.closed;
   });
 
+  it('after HELLO negotiates alt-request framing, an alternative request (frame extras, one-byte key length) is served', async () => {
+    const c = await connect(server);
+    expect((await c.request(Opcode.Hello, { key: 't', value: hello(Feature.AltRequestSupport) })).value).toEqual(hello(Feature.AltRequestSupport));
+    const frame = Buffer.from([0x00]);
+    expect((await c.request(Opcode.Set, { key: 'alt', extras: storeExtras(3), value: 'framed', frameExtras: frame, opaque: 11 })).opaque).toBe(11);
+    const got = await c.request(Opcode.Get, { key: 'alt', frameExtras: Buffer.alloc(0) });
+    expect(got).toMatchObject({ status: Status.Success, magic: 0x81 });
+    expect(got.value.toString()).toBe('framed');
+  });
+
   it('lengths that disagree (extras and key longer than the body) are Invalid Arguments and close', async () => {
     const c = await connect(server);
     const bad = encodeRequest(Opcode.Set, { key: 'key', extras: storeExtras(0), value: 'v' });
@@ -271,5 +281,48 @@ describe('collection ids in keys', () => {
     expect((await c.request(Opcode.SetCollectionsManifest, { value: '{"uid":' })).status).toBe(Status.InvalidArguments);
     expect((await c.request(Opcode.SetCollectionsManifest, { value: JSON.stringify(next), cas: 1n })).status).toBe(Status.InvalidArguments);
     expect((await c.request(Opcode.Set, { key: Buffer.from([0x20, 0x6b]), extras: storeExtras(0), value: 'v' })).status).toBe(Status.Success);
+  });
+});
+
+describe('sub-document commands on the wire', () => {
+  let server: KvServer;
+  beforeAll(async () => {
+    server = await serve();
+  });
+
+  /** One multi-lookup spec: opcode, flags, path. */
+  const lookup = (opcode: number, path: string, flags = 0): Buffer => {
+    const head = Buffer.alloc(4);
+    head[0] = opcode;
+    head[1] = flags;
+    head.writeUInt16BE(Buffer.byteLength(path), 2);
+    return Buffer.concat([head, Buffer.from(path)]);
+  };
+
+  it('a lookup answers each spec with its status and value, Multi Path Failure when one fails', async () => {
+    const c = await connect(server);
+    await c.request(Opcode.Set, { key: 'd', extras: storeExtras(0x02000006), value: '{"a":[1,2]}' });
+    const reply = await c.request(Opcode.SubdocMultiLookup, {
+      key: 'd',
+      value: Buffer.concat([lookup(0xc5, 'a[1]'), lookup(0xc5, 'b'), lookup(0xc5, 'x', 0x04)]),
+    });
+    expect(reply.status).toBe(Status.SubdocMultiPathFailure);
+    expect(reply.value.readUInt16BE(0)).toBe(Status.Success);
+    expect(reply.value.subarray(6, 6 + reply.value.readUInt32BE(2)).toString()).toBe('2');
+    expect(reply.value.readUInt16BE(7)).toBe(Status.SubdocPathNotFound);
+    expect(reply.value.readUInt16BE(13)).toBe(Status.SubdocPathNotFound);
+  });
+
+  it('an item whose value is not JSON has no paths: Doc Not JSON', async () => {
+    const c = await connect(server);
+    await c.request(Opcode.Set, { key: 't', extras: storeExtras(0), value: 'plain text' });
+    expect((await c.request(Opcode.SubdocMultiLookup, { key: 't', value: lookup(0xc5, 'a') })).status).toBe(Status.SubdocDocNotJson);
+  });
+
+  it('a spec list cut short is Invalid Arguments; the connection goes on', async () => {
+    const c = await connect(server);
+    expect((await c.request(Opcode.SubdocMultiLookup, { key: 'd', value: Buffer.from([0xc5, 0, 0, 9, 0x61]) })).status).toBe(Status.InvalidArguments);
+    expect((await c.request(Opcode.SubdocMultiMutation, { key: 'd', value: Buffer.from([0xc8, 0, 0, 1]) })).status).toBe(Status.InvalidArguments);
+    expect((await c.request(Opcode.Noop)).status).toBe(Status.Success);
   });
 });

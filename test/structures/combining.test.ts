@@ -58,6 +58,19 @@ documentSuite('hot structures: concurrent calls combined', (ctx) => {
     expect(await hits.get()).toBe(Number.MAX_SAFE_INTEGER);
   });
 
+  it('a push whose value cannot be stored fails alone; the pushes around it land in call order', async () => {
+    const { docs } = await ctx.open();
+    const list = docs.collection().list<unknown>('l');
+    await list.push('first');
+    const tooLong = { ['k'.repeat(20_000)]: 1 }; // its key would exceed the key size limit
+    const values: unknown[] = ['a', 'b', tooLong, 'c', 'd'];
+    const outcomes = await Promise.allSettled(values.map((v) => list.push(v)));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    const failed = outcomes[2];
+    expect(failed.status === 'rejected' && isDocumentError(failed.reason, 'KEY_TOO_LARGE')).toBe(true);
+    expect(await list.toArray()).toEqual(['first', 'a', 'b', 'c', 'd']);
+  });
+
   it('a call with { tr } is never combined: it commits with its own transaction, or not at all', async () => {
     const { docs } = await ctx.open();
     const hits = docs.collection().counter('hits');

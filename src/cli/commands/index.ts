@@ -8,6 +8,7 @@ import { exportCommand } from './export';
 import { findCommand } from './find';
 import { getCommand } from './get';
 import { importCommand } from './import';
+import { indexCommand } from './index-command';
 import { manifestCommand } from './manifest';
 import { removeCommand } from './remove';
 import { scanCommand } from './scan';
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   scanCommand,
   findCommand,
   countCommand,
+  indexCommand,
   changesCommand,
   listCommand,
   queueCommand,

@@ -43,7 +43,7 @@ import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
-import { finishIndexWrite, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
+import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
@@ -84,6 +84,15 @@ const DEFAULT_PAGE_SIZE = 100;
  * updates it. A document with an expiry has 2 more keys (its expiry and its index entry); once expired
  * it reads as missing, which costs whole-document reads nothing (the expiry is in their range) and
  * the other reads one point read of the expiry key, issued with their other reads.
+ *
+ * Secondary indexes (docs/indexes.md): with an index layer (the public `open` has one), every write
+ * also reads the collection's index catalog key (1 point read per transaction and collection, issued
+ * with the write's first reads). When the collection has indexes, a write that may change an indexed
+ * path also reads the document's indexed parts before it (the root entry and the subtree of each
+ * indexed top-level field: 1 round trip, together with the catalog read when it is the one last
+ * seen), clears the entries the document loses and writes the ones it gains (1 key each), and for a
+ * unique index reads the range of each new entry's values (limit 16). Insert of a new document and
+ * writes that touch no indexed path read nothing more.
  */
 export class DocumentCollection {
   private access: StructureAccess | undefined;
@@ -150,7 +159,9 @@ export class DocumentCollection {
    * together; none when the write creates the collection); 2 range clears (the old document around
    * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
    * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
-   * left for `purgeExpired`, which drops it when due.
+   * left for `purgeExpired`, which drops it when due. With secondary indexes it also reads the catalog
+   * key and, when the collection has indexes, the old document's indexed parts (see the class
+   * comment): the entries to clear.
    *
    * @throws DocumentError DOCUMENT_LOCKED (see {@link getAndLock}), INVALID_VALUE, VALUE_TOO_DEEP,
    *   DOCUMENT_TOO_LARGE, KEY_TOO_LARGE, INVALID_ARGUMENT, UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without
@@ -477,6 +488,8 @@ export class DocumentCollection {
    *
    * Cost: 1 range read (the root entry, the expiry and lock keys), the version key, the expiry key and
    * its index entry (the old entry cleared).
+   * A new expiry also rewrites the document's secondary index entries, which record it (the catalog
+   * read, then 1 round trip of the indexed parts; see the class comment).
    *
    * @throws DocumentError DOCUMENT_NOT_FOUND (also for an expired document), DOCUMENT_LOCKED,
    *   INVALID_ARGUMENT (id, expiry), UNKNOWN_COLLECTION (without autoCreate).
@@ -581,6 +594,16 @@ export class DocumentCollection {
     const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
     const after = effectiveExpiry(target.maxTTL, requested, now);
     if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
+    // Index entries record the expiry: a new one rewrites them.
+    if (after !== presence.expiresAt) {
+      await reexpireIndexEntries(
+        startIndexWrite(this.context.indexes, tr, target, keys, true, presence.expiresAt),
+        tr,
+        keys,
+        document.content,
+        after,
+      );
+    }
     this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
     writeVersion(tr, keys, []);
     return { content: document.content, expiresAt: after };

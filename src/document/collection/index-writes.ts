@@ -1,8 +1,10 @@
 import type { Transaction } from '../../kv/contract/types';
-import { NOT_INDEXED, type DocumentIndexes, type IndexedState, type IndexPort } from '../index-port';
+import { NOT_INDEXED, type IndexPort, type IndexWrite } from '../index-port';
 import type { DocumentKeys } from '../keys/layout';
 import type { MutateInSpec, JsonValue, PathElement } from '../types';
 import { parsePath } from '../values/path';
+
+export type { IndexWrite } from '../index-port';
 
 /**
  * The index side of the document writes (see `index-port.ts`): each write path calls these, so its own
@@ -10,16 +12,11 @@ import { parsePath } from '../values/path';
  * write that fails first (DOCUMENT_EXISTS, ...) leaves no unhandled rejection behind.
  */
 
-/** A write's indexes and what the document gave them before it. */
-export interface IndexWrite {
-  readonly indexes: DocumentIndexes;
-  readonly before: IndexedState;
-}
-
 /**
  * Starts the index side of a write of the document at `keys` in collection `collectionId`: reads the
  * catalog (1 point read per transaction) and, when the collection has indexes and `readBefore`, the
- * document's indexed parts (1 round trip). Nothing for a collection this write creates.
+ * document's indexed parts (issued with the catalog read when the indexes are the ones last seen).
+ * Nothing for a collection this write creates.
  */
 export function startIndexWrite(
   port: IndexPort | undefined,
@@ -30,11 +27,9 @@ export function startIndexWrite(
   expiresAt: number | undefined | 'unknown' = 'unknown',
 ): Promise<IndexWrite | undefined> {
   if (port === undefined || target.create !== undefined) return Promise.resolve(undefined);
-  const started = port
-    .indexesOf(tr, target.id)
-    .then(async (indexes) =>
-      indexes === undefined ? undefined : { indexes, before: readBefore ? await indexes.read(tr, keys, expiresAt) : NOT_INDEXED },
-    );
+  const started = readBefore
+    ? port.indexesWithState(tr, target.id, keys, expiresAt)
+    : port.indexesOf(tr, target.id).then((indexes) => (indexes === undefined ? undefined : { indexes, before: NOT_INDEXED }));
   started.catch(() => undefined);
   return started;
 }
@@ -55,6 +50,22 @@ export async function finishIndexWrite(
   if (started === undefined) return;
   const after = doc === undefined ? NOT_INDEXED : started.indexes.stateOf(keys, doc, expiresAt);
   await started.indexes.update(tr, keys, started.before, after);
+}
+
+/**
+ * Rewrites the entries of a document whose content stays `doc` and whose expiry becomes `expiresAt`
+ * (touch): entries record the expiry. Nothing for a document the indexes do not hold (a structure).
+ */
+export async function reexpireIndexEntries(
+  write: Promise<IndexWrite | undefined>,
+  tr: Transaction,
+  keys: DocumentKeys,
+  doc: JsonValue,
+  expiresAt: number | undefined,
+): Promise<void> {
+  const started = await write;
+  if (started === undefined || !started.before.exists) return;
+  await started.indexes.update(tr, keys, started.before, started.indexes.stateOf(keys, doc, expiresAt));
 }
 
 /** Clears the index entries of the document at `keys` before it is deleted (read, then cleared). */

@@ -58,6 +58,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   protected writes = new WriteSet();
   protected readConflicts: KeyRange[] = [];
   private readConflictBytes = 0;
+  /**
+   * The keys (latin1) of point-read conflicts already recorded, once there are a few: a transaction
+   * that reads the same keys again (combined structure calls do, see structures/combiner.ts) records
+   * each once, so its commit sorts and sends no duplicates.
+   */
+  private pointConflicts: Set<string> | undefined;
   /** Watches created by this transaction, activated by its commit. */
   protected pendingWatches: KeyWatch[] = [];
   private versionstamp: Deferred<Buffer> | undefined;
@@ -396,13 +402,23 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     if (!k) return undefined;
     const view = this.readView();
     const value = view.get(k);
-    if (!snapshot && view.dependsOnStore(k)) {
+    if (!snapshot && view.dependsOnStore(k) && this.isNewPointConflict(k)) {
       // One copy of the key serves both ends: `[k, k + '\x00')`.
       const end = keyAfter(k);
       this.readConflicts.push({ begin: end.subarray(0, k.length), end });
       this.readConflictBytes += 2 * k.length + 1;
     }
     return value === undefined ? undefined : this.pointValue(value);
+  }
+
+  /** False when `key`'s point conflict is known to be recorded already (checked past a few conflicts). */
+  private isNewPointConflict(key: Buffer): boolean {
+    if (this.readConflicts.length < 4) return true;
+    this.pointConflicts ??= new Set();
+    const id = key.toString('latin1');
+    if (this.pointConflicts.has(id)) return false;
+    this.pointConflicts.add(id);
+    return true;
   }
 
   private readKey(selector: KeySelector, snapshot: boolean): Buffer {
@@ -548,6 +564,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.writes = new WriteSet();
     this.readConflicts = [];
     this.readConflictBytes = 0;
+    this.pointConflicts = undefined;
     this.versionstamp = undefined;
     this.committedVersion = -1n;
   }

@@ -6,18 +6,21 @@ import type { LmdbStore, StoreWriter } from './lmdb-store';
 import { lmdbCode, writeFailure } from './store-failure';
 
 /**
- * When a commit resolves:
- * - `'sync'`: once its LMDB transaction is flushed to disk (fdatasync), so it survives a crash of the
- *   process, of the OS, or a power loss (as far as the disk honours flushes). Other transactions may
- *   read it a little earlier, between LMDB's commit and the flush: if the OS crashes in that window
- *   the commit is lost, and so is every later commit (they are flushed after it).
- * - `'fast'`: once its LMDB transaction has committed and is visible to every process, without a flush
- *   (LMDB's `MDB_NOSYNC`): it survives a crash of the process (the file's pages are in the OS page
- *   cache), but a crash of the OS or a power loss may lose the commits of about the last second (the
- *   store flushes about once a second while committing, and when it closes). LMDB without a flush per
- *   commit does not order the writes of pages and meta page, so such a crash may also leave the file
- *   damaged (`checkLmdbStore` finds structural damage): keep backups, or use `'sync'` for data that
- *   must survive one.
+ * When a commit resolves. LMDB commits without a flush in both modes (`MDB_NOSYNC`, see `LmdbStore`);
+ * the modes differ in when the store flushes:
+ * - `'sync'`: once its batch is flushed to disk (an fdatasync on a thread, after the LMDB commit), so
+ *   it survives a crash of the process, of the OS, or a power loss (as far as the disk honours
+ *   flushes). The next batch commits while one is flushed. Other transactions may read a commit a
+ *   little before its flush completes.
+ * - `'fast'`: once its LMDB transaction has committed and is visible to every process: it survives a
+ *   crash of the process (the file's pages are in the OS page cache), but a crash of the OS or a power
+ *   loss may lose the commits of about the last second (the store flushes about once a second while
+ *   committing, and when it closes).
+ *
+ * Without a flush between them, LMDB's writes of a commit's pages and of its meta page reach the disk
+ * in any order, so a crash of the OS or a power loss while commits are not yet flushed may also leave
+ * the file damaged, in either mode (for `'sync'`, only by commits that had not resolved):
+ * `checkLmdbStore` finds structural damage. See docs/reliability.md.
  *
  * Both modes run on the same store at once (the mode is each engine's).
  */
@@ -132,11 +135,11 @@ export class GroupCommit {
   }
 
   /**
-   * Settles a batch whose LMDB transaction failed. LMDB flushes inside the commit, after the transaction
-   * is visible: a failed flush leaves it committed, which the batch's record in the conflict log shows.
-   * Its commits may then not be durable: commit_unknown_result (1021); the transactions that did not
-   * commit keep their outcomes. Otherwise nothing was applied, and each commit fails with the store's
-   * error (the disk is full: file_not_writable, 1514; see `writeFailure`).
+   * Settles a batch whose LMDB transaction failed. Should LMDB report a failure after the transaction
+   * became visible, the batch's record in the conflict log shows it committed: its commits fail with
+   * commit_unknown_result (1021), and the transactions that did not commit keep their outcomes.
+   * Otherwise nothing was applied, and each commit fails with the store's error (the disk is full:
+   * file_not_writable, 1514; see `writeFailure`).
    */
   private failed(batch: readonly PendingCommit[], attempted: readonly CommitOutcome[] | undefined, err: unknown): void {
     const version = attempted?.find((outcome) => outcome.committed)?.version;
@@ -145,7 +148,7 @@ export class GroupCommit {
       for (const pending of batch) pending.outcome.reject(error);
       return;
     }
-    const error = kvError('commit_unknown_result', `committed, but LMDB's flush failed: ${String(err)}`);
+    const error = kvError('commit_unknown_result', `committed, but LMDB reported a failure: ${String(err)}`);
     batch.forEach((pending, i) => (attempted![i].committed ? pending.outcome.reject(error) : pending.outcome.resolve(attempted![i])));
   }
 

@@ -13,11 +13,12 @@ export interface LmdbEngineOptions {
   path: string;
   /**
    * When a commit resolves. Default `'sync'`.
-   * - `'sync'`: once flushed to disk: it survives a crash of the process, a crash of the OS and a power
-   *   loss (as far as the disk honours flushes).
+   * - `'sync'`: once flushed to disk (each batch of concurrent commits shares one flush, on a thread):
+   *   it survives a crash of the process, a crash of the OS and a power loss (as far as the disk
+   *   honours flushes).
    * - `'fast'`: once committed and visible to every process, with no flush per commit (the store
    *   flushes about once a second): it survives a crash of the process, but a crash of the OS or a
-   *   power loss may lose about the last second of commits, and may damage the file.
+   *   power loss may lose about the last second of commits.
    *
    * See `Durability` (exported as `LmdbDurability`) for the fine print.
    */

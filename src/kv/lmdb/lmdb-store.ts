@@ -1,4 +1,3 @@
-import { resolve as resolvePath } from 'path';
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
 import { isKvError, kvError } from '../contract/errors';
@@ -22,16 +21,16 @@ import { openFailure, readFailure, writeFailure } from './store-failure';
  * - Reads go through explicit LMDB read transactions ({@link StoreSnapshot}); writes through one
  *   exclusive LMDB write transaction at a time ({@link LmdbStore.write}), which LMDB serializes across
  *   processes.
- * - Durability: a store opened for `'sync'` uses the package's `overlappingSync` (its default except on
- *   Windows): a write transaction becomes visible when it commits, then LMDB flushes it after releasing
- *   the write lock, before the commit returns. A store opened for `'fast'` uses LMDB's `MDB_NOSYNC`: a
- *   commit writes its pages and meta page to the file (the OS page cache) and returns, with no flush,
- *   and the store flushes the file on a thread about once a second while there are commits
- *   ({@link FAST_FLUSH_MS}) and when it closes. A committed transaction survives a crash of the
- *   process (it is in the OS page cache, and reopening on the same boot uses it); only a flushed one
- *   survives a crash of the OS or a power loss. The two kinds of environment can share a folder across
- *   processes; within one process the package shares one environment per folder, see
- *   {@link LmdbStore.open}.
+ * - Durability: the environment is opened with LMDB's `MDB_NOSYNC`, never with the package's default
+ *   `overlappingSync`: a commit writes its pages and meta page to the file (the OS page cache) and
+ *   returns with no flush, and the store flushes the data file (fdatasync) on a thread of libuv's pool
+ *   ({@link LmdbStore.flushed}): after each batch of commits for `'sync'`, about once a second
+ *   ({@link FAST_FLUSH_MS}) for `'fast'`, and when it closes. A committed transaction survives a crash
+ *   of the process (it is in the OS page cache, and reopening on the same boot uses it); only a flushed
+ *   one survives a crash of the OS or a power loss. `overlappingSync` flushes inside the commit under a
+ *   flush lock shared by the processes, and LMDB's recovery of that lock from a process killed while
+ *   holding it resets the store's transaction counter without the write lock: the soak test met it
+ *   as MDB_PANIC and as commits refused with MDB_BAD_TXN (docs/reliability.md).
  * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
  *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
  *   `openFailure`).
@@ -58,11 +57,6 @@ const STALE_READERS_CHECK_MS = 5_000;
  * `appendfsync everysec`), while it commits.
  */
 const FAST_FLUSH_MS = 1_000;
-/**
- * The environments this process has open, by folder, and whether they flush inside each commit. The
- * package opens one LMDB environment per folder in a process, whatever the options of later opens.
- */
-const openEnvironments = new Map<string, { flushesInCommit: boolean; stores: number }>();
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 const DATA_END = Buffer.from([DATA_PREFIX + 1]);
@@ -248,25 +242,18 @@ export class LmdbStore {
   private nextFlush: Promise<void> | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  private folder = '';
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
     private readonly dbs: StoreDatabases,
     /** The folder of the store. */
     readonly path: string,
-    /**
-     * Whether LMDB flushes each commit before `transactionSync` returns (`overlappingSync`); otherwise
-     * (`MDB_NOSYNC`) a commit returns once written to the OS page cache, and {@link flushed} flushes.
-     */
-    readonly flushesInCommit: boolean,
     /** Flush in the background about every {@link FAST_FLUSH_MS} while committing ('fast'). */
     private readonly flushesInBackground: boolean,
   ) {
     this.writer = new StoreWriteAccess(dbs);
     const flags = lmdbPackage().TransactionFlags;
-    // With overlappingSync: committed, then flushed outside the write lock, before transactionSync
-    // returns. Without (MDB_NOSYNC environments): committed, not flushed.
+    // Committed on this thread, not flushed (an MDB_NOSYNC environment).
     this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
   }
 
@@ -279,18 +266,12 @@ export class LmdbStore {
    *   {@link LMDB_MAX_KEY_BYTES}; file_not_writable (1514) on a full disk; io_error (1510) when LMDB
    *   cannot open the folder.
    *
-   * `'sync'` opens the environment with `overlappingSync` (each commit flushed in the commit), `'fast'`
-   * with `MDB_NOSYNC` (commits flushed about once a second). Processes of both kinds may share a
-   * folder. Within one process the package has one environment per folder: a store opened for
-   * `'fast'` where a `'sync'` one is open flushes in each commit as it does, and one opened for
-   * `'sync'` where a `'fast'` one is open flushes after each commit ({@link flushed}).
+   * `durability` says when commits are flushed: `'sync'` when the caller asks ({@link flushed}, after
+   * each batch), `'fast'` also about once a second in the background.
    */
   static open(path: string, initialVersion: bigint, durability: 'sync' | 'fast' = 'sync'): LmdbStore {
     assertRoomToOpen(path);
     assertOpenable(path);
-    const folder = resolvePath(path);
-    const shared = openEnvironments.get(folder);
-    const flushesInCommit = shared ? shared.flushesInCommit : durability === 'sync';
     let root: RootDatabase<Buffer, Buffer>;
     try {
       root = lmdbPackage().open<Buffer, Buffer>({
@@ -302,7 +283,8 @@ export class LmdbStore {
         maxReaders: MAX_READERS,
         keyEncoding: 'binary',
         encoding: 'binary',
-        ...(flushesInCommit ? {} : { noSync: true }),
+        // No flush in the commit, no overlappingSync and its shared flush lock (see the module's notes).
+        noSync: true,
       });
     } catch (err) {
       throw openFailure(err, path);
@@ -341,15 +323,11 @@ export class LmdbStore {
       };
       // A new store is initialized in a write transaction (another process may be creating it too);
       // opening an existing one waits for no other process's writes.
-      if (dbs.meta.get(META_FORMAT) === undefined) root.transactionSync(initialize);
+      const created = dbs.meta.get(META_FORMAT) === undefined;
+      if (created) root.transactionSync(initialize);
       else initialize();
-      const store = new LmdbStore(root, dbs, path, flushesInCommit, !flushesInCommit && durability === 'fast');
-      // The initial state, if new, flushed as any commit is: close() waits for it, so the thread
-      // never syncs an environment that is being closed.
-      if (!flushesInCommit && shared === undefined) store.flushed().catch(() => (store.unflushed = true));
-      if (shared) shared.stores++;
-      else openEnvironments.set(folder, { flushesInCommit, stores: 1 });
-      store.folder = folder;
+      const store = new LmdbStore(root, dbs, path, durability === 'fast');
+      if (created) store.unflushed = true; // flushed with the first commit's flush, or on close
       return store;
     } catch (err) {
       void root.close();
@@ -386,8 +364,7 @@ export class LmdbStore {
    * parent) in the soak test, `npm run soak`.
    *
    * @throws KvError file_not_writable (1514) when the disk is full, file_corrupt (1522), io_error
-   *   (1510): LMDB failed the transaction (see `writeFailure`). None of its writes are applied, unless
-   *   only the flush after the commit failed: then the transaction is committed, maybe not durably.
+   *   (1510): LMDB failed the transaction (see `writeFailure`). None of its writes are applied.
    */
   async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
     let thrown: { error: unknown } | undefined;
@@ -400,10 +377,8 @@ export class LmdbStore {
           throw error;
         }
       }, this.writeFlags);
-      if (!this.flushesInCommit) {
-        this.unflushed = true;
-        if (this.flushesInBackground) this.flushTimer ??= setTimeout(() => this.backgroundFlush(), FAST_FLUSH_MS).unref();
-      }
+      this.unflushed = true;
+      if (this.flushesInBackground) this.flushTimer ??= setTimeout(() => this.backgroundFlush(), FAST_FLUSH_MS).unref();
       return result;
     } catch (err) {
       if (thrown && err === thrown.error) throw err;
@@ -412,22 +387,21 @@ export class LmdbStore {
   }
 
   /**
-   * Resolves once every transaction this store committed is flushed to disk.
+   * Resolves once every transaction this store committed before the call is flushed to disk: an
+   * fdatasync of the data file on a thread (`mdb_env_sync`, which takes no lock in an `MDB_NOSYNC`
+   * environment), so the JavaScript thread goes on meanwhile, and the next batch commits while this
+   * one is flushed. Calls made while one runs share the next one, which covers every commit made
+   * before it starts.
    *
-   * With `overlappingSync` ({@link flushesInCommit}) at once: LMDB flushed each one inside its commit,
-   * before {@link write} returned (after releasing the write lock to other writers). A separate flush
-   * there (`mdb_env_sync` from another thread) would take LMDB's flush lock while this thread may be in
-   * a write transaction: if the last holder of that lock was a process killed during its flush, LMDB
-   * then declares this process's environment unusable (MDB_PANIC), which the soak test met within
-   * minutes.
-   *
-   * Otherwise (`MDB_NOSYNC`) by an fdatasync of the data file on a thread (`mdb_env_sync`, which takes
-   * no lock in such an environment). Calls made while one runs share the next one, which covers every
-   * commit made before it starts: concurrent commits share flushes, and a flush overlaps the next
-   * batch's write.
+   * Rejects with the error of the flush: the commits are then committed (visible, and they survive a
+   * crash of the process) but maybe not on disk.
    */
   flushed(): Promise<void> {
-    if (this.flushesInCommit) return Promise.resolve();
+    return this.flush();
+  }
+
+  /** {@link flushed}, for the store's own flushes (the background one, on close). */
+  private flush(): Promise<void> {
     if (!this.flushing) return (this.flushing = this.startFlush());
     this.nextFlush ??= this.flushing.then(
       () => this.queuedFlush(),
@@ -457,7 +431,7 @@ export class LmdbStore {
   /** The 'fast' store's periodic flush; a failure is retried with the next one (the data is committed). */
   private backgroundFlush(): void {
     this.flushTimer = undefined;
-    if (this.unflushed && !this.closed) this.flushed().catch(() => (this.unflushed = true));
+    if (this.unflushed && !this.closed) this.flush().catch(() => (this.unflushed = true));
   }
 
   /**
@@ -482,10 +456,8 @@ export class LmdbStore {
   async close(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.unflushed || this.flushing) await this.flushed().catch(() => undefined);
+    if (this.unflushed || this.flushing) await this.flush().catch(() => undefined);
     this.closed = true;
-    const shared = openEnvironments.get(this.folder);
-    if (shared && --shared.stores === 0) openEnvironments.delete(this.folder);
     await this.root.close();
   }
 }
