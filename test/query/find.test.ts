@@ -180,6 +180,16 @@ for (const engine of documentEngines) {
       });
     });
 
+    it('uses a partial index only for filters that imply its where', async () => {
+      const c = await collectionWith(ORDERS);
+      const { q } = await withIndexes(c, [{ name: 'open_total', fields: ['total'], where: { status: 'open' } }]);
+      const served = { status: 'open', total: { $gte: 100 } };
+      expect(await q.explain(served)).toMatchObject({ plan: 'index', index: 'open_total' });
+      expect((await q.find(served).toArray()).map((f) => f.id).sort()).toEqual(expected(ORDERS, served).sort());
+      await expect(q.find({ total: { $gte: 100 } }).toArray()).rejects.toMatchObject({ code: 'NO_INDEX' });
+      await expect(q.find({ total: { $gte: 100 } }, { hint: 'open_total' }).toArray()).rejects.toMatchObject({ code: 'INVALID_QUERY' });
+    });
+
     it('sees the writes of the caller transaction with { tr }', async () => {
       const c = await collectionWith(ORDERS);
       const { q } = await withIndexes(c, [{ name: 'status', fields: ['status'] }]);
