@@ -6,7 +6,17 @@ import type { Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import type { JsonValue } from '../document/types';
 import { compileFilter } from '../filter';
-import { newStats, runPage, sortedPage, type FindItem, type PageResult, type PreparedQuery, type QuerySource, type QueryStats } from './execute';
+import {
+  newStats,
+  runPage,
+  sortedPage,
+  TOP_K_CAP,
+  type FindItem,
+  type PageResult,
+  type PreparedQuery,
+  type QuerySource,
+  type QueryStats,
+} from './execute';
 import type { IndexDescription } from './index-port';
 import { choosePlan, suggestIndexFields, type IndexPlan, type Plan } from './planner';
 import { parseSort, type SortSpec } from './order-key';
@@ -97,14 +107,16 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
     let remaining = this.options.limit ?? Infinity;
     if (remaining === 0) return;
     const pageSize = this.options.pageSize ?? DEFAULT_PAGE_SIZE;
-    const first = await this.firstPage(Math.min(remaining, pageSize));
+    // A sorted-in-memory page is a whole pass over the plan: iterating takes the largest pages allowed.
+    const want = (query: PreparedQuery): number => Math.min(remaining, inMemorySort(query) ? TOP_K_CAP : pageSize);
+    const first = await this.firstPage(want);
     const prepared = first.prepared;
     let page = first.page;
     for (;;) {
       for (const item of page.items) yield item as FindItem<T>;
       remaining -= page.items.length;
       if (remaining <= 0 || page.position === undefined) return;
-      page = await this.nextPage(prepared.query, page.position, Math.min(remaining, pageSize));
+      page = await this.nextPage(prepared.query, page.position, want(prepared.query));
     }
   }
 
@@ -122,7 +134,7 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
    */
   async page(): Promise<FindPage<T>> {
     const want = this.options.limit ?? DEFAULT_PAGE_SIZE;
-    const first = await this.firstPage(want);
+    const first = await this.firstPage(() => want);
     const prepared = first.prepared;
     let page = first.page;
     const items: FindItem<T>[] = [...(page.items as FindItem<T>[])];
@@ -137,9 +149,11 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
    * The first page, planned in the transaction that reads it: the index list is read with the page's
    * other first reads, not in a transaction of its own.
    */
-  private async firstPage(want: number): Promise<{ prepared: Prepared; page: PageResult }> {
+  private async firstPage(wantFor: (query: PreparedQuery) => number): Promise<{ prepared: Prepared; page: PageResult }> {
+    let want = 0;
     const first = await this.source.transact(this.options.tr, async (tr) => {
       const prepared = this.prepared ?? (await this.prepareIn(tr));
+      want = wantFor(prepared.query);
       if (want === 0 || inMemorySort(prepared.query)) return { prepared, page: undefined };
       this.stats.transactions++;
       return { prepared, page: await runPage(this.source, tr, prepared.query, prepared.start, want, this.stats) };

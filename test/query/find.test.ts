@@ -163,6 +163,33 @@ for (const engine of documentEngines) {
       expect(await q.count({ status: 'open' })).toBe(expected(ORDERS, { status: 'open' }).length);
     });
 
+    it('reads only the entries and documents it returns, whatever the size of the collection', async () => {
+      const docs = Array.from({ length: 300 }, (_, i) => ({ group: i % 30, n: i }));
+      const c = await collectionWith(docs);
+      const { q } = await withIndexes(c, [{ name: 'group', fields: ['group'] }]);
+      expect(await q.explain({ group: 7 })).toMatchObject({ plan: 'index', keysRead: 10, documentsRead: 10, returned: 10, transactions: 1 });
+      // A union reads its intervals together (one round trip), each up to the page's size; only the
+      // documents of the entries it consumes are read.
+      expect(await q.explain({ group: { $in: [1, 2] } }, { limit: 5 })).toMatchObject({ keysRead: 10, documentsRead: 5, returned: 5 });
+      expect(await q.explain({ n: { $lt: 3 } }, { allowScan: true })).toMatchObject({ plan: 'scan', documentsRead: 300, returned: 3 });
+      // Sorted in memory: iterating makes one pass for all 300 results, not one per page of 100.
+      expect(await q.explain({ n: { $gte: 0 } }, { allowScan: true, sort: { n: -1 } })).toMatchObject({
+        inMemorySort: true,
+        documentsRead: 300,
+        returned: 300,
+      });
+    });
+
+    it('uses a partial index only for filters that imply its where', async () => {
+      const c = await collectionWith(ORDERS);
+      const { q } = await withIndexes(c, [{ name: 'open_total', fields: ['total'], where: { status: 'open' } }]);
+      const served = { status: 'open', total: { $gte: 100 } };
+      expect(await q.explain(served)).toMatchObject({ plan: 'index', index: 'open_total' });
+      expect((await q.find(served).toArray()).map((f) => f.id).sort()).toEqual(expected(ORDERS, served).sort());
+      await expect(q.find({ total: { $gte: 100 } }).toArray()).rejects.toMatchObject({ code: 'NO_INDEX' });
+      await expect(q.find({ total: { $gte: 100 } }, { hint: 'open_total' }).toArray()).rejects.toMatchObject({ code: 'INVALID_QUERY' });
+    });
+
     it('sees the writes of the caller transaction with { tr }', async () => {
       const c = await collectionWith(ORDERS);
       const { q } = await withIndexes(c, [{ name: 'status', fields: ['status'] }]);
