@@ -69,11 +69,23 @@ function withLatency(engine: Engine, latency: Latency): Engine {
         await (readVersion ??= latency.trip());
         return target.getReadVersion();
       },
+      // A cluster sends the metadata version with the read version: no round trip of its own.
+      getMetadataVersion: async () => {
+        await (readVersion ??= latency.trip());
+        return target.getMetadataVersion();
+      },
     });
     const reads = reader(inner);
     return new Proxy(inner, {
       get(target, prop, receiver) {
-        if (prop === 'get' || prop === 'getKey' || prop === 'getRangeAll' || prop === 'getRange' || prop === 'getReadVersion') {
+        if (
+          prop === 'get' ||
+          prop === 'getKey' ||
+          prop === 'getRangeAll' ||
+          prop === 'getRange' ||
+          prop === 'getReadVersion' ||
+          prop === 'getMetadataVersion'
+        ) {
           // eslint-disable-next-line @typescript-eslint/unbound-method
           return reads[prop];
         }
