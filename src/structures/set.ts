@@ -1,4 +1,4 @@
-import type { KeyValue } from '../kv/contract/types';
+import type { KeyValue, Transaction } from '../kv/contract/types';
 import type { TupleItem } from '../tuple';
 import { decodeItem, Reader } from '../tuple/codec';
 import { packPrefixed } from '../tuple/pack';
@@ -11,12 +11,15 @@ import { readChildren } from './children';
 import { decodeInt64 } from './int64';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
+import type { Settled } from './combiner';
 
 /** What a set holds: JSON primitives. */
 export type SetMember = string | number | bigint | boolean | null;
 
 const EMPTY = Buffer.alloc(0);
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
+/** The merge key of concurrent adds (see combiner.ts). */
+const ADD = {};
 const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 
 /**
@@ -57,6 +60,39 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
         tr.add(keys.meta(META_SIZE), ONE);
         this.changed(tr, keys);
         return true;
+      },
+      opts.tr === undefined ? { operation: ADD, arg: element, runMany: (tr, elements) => this.addAll(tr, elements as TupleItem[]) } : undefined,
+    );
+  }
+
+  /**
+   * Concurrent adds merged (structures/combiner.ts): the members' keys read together, each new member
+   * written once and the size added once. A member added twice in the batch is new only for the
+   * first call, as adds one after another would report.
+   */
+  private addAll(tr: Transaction, elements: readonly TupleItem[]): Promise<Settled<boolean>[]> {
+    const max = this.access.kv.maxKeyBytes;
+    return this.writeWith(
+      { tr },
+      (t, keys) => Promise.all(elements.map((element) => t.get(memberKey(keys, element, max)))),
+      async ({ tr: t, keys, create }, found) => {
+        const seen = new Set<string>();
+        let added = 0;
+        const outcomes = elements.map((element, i): Settled<boolean> => {
+          const key = memberKey(keys, element, max);
+          const id = key.toString('latin1');
+          if (found?.[i] !== undefined || seen.has(id)) return { ok: true, value: false };
+          seen.add(id);
+          create();
+          t.set(key, EMPTY);
+          added++;
+          return { ok: true, value: true };
+        });
+        if (added > 0) {
+          t.add(keys.meta(META_SIZE), added);
+          this.changed(t, keys);
+        }
+        return outcomes;
       },
     );
   }

@@ -1,9 +1,10 @@
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { open, type DocLayer } from '../../src';
 import { docIdElement } from '../../src/document/keys/ids';
 import { DocumentKeys, META_SIZE } from '../../src/document/keys/layout';
+import { inspectHeader } from '../../src/kv/lmdb/data-file';
 import { builtCli, doclayer, type CliRun } from './support/built-cli';
 
 /**
@@ -87,8 +88,12 @@ describe('doclayer check', () => {
     const file = join(path, 'data.mdb');
     const fd = openSync(file, 'r+');
     try {
+      // Over the main tree's root page and what follows: pages in use, wherever LMDB placed them (the
+      // middle of the file may hold only free pages, depending on how the store's commits reused them).
+      const { meta } = inspectHeader(file);
+      if (meta === undefined) throw new Error('the new store has no readable meta page');
       const garbage = Buffer.alloc(16_384, 0xa5);
-      writeSync(fd, garbage, 0, garbage.length, Math.floor(statSync(file).size / 2));
+      writeSync(fd, garbage, 0, garbage.length, Number(meta.main.root) * meta.pageSize);
     } finally {
       closeSync(fd);
     }

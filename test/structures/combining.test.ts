@@ -45,6 +45,17 @@ documentSuite('hot structures: concurrent calls combined', (ctx) => {
     expect(await queue.size()).toBe(0);
   });
 
+  it(`${CALLERS} concurrent adds to one set, with repeats: each member reported new exactly once, size exact`, async () => {
+    const { docs } = await ctx.open();
+    const set = docs.collection().set<string>('s');
+    await set.add('m0');
+    const members = Array.from({ length: CALLERS }, (_, i) => `m${i % 10}`);
+    const added = await Promise.all(members.map((m) => set.add(m)));
+    // In call order: m0 was there; m1..m9 are new the first time they are added, not after.
+    expect(added).toEqual(members.map((m, i) => m !== 'm0' && i < 10));
+    expect(await set.size()).toBe(10);
+  });
+
   it('a call that fails fails alone: incr past the safe range fails for the callers it would overflow', async () => {
     const { docs } = await ctx.open();
     const hits = docs.collection().counter('hits');
