@@ -4,7 +4,7 @@
  *
  * - upsert of a 10-field document (each upsert replaces an existing one) with 0, 1, 3 and 10 indexes,
  *   as a ratio to 0 indexes; and 0 indexes against a document layer without the index layer at all
- *   (what every write pays for reading its collection's index catalog);
+ *   (what every write pays for reading the metadata version and, when it moved, the index catalog);
  * - mutateIn of a path no index reads, with 10 indexes against none (goal: within 1.1x);
  * - an online build of 20,000 documents (memory) and 10,000 (LMDB) while 4 writers upsert
  *   concurrently: documents indexed per second, and the writers' rate meanwhile.

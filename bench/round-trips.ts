@@ -83,6 +83,11 @@ function charged(engine: Engine, trips: RoundTrips): Engine {
         await version();
         return target.getReadVersion();
       },
+      // A cluster sends the metadata version with the read version: no round trip of its own.
+      getMetadataVersion: async () => {
+        await version();
+        return target.getMetadataVersion();
+      },
     });
     const reads = reader(inner);
     let snapshotReads: ReadTransaction | undefined;
@@ -94,6 +99,7 @@ function charged(engine: Engine, trips: RoundTrips): Engine {
           case 'getRangeAll':
           case 'getRange':
           case 'getReadVersion':
+          case 'getMetadataVersion':
             // Arrow functions over the wrapper's state: no `this` to lose.
             // eslint-disable-next-line @typescript-eslint/unbound-method
             return reads[prop];

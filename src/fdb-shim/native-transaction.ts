@@ -21,6 +21,7 @@ import { readRangeBatch } from './range-batch';
 import { batchLimits } from './streaming-mode';
 import { assertOptionParam, TransactionOptionCode, type TransactionOptions } from './transaction-options';
 import { versionstampedKeyTemplate, versionstampedValueTemplate } from './versionstamp-offsets';
+import { isMetadataVersionKey, METADATA_VERSION_BUMP } from '../kv/contract/metadata-version';
 
 /** FDB's first onError delay, in ms; it doubles per retry up to `max_retry_delay`. */
 const INITIAL_RETRY_DELAY_MS = 10;
@@ -164,10 +165,9 @@ export class ShimNativeTransaction implements NativeTransaction {
   get(key: NativeValue, isSnapshot: boolean, cb: NativeCallback<Buffer | undefined>): void;
   get(key: NativeValue, isSnapshot: boolean, cb?: NativeCallback<Buffer | undefined>): Promise<Buffer | undefined> | undefined {
     const k = nativeBytes(key);
-    return settle(
-      this.future(() => this.reads(isSnapshot).get(k)),
-      cb,
-    );
+    // `\xff/metadataVersion` is readable without options, as in FDB: the engines' metadata version.
+    const read = isMetadataVersionKey(k) ? () => this.reads(isSnapshot).getMetadataVersion() : () => this.reads(isSnapshot).get(k);
+    return settle(this.future(read), cb);
   }
 
   getKey(key: NativeValue, orEqual: boolean, offset: number, isSnapshot: boolean): Promise<Buffer>;
@@ -306,6 +306,12 @@ export class ShimNativeTransaction implements NativeTransaction {
     this.mutate(() => {
       if (opType === FdbMutationType.setVersionstampedKey) {
         this.inner.setVersionstampedKey(versionstampedKeyTemplate(k, this.context.apiVersion), param);
+      } else if (opType === FdbMutationType.setVersionstampedValue && isMetadataVersionKey(k)) {
+        // FDB accepts exactly one parameter for the metadata version: the placeholder at offset 0.
+        if (!versionstampedValueTemplate(param, this.context.apiVersion).equals(METADATA_VERSION_BUMP)) {
+          throw new KvError(ErrorCodes.client_invalid_operation, 'the metadata version takes only a versionstamp at offset 0');
+        }
+        this.inner.bumpMetadataVersion();
       } else if (opType === FdbMutationType.setVersionstampedValue) {
         this.inner.setVersionstampedValue(k, versionstampedValueTemplate(param, this.context.apiVersion));
       } else {

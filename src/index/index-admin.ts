@@ -81,7 +81,9 @@ export class UniqueBuildError extends DocumentError {
  * Keys (see index-keys.ts): createIndex reads the catalog and the collection's first document key
  * (is it empty: the index is then ready at once) and writes the catalog; dropIndex reads and writes
  * the catalog and clears the index's entries and progress (1 range clear); listIndexes reads the
- * catalog and the progress of building indexes.
+ * catalog and the progress of building indexes. Every catalog write (createIndex, dropIndex, a build
+ * marking its index ready) also bumps the metadata version (`\xff/metadataVersion`), which every
+ * writer of documents reads: the operation's transaction cannot read the metadata version after it.
  */
 export class IndexAdmin {
   constructor(
@@ -297,7 +299,7 @@ export class IndexAdmin {
 
   private writeCatalog(tr: Transaction, collectionId: number, catalog: Catalog): void {
     tr.set(this.maintainer.keys(collectionId).catalog, encodeCatalog(catalog));
-    this.maintainer.forget(tr, collectionId);
+    this.maintainer.catalogChanged(tr, collectionId);
   }
 }
 

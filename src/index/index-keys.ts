@@ -18,9 +18,11 @@ import { packPrefixed } from '../tuple/pack';
  *                                                  with 0xff), so one range clear drops an index whole
  * ```
  *
- * Every writer of the collection's documents reads the catalog key (once per transaction), so a
- * createIndex or dropIndex, which rewrite it, conflicts with the writers that did not know of it.
- * Build progress sits apart, so a build's steps do not make writers retry.
+ * Every change of the catalog also bumps the database's metadata version, and every writer of the
+ * collection's documents reads that (once per transaction, free with the read version; the catalog
+ * key itself only when the version moved, see maintainer.ts), so a createIndex or dropIndex
+ * conflicts with the writers that did not know of it. Build progress sits apart, so a build's steps
+ * do not make writers retry.
  */
 
 const CATALOG = 0x00;

@@ -9,6 +9,7 @@ import { unflatten } from '../document/values/flatten';
 import { kindOf } from '../document/values/leaf';
 import { readSubtree, readSubtreeEntries } from '../document/values/tree';
 import type { ReadTransaction, Transaction } from '../kv/contract/types';
+import { isKvError } from '../kv/contract/errors';
 import { CompiledIndex, describe, entryExpiry, MAX_ENTRY_VALUE_BYTES, type Entry } from './compiled-index';
 import { decodeCatalog, type Catalog } from './definition';
 import { pathTouches } from './index-path';
@@ -19,9 +20,14 @@ import { pack, unpack } from '../tuple';
 /**
  * Index maintenance in the writer's transaction (the document layer's {@link IndexPort}).
  *
- * Every write of a document reads its collection's catalog key once per transaction attempt (the
- * answer is kept in the attempt's document context); the parsed catalog is cached by its bytes, so a
- * write pays one point read and a byte comparison. With indexes, a write that may change an indexed
+ * Every write of a document reads the database's metadata version once per transaction attempt
+ * (`Transaction.getMetadataVersion`, which a cluster delivers with the read version: no round trip of
+ * its own) instead of its collection's catalog key. Every change of a catalog bumps the metadata
+ * version ({@link catalogChanged}), so the read conflicts with any catalog change committed after the
+ * writer's read version: a writer in another process cannot miss an index created concurrently. This
+ * layer keeps each collection's parsed catalog with the metadata version it was read at, and reads the
+ * catalog key again only when the version moved (reusing the parsed catalog when its bytes are the
+ * same); an attempt that changed a catalog itself reads catalogs directly from then on. With indexes, a write that may change an indexed
  * path reads the document's indexed parts before it (one round trip: the root entry and the subtree
  * of each indexed path's top-level field), computes the entries before and after, clears the ones
  * that went and writes the ones that came or changed. Non-unique entries are blind writes of keys
@@ -30,7 +36,8 @@ import { pack, unpack } from '../tuple';
  * racing writers of one value conflict).
  */
 export class IndexMaintainer implements IndexPort {
-  private readonly cache = new Map<number, { raw: Buffer | undefined; indexes: CollectionIndexes | undefined; catalog: Catalog }>();
+  /** Each collection's catalog as last read, with the metadata version (latin1) it was read at. */
+  private readonly cache = new Map<number, CachedCatalog>();
 
   constructor(
     readonly layout: Layout,
@@ -70,23 +77,50 @@ export class IndexMaintainer implements IndexPort {
     return this.loaded(tr, collectionId).then((found) => found.catalog);
   }
 
-  /** Forgets the attempt's copy of a collection's catalog: the attempt has just rewritten it. */
-  forget(tr: Transaction, collectionId: number): void {
-    this.memo(tr).delete(collectionId);
+  /**
+   * Records that the attempt has just rewritten a collection's catalog: bumps the metadata version
+   * (so every writer that read it concurrently, in any process, conflicts) and forgets the attempt's
+   * copy. The attempt reads catalogs directly from now on (its metadata version is unreadable).
+   */
+  catalogChanged(tr: Transaction, collectionId: number): void {
+    tr.bumpMetadataVersion();
+    const attempt = this.attemptState(tr);
+    attempt.version = Promise.resolve(BUMPED);
+    attempt.catalogs.delete(collectionId);
   }
 
-  /** This attempt's catalogs read by this maintainer, by collection id. */
-  private memo(tr: Transaction): Map<number, Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }>> {
+  /** This attempt's state in this maintainer: its metadata version and the catalogs it read. */
+  private attemptState(tr: Transaction): AttemptCatalogs {
     const perLayer = DocTransaction.of(tr).local(CATALOGS);
     let mine = perLayer.get(this);
     if (mine === undefined) {
-      mine = new Map();
+      mine = { version: undefined, catalogs: new Map() };
       perLayer.set(this, mine);
     }
     return mine;
   }
 
-  private loaded(tr: Transaction, collectionId: number): Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }> {
+  private memo(tr: Transaction): Map<number, Promise<LoadedCatalog>> {
+    return this.attemptState(tr).catalogs;
+  }
+
+  /**
+   * The attempt's metadata version (latin1; `''` when never bumped), read once; {@link BUMPED} once
+   * the attempt (or anything else in the transaction) has bumped it, when it is unreadable (1036).
+   */
+  private metadataVersion(tr: Transaction): Promise<string> {
+    const attempt = this.attemptState(tr);
+    attempt.version ??= tr.getMetadataVersion().then(
+      (version) => (version === undefined ? '' : version.toString('latin1')),
+      (err: unknown) => {
+        if (isKvError(err, 'accessed_unreadable')) return BUMPED;
+        throw err;
+      },
+    );
+    return attempt.version;
+  }
+
+  private loaded(tr: Transaction, collectionId: number): Promise<LoadedCatalog> {
     const mine = this.memo(tr);
     let found = mine.get(collectionId);
     if (found === undefined) {
@@ -96,11 +130,28 @@ export class IndexMaintainer implements IndexPort {
     return found;
   }
 
-  private async read(tr: Transaction, collectionId: number): Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }> {
+  /**
+   * A collection's catalog as `tr` sees it: the cached one when it was read at the attempt's metadata
+   * version (no key read), else the catalog key (one point read, with its read conflict).
+   */
+  private async read(tr: Transaction, collectionId: number): Promise<LoadedCatalog> {
+    const version = await this.metadataVersion(tr);
+    const cached = this.cache.get(collectionId);
+    if (cached !== undefined && version !== BUMPED && cached.version === version) return cached;
     const keys = this.keys(collectionId);
     const raw = await tr.get(keys.catalog);
-    const cached = this.cache.get(collectionId);
-    if (cached !== undefined && (cached.raw === raw || (cached.raw !== undefined && raw !== undefined && cached.raw.equals(raw)))) return cached;
+    // The attempt's own catalog changes are not committed: they stay out of the shared cache.
+    if (version === BUMPED) return this.parsed(keys, raw, cached);
+    const entry = { ...this.parsed(keys, raw, cached), version };
+    this.cache.set(collectionId, entry);
+    return entry;
+  }
+
+  /** The catalog in `raw`, parsed (the cached parse when the bytes are the same). */
+  private parsed(keys: IndexKeys, raw: Buffer | undefined, cached: CachedCatalog | undefined): LoadedCatalog {
+    if (cached !== undefined && (cached.raw === raw || (cached.raw !== undefined && raw !== undefined && cached.raw.equals(raw)))) {
+      return { raw: cached.raw, indexes: cached.indexes, catalog: cached.catalog };
+    }
     const catalog = decodeCatalog(raw);
     const indexes =
       catalog.indexes.length === 0
@@ -110,17 +161,33 @@ export class IndexMaintainer implements IndexPort {
             this.maxKeyBytes,
             this.now,
           );
-    const entry = { raw, indexes, catalog };
-    this.cache.set(collectionId, entry);
-    return entry;
+    return { raw, indexes, catalog };
   }
 }
 
+/** A collection's catalog: its bytes, parsed, and compiled (`indexes` is absent without indexes). */
+interface LoadedCatalog {
+  readonly raw: Buffer | undefined;
+  readonly indexes: CollectionIndexes | undefined;
+  readonly catalog: Catalog;
+}
+
+/** A catalog in a maintainer's cache: valid for attempts that read metadata version `version`. */
+interface CachedCatalog extends LoadedCatalog {
+  readonly version: string;
+}
+
+/** What one attempt knows: its metadata version (once read) and the catalogs it loaded. */
+interface AttemptCatalogs {
+  version: Promise<string> | undefined;
+  readonly catalogs: Map<number, Promise<LoadedCatalog>>;
+}
+
+/** The attempt's metadata version is unreadable: it changed a catalog (or bumped the version otherwise). */
+const BUMPED = 'bumped';
+
 /** Per attempt: each maintainer's catalogs, by collection id. */
-const CATALOGS = new ContextSlot(
-  'index catalogs',
-  () => new Map<IndexMaintainer, Map<number, Promise<{ indexes: CollectionIndexes | undefined; catalog: Catalog }>>>(),
-);
+const CATALOGS = new ContextSlot('index catalogs', () => new Map<IndexMaintainer, AttemptCatalogs>());
 
 /** What a document gives every index of its collection. */
 export class IndexState implements IndexedState {

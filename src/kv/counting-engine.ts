@@ -37,6 +37,13 @@ export interface AttemptLog {
   atomicOps: { op: AtomicOp; key: Buffer }[];
   /** Keys written by `setVersionstampedValue` and `setVersionstampedKey` (the latter as templates). */
   versionstamped: Buffer[];
+  /**
+   * `getMetadataVersion` calls. Not among `gets`: on a cluster the value comes with the read version,
+   * so it costs no round trip of its own.
+   */
+  metadataVersionReads: number;
+  /** `bumpMetadataVersion` calls (not among `versionstamped` or `keysWritten`). */
+  metadataVersionBumps: number;
   /** How the commit of this attempt ended: not at all, committed, or with a KV error code. */
   commit: 'none' | 'committed' | number;
 }
@@ -56,6 +63,10 @@ export interface KvCounts {
   clearRanges: number;
   atomicOps: number;
   versionstamped: number;
+  /** `getMetadataVersion` calls (free with the read version on a cluster; not among `gets`). */
+  metadataVersionReads: number;
+  /** `bumpMetadataVersion` calls. */
+  metadataVersionBumps: number;
   /** Every key written: sets, atomic operations and versionstamped writes. */
   keysWritten: number;
   /** Commits that failed with a retryable error and were retried (`onError` resolved). */
@@ -67,7 +78,19 @@ export interface KvCounts {
 }
 
 function newAttempt(): AttemptLog {
-  return { gets: [], getKeys: 0, ranges: [], sets: [], clears: [], clearRanges: [], atomicOps: [], versionstamped: [], commit: 'none' };
+  return {
+    gets: [],
+    getKeys: 0,
+    ranges: [],
+    sets: [],
+    clears: [],
+    clearRanges: [],
+    atomicOps: [],
+    versionstamped: [],
+    metadataVersionReads: 0,
+    metadataVersionBumps: 0,
+    commit: 'none',
+  };
 }
 
 /** Sums attempt logs; `retries` is the number of `onError` calls that let an attempt run again. */
@@ -83,6 +106,8 @@ export function countsOf(attempts: readonly AttemptLog[], retries = 0): KvCounts
     clearRanges: 0,
     atomicOps: 0,
     versionstamped: 0,
+    metadataVersionReads: 0,
+    metadataVersionBumps: 0,
     keysWritten: 0,
     retries,
     commits: 0,
@@ -98,6 +123,8 @@ export function countsOf(attempts: readonly AttemptLog[], retries = 0): KvCounts
     counts.clearRanges += a.clearRanges.length;
     counts.atomicOps += a.atomicOps.length;
     counts.versionstamped += a.versionstamped.length;
+    counts.metadataVersionReads += a.metadataVersionReads;
+    counts.metadataVersionBumps += a.metadataVersionBumps;
     if (a.commit === 'committed') counts.commits++;
     else if (typeof a.commit === 'number') counts.commitErrors.set(a.commit, (counts.commitErrors.get(a.commit) ?? 0) + 1);
   }
@@ -198,6 +225,10 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
         return pairs;
       },
       getReadVersion: () => target.getReadVersion(),
+      getMetadataVersion: () => {
+        this.log.metadataVersionReads++;
+        return target.getMetadataVersion();
+      },
     };
   }
 
@@ -253,6 +284,9 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
   getReadVersion(): Promise<bigint> {
     return this.inner.getReadVersion();
   }
+  getMetadataVersion(): Promise<Buffer | undefined> {
+    return this.direct.getMetadataVersion();
+  }
   setReadVersion(version: bigint): void {
     this.inner.setReadVersion(version);
   }
@@ -289,6 +323,10 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
   setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
     this.inner.setVersionstampedValue(key, valueWithOffset);
     this.log.versionstamped.push(toBuffer(key));
+  }
+  bumpMetadataVersion(): void {
+    this.inner.bumpMetadataVersion();
+    this.log.metadataVersionBumps++;
   }
   getVersionstamp(): Promise<Buffer> {
     return this.inner.getVersionstamp();

@@ -5,6 +5,7 @@ export { Limits } from './contract/limits';
 export { Database } from './contract/database';
 export { Backoff } from './contract/backoff';
 export { toBuffer, compareBytes, keyAfter, strinc, int64LE, readInt64LE } from './contract/bytes';
+export { METADATA_VERSION_KEY, METADATA_VERSION_BUMP, isMetadataVersionKey } from './contract/metadata-version';
 export { MemoryEngine, openMemoryDatabase } from './memory/memory-engine';
 export type { MemoryEngineOptions } from './memory/memory-engine';
 export * from './fdb';

@@ -457,3 +457,26 @@ describe("node-foundationdb's own tests of transaction options and read versions
     });
   });
 });
+
+describe("FDB's metadata version key through the package", () => {
+  const key = b('\xff/metadataVersion');
+
+  it('reads \\xff/metadataVersion without options and sets it with setVersionstampedValue to the commit versionstamp', async () => {
+    const db = openFdbDatabase();
+    expect(await db.get(key)).toBeUndefined();
+    const stamp = await db.doTn(async (tn) => {
+      tn.atomicOp(MutationType.SetVersionstampedValue, key, Buffer.alloc(14));
+      return tn.getVersionstamp();
+    });
+    const versionstamp = await stamp.promise;
+    expect(await db.get(key)).toEqual(versionstamp);
+    // The engine underneath sees the same metadata version.
+    expect(await db.doTn((tn) => tn.snapshot().get(key))).toEqual(versionstamp);
+  });
+
+  it('refuses any other parameter with client_invalid_operation (2000), as FDB does', async () => {
+    const db = openFdbDatabase();
+    const err = await rejection(db.doTn(async (tn) => tn.atomicOp(MutationType.SetVersionstampedValue, key, Buffer.alloc(15))));
+    expect(err.code).toBe(2000);
+  });
+});

@@ -872,6 +872,98 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
       });
     });
 
+    describe("the metadata version (FDB's \\xff/metadataVersion)", () => {
+      /** Bumps the metadata version in a transaction of its own; returns that commit's versionstamp. */
+      const bump = async (db: Database): Promise<Buffer> => {
+        const tr = db.createTransaction();
+        tr.bumpMetadataVersion();
+        const stamp = tr.getVersionstamp();
+        await tr.commit();
+        return stamp;
+      };
+
+      it('is the versionstamp of the last commit that bumped it, through the transaction and its snapshot()', async () => {
+        const db = await open();
+        const first = await bump(db);
+        const tr = db.createTransaction();
+        expect(printable(await tr.getMetadataVersion())).toBe(printable(first));
+        expect(printable(await tr.snapshot().getMetadataVersion())).toBe(printable(first));
+        const second = await bump(db);
+        expect(Buffer.compare(first, second)).toBeLessThan(0);
+        expect(printable(await db.transact((t) => t.getMetadataVersion()))).toBe(printable(second));
+      });
+
+      it('is read at the read version: a transaction that read before a bump keeps the value it read', async () => {
+        const db = await open();
+        const before = await bump(db);
+        const tr = db.createTransaction();
+        await tr.getReadVersion();
+        await bump(db);
+        expect(printable(await tr.snapshot().getMetadataVersion())).toBe(printable(before));
+      });
+
+      it('is not a user key: writes of user keys leave it, range reads and clears of the keyspace do not reach it', async () => {
+        const db = await open();
+        const stamp = await bump(db);
+        await db.transact((tr) => {
+          tr.set('k', 'v');
+          tr.clearRange('', KEYSPACE_END);
+        });
+        expect(await db.getRangeAll('', KEYSPACE_END)).toEqual([]);
+        expect(printable(await db.transact((tr) => tr.getMetadataVersion()))).toBe(printable(stamp));
+      });
+
+      it('conflicts a transaction that read it (not at snapshot) with a bump committed after its read version', async () => {
+        const db = await open();
+        await bump(db);
+        const reader = db.createTransaction();
+        await reader.getMetadataVersion();
+        const snapshotReader = db.createTransaction();
+        await snapshotReader.snapshot().getMetadataVersion();
+        await bump(db);
+        reader.set('written', 'by the reader');
+        snapshotReader.set('written', 'by the snapshot reader');
+        expect(await commitOutcome(reader)).toBe('not_committed');
+        expect(await commitOutcome(snapshotReader)).toBe('committed');
+      });
+
+      it('is bumped blind: concurrent bumps both commit, and a read of a user key does not conflict with one', async () => {
+        const db = await open();
+        const a = db.createTransaction();
+        const b = db.createTransaction();
+        await a.get('k');
+        await b.get('k');
+        a.bumpMetadataVersion();
+        b.bumpMetadataVersion();
+        a.set('a', '1');
+        expect(await commitOutcome(a)).toBe('committed');
+        expect(await commitOutcome(b)).toBe('committed');
+      });
+
+      it('is unreadable (accessed_unreadable, 1036) in the transaction that bumped it, at snapshot too', async () => {
+        const db = await open();
+        const tr = db.createTransaction();
+        await tr.getMetadataVersion();
+        tr.bumpMetadataVersion();
+        await expectKvError(tr.getMetadataVersion(), 'accessed_unreadable');
+        await expectKvError(tr.snapshot().getMetadataVersion(), 'accessed_unreadable');
+        await tr.commit();
+      });
+
+      it('is not changed by a transaction that does not bump it, nor by a bump that fails to commit', async () => {
+        const db = await open();
+        const stamp = await bump(db);
+        await db.set('k', 'v');
+        const loser = db.createTransaction();
+        await loser.get('k');
+        await db.set('k', 'w');
+        loser.set('k', 'x');
+        loser.bumpMetadataVersion();
+        expect(await commitOutcome(loser)).toBe('not_committed');
+        expect(printable(await db.transact((tr) => tr.getMetadataVersion()))).toBe(printable(stamp));
+      });
+    });
+
     describe('watches', () => {
       const FIRE_WITHIN_MS = 2000;
       const QUIET_MS = 50;

@@ -194,6 +194,20 @@ describe('FdbTransaction reads', () => {
     expect(Buffer.isBuffer(tn.calls[1].args[0])).toBe(true);
   });
 
+  it("getMetadataVersion reads FDB's \\xff/metadataVersion key (snapshot() at snapshot); bumpMetadataVersion is its one accepted write", async () => {
+    const { tr, tn } = setup();
+    const key = Buffer.from('\xff/metadataVersion', 'latin1');
+    tn.answers.get = async (k) => (k.equals(key) ? b('stamp') : undefined);
+    expect(await tr.getMetadataVersion()).toEqual(b('stamp'));
+    expect(await tr.snapshot().getMetadataVersion()).toEqual(b('stamp'));
+    tr.bumpMetadataVersion();
+    expect(tn.calls.map((c) => [c.method, c.snapshot, ...c.args])).toEqual([
+      ['get', false, key],
+      ['get', true, key],
+      ['atomicOp', false, FdbMutationType.setVersionstampedValue, key, Buffer.alloc(14)],
+    ]);
+  });
+
   it('snapshot() reads through the package snapshot view and plain reads do not', async () => {
     const { tr, tn } = setup();
     await tr.get('a');

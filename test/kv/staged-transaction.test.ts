@@ -446,3 +446,33 @@ describe('StagedTransaction against a plain model (seeded)', () => {
     }
   });
 });
+
+describe('the metadata version through a stage', () => {
+  it("is the parent's until the stage bumps it; then unreadable (1036) there, and the bump reaches the parent only when applied", async () => {
+    const db = openMemoryDatabase();
+    const parent = db.createTransaction();
+    const staged = stage(parent);
+    expect(await staged.getMetadataVersion()).toBeUndefined();
+    staged.bumpMetadataVersion();
+    await expectKvError(staged.getMetadataVersion(), 'accessed_unreadable');
+    await expectKvError(staged.snapshot().getMetadataVersion(), 'accessed_unreadable');
+    expect(await parent.getMetadataVersion()).toBeUndefined();
+    staged.apply();
+    await expectKvError(parent.getMetadataVersion(), 'accessed_unreadable');
+    const stamp = parent.getVersionstamp();
+    await parent.commit();
+    expect((await db.transact((tr) => tr.getMetadataVersion()))?.equals(await stamp)).toBe(true);
+  });
+
+  it('a cancelled stage drops its bump', async () => {
+    const db = openMemoryDatabase();
+    const parent = db.createTransaction();
+    const staged = stage(parent);
+    staged.bumpMetadataVersion();
+    staged.reset();
+    expect(await staged.getMetadataVersion()).toBeUndefined();
+    parent.set('k', 'v');
+    await parent.commit();
+    expect(await db.transact((tr) => tr.getMetadataVersion())).toBeUndefined();
+  });
+});

@@ -118,6 +118,14 @@ export class ScriptedTransaction implements Transaction {
   getReadVersion(): Promise<bigint> {
     return unsupported('getReadVersion');
   }
+
+  getMetadataVersion(): Promise<Buffer | undefined> {
+    return unsupported('getMetadataVersion');
+  }
+
+  bumpMetadataVersion(): void {
+    unsupported('bumpMetadataVersion');
+  }
   setReadVersion(): void {
     unsupported('setReadVersion');
   }

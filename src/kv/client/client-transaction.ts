@@ -28,6 +28,7 @@ import { KeyWatch, sameValue } from './key-watch';
 import { nextTurn, rejectOnNextTurn, settleOnNextTurn } from './next-turn';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
+import { METADATA_VERSION_BUMP, METADATA_VERSION_KEY } from '../contract/metadata-version';
 import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../contract/types';
 
 /**
@@ -137,6 +138,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
       getRange: (begin, end, options) => this.rangeIterable(begin, end, options, true),
       getRangeAll: (begin, end, options) => settleOnNextTurn(() => this.readRangeAll(begin, end, options, true)),
       getReadVersion: () => this.getReadVersion(),
+      getMetadataVersion: () => settleOnNextTurn(() => this.readStoredKey(METADATA_VERSION_KEY, true)),
     };
     return this.snapshotReads;
   }
@@ -160,6 +162,15 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
   getReadVersion(): Promise<bigint> {
     return settleOnNextTurn(() => this.takeReadVersion());
+  }
+
+  /**
+   * The engines store the metadata version as an ordinary pair at `\xff/metadataVersion` (beyond every
+   * user range, which ends at `\xff`), so it is read from the snapshot of the read version with no
+   * extra work, and its conflicts are ordinary point conflicts.
+   */
+  getMetadataVersion(): Promise<Buffer | undefined> {
+    return settleOnNextTurn(() => this.readStoredKey(METADATA_VERSION_KEY, false));
   }
 
   setReadVersion(version: bigint): void {
@@ -234,6 +245,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const template = parseVersionstampTemplate(checkedValue(valueWithOffset));
     this.writes.setVersionstampedValue(k, template);
     this.triggerOwnWatches(k, undefined, true);
+  }
+
+  /** A versionstamped value at the reserved key, past the checks that keep users out of `\xff`. */
+  bumpMetadataVersion(): void {
+    this.assertUsable();
+    this.writes.setVersionstampedValue(METADATA_VERSION_KEY, parseVersionstampTemplate(METADATA_VERSION_BUMP));
   }
 
   getVersionstamp(): Promise<Buffer> {
@@ -400,6 +417,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const k = readableKey(key, this.keyLimit);
     if (!k) return undefined;
+    return this.readStoredKey(k, snapshot);
+  }
+
+  /** A point read of a checked key (or the metadata version key), recording its conflict unless `snapshot`. */
+  private readStoredKey(k: Buffer, snapshot: boolean): Buffer | undefined {
+    this.assertUsable();
     const view = this.readView();
     const value = view.get(k);
     if (!snapshot && view.dependsOnStore(k) && this.isNewPointConflict(k)) {

@@ -32,6 +32,7 @@ type StagedCall =
   | { readonly type: 'atomic'; readonly op: AtomicOp; readonly key: Buffer; readonly operand: Buffer }
   | { readonly type: 'setVersionstampedKey'; readonly keyWithOffset: Buffer; readonly value: Buffer }
   | { readonly type: 'setVersionstampedValue'; readonly key: Buffer; readonly valueWithOffset: Buffer }
+  | { readonly type: 'bumpMetadataVersion' }
   | { readonly type: 'readConflict'; readonly begin: Buffer; readonly end: Buffer }
   | { readonly type: 'writeConflict'; readonly begin: Buffer; readonly end: Buffer };
 
@@ -67,6 +68,8 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   private writes = new WriteSet();
   private calls: StagedCall[] = [];
   private cancelled = false;
+  /** A staged {@link bumpMetadataVersion}: reading the metadata version is accessed_unreadable (1036). */
+  private bumped = false;
   private snapshotReads: ReadTransaction | undefined;
 
   /** The parent's: a staged transaction is part of the parent's attempt. */
@@ -92,6 +95,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     for (const call of calls) replay(this.parent, call);
     this.calls = [];
     this.writes = new WriteSet();
+    this.bumped = false;
   }
 
   snapshot(): ReadTransaction {
@@ -119,6 +123,10 @@ export class StagedTransaction extends TransactionShorthands implements Transact
 
   getReadVersion(): Promise<bigint> {
     return this.parent.getReadVersion();
+  }
+
+  getMetadataVersion(): Promise<Buffer | undefined> {
+    return this.readMetadataVersion(this.parent);
   }
 
   /** The parent's: a stage reads at its parent's version. */
@@ -188,6 +196,13 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     this.calls.push({ type: 'setVersionstampedValue', key: k, valueWithOffset: raw });
   }
 
+  /** Staged like the other writes; reading the metadata version here fails with 1036 from now on. */
+  bumpMetadataVersion(): void {
+    this.assertUsable();
+    this.bumped = true;
+    this.calls.push({ type: 'bumpMetadataVersion' });
+  }
+
   /** The parent's: it resolves once the parent commits. */
   getVersionstamp(): Promise<Buffer> {
     return this.parent.getVersionstamp();
@@ -243,6 +258,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     this.cancelled = false;
     this.calls = [];
     this.writes = new WriteSet();
+    this.bumped = false;
   }
 
   /** Discards the staged calls; later operations fail with transaction_cancelled (1025) until `reset()`. */
@@ -250,6 +266,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     this.cancelled = true;
     this.calls = [];
     this.writes = new WriteSet();
+    this.bumped = false;
   }
 
   // ---- merged reads
@@ -261,7 +278,17 @@ export class StagedTransaction extends TransactionShorthands implements Transact
       getRange: (begin, end, options) => this.rangeIterable(source, begin, end, options),
       getRangeAll: (begin, end, options) => this.readRangeAll(source, begin, end, options),
       getReadVersion: () => source.getReadVersion(),
+      getMetadataVersion: () => this.readMetadataVersion(source),
     };
+  }
+
+  private async readMetadataVersion(source: ReadTransaction): Promise<Buffer | undefined> {
+    this.assertUsable();
+    if (this.bumped) {
+      await nextTurn();
+      throw kvError('accessed_unreadable', 'the metadata version was bumped in this transaction');
+    }
+    return source.getMetadataVersion();
   }
 
   private async readValue(source: ReadTransaction, key: Bytes): Promise<Buffer | undefined> {
@@ -501,6 +528,8 @@ function replay(parent: Transaction, call: StagedCall): void {
       return parent.setVersionstampedKey(call.keyWithOffset, call.value);
     case 'setVersionstampedValue':
       return parent.setVersionstampedValue(call.key, call.valueWithOffset);
+    case 'bumpMetadataVersion':
+      return parent.bumpMetadataVersion();
     case 'readConflict':
       return parent.addReadConflictRange(call.begin, call.end);
     case 'writeConflict':

@@ -82,6 +82,17 @@ export interface ReadTransaction {
   getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]>;
   /** The read version this transaction reads at (fetched on first use). */
   getReadVersion(): Promise<bigint>;
+  /**
+   * FoundationDB's metadata version (the value of `\xff/metadataVersion`, see `metadata-version.ts`):
+   * the 10-byte versionstamp of the last commit that called {@link Transaction.bumpMetadataVersion}, or
+   * `undefined` if none has. It is delivered with the read version, so it costs no round trip of its
+   * own on a cluster. Read through the transaction (not `snapshot()`), it records a read conflict on
+   * the key, so the commit fails with not_committed (1020) if a bump committed after the read version:
+   * a cache keyed by it cannot be used stale by a transaction that commits.
+   *
+   * @throws KvError accessed_unreadable (1036) once this transaction has bumped it, as in FDB.
+   */
+  getMetadataVersion(): Promise<Buffer | undefined>;
 }
 
 export interface Transaction extends ReadTransaction {
@@ -114,6 +125,14 @@ export interface Transaction extends ReadTransaction {
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void;
   /** As {@link setVersionstampedKey}, for the value. */
   setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void;
+  /**
+   * Sets the metadata version ({@link ReadTransaction.getMetadataVersion}) to this commit's
+   * versionstamp: FDB's `setVersionstampedValue('\xff/metadataVersion', 14 zero bytes)`. A write
+   * conflict on the key, no read conflict; concurrent transactions that read the metadata version
+   * (not at snapshot) fail to commit. Reading it afterwards in this transaction is accessed_unreadable
+   * (1036). Call it in every transaction that changes metadata others cache by the version.
+   */
+  bumpMetadataVersion(): void;
   /**
    * The 10-byte versionstamp (8-byte big-endian commit version, 2-byte batch order) of this transaction,
    * resolving after a successful commit. Must be called before `commit()`; rejects with

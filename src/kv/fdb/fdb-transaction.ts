@@ -4,6 +4,7 @@ import { isKeySelector } from '../contract/key-selector';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../contract/types';
 import { isFdbError, toKvError } from './errors';
+import { METADATA_VERSION_BUMP, METADATA_VERSION_KEY } from '../contract/metadata-version';
 import {
   FdbMutationType,
   FdbTransactionOption,
@@ -127,6 +128,12 @@ class FdbReads implements ReadTransaction {
     return versionFromBytes(await mappedAsync(() => this.tn.getReadVersion()));
   }
 
+  /** FDB reads `\xff/metadataVersion` without any option, from what came with the read version. */
+  getMetadataVersion(): Promise<Buffer | undefined> {
+    this.reading();
+    return mappedAsync(() => this.tn.get(METADATA_VERSION_KEY));
+  }
+
   private reading(): void {
     this.use.used = true;
     this.use.hasReadVersion = true;
@@ -198,6 +205,10 @@ export class FdbTransaction extends TransactionShorthands implements Transaction
     return this.reads.getReadVersion();
   }
 
+  getMetadataVersion(): Promise<Buffer | undefined> {
+    return this.reads.getMetadataVersion();
+  }
+
   snapshot(): ReadTransaction {
     this.snapshotReads ??= new FdbReads(this.tn.snapshot(), this.use);
     return this.snapshotReads;
@@ -247,6 +258,11 @@ export class FdbTransaction extends TransactionShorthands implements Transaction
 
   setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
     this.write(() => this.tn.atomicOp(FdbMutationType.setVersionstampedValue, toBuffer(key), toBuffer(valueWithOffset)));
+  }
+
+  /** FDB's only accepted write of the key: the 14-byte placeholder with offset 0. */
+  bumpMetadataVersion(): void {
+    this.write(() => this.tn.atomicOp(FdbMutationType.setVersionstampedValue, METADATA_VERSION_KEY, METADATA_VERSION_BUMP));
   }
 
   getVersionstamp(): Promise<Buffer> {
