@@ -1,12 +1,22 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { chooseEngine, openEngine, type EngineOptions } from '../kv/open-database';
+import { Database } from '../kv/contract/database';
+import type { Engine } from '../kv/contract/types';
+import { chooseEngine, ENGINE_OPTIONS, openEngine, type EngineOptions } from '../kv/open-database';
+import type { DocLayer } from '../open';
 import { Bucket } from './bucket';
 import { serveConnection } from './connection';
 import type { ServerContext, ServerStats } from './session';
 import { UserStore, type KvUser } from './users';
 
-/** Options of {@link createKvServer}: the engine (as `open`'s), where to listen, buckets and users. */
+/** Options of {@link createKvServer}: the engine (`db`, `engine`, or as `open`'s), where to listen, buckets and users. */
 export interface KvServerOptions extends EngineOptions {
+  /**
+   * A doclayer database already open (what `open()` returns): the server serves its engine, and the
+   * caller closes it after the server. Instead of `engine` and the engine options.
+   */
+  db?: DocLayer;
+  /** A KV engine already made (e.g. `new MemoryEngine()`): the caller's to close. Instead of `db` and the engine options. */
+  engine?: Engine;
   /** TCP port; default 11210 (Couchbase's). 0 picks a free one (see {@link KvServer.port}). */
   port?: number;
   /** Address to bind; default 127.0.0.1 (loopback only). */
@@ -59,7 +69,7 @@ export async function createKvServer(options: KvServerOptions = {}): Promise<KvS
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`port is an integer in 0..65535, got ${String(port)}`);
   const users = await UserStore.create(options.users ?? []);
-  const { database, owned } = await openEngine(chooseEngine(options));
+  const { database, owned } = await serverDatabase(options);
   const buckets = new Map<string, Bucket>();
   for (const name of new Set(names)) buckets.set(name, await Bucket.open(name, database));
 
@@ -112,4 +122,13 @@ export async function createKvServer(options: KvServerOptions = {}): Promise<KvS
         if (owned) await database.close();
       })()),
   };
+}
+
+/** The database the options name: `db`'s or `engine`'s (the caller's to close), or one `open`'s options choose. */
+async function serverDatabase(options: KvServerOptions): Promise<{ database: Database; owned: boolean }> {
+  const named = (['db', 'engine', ...ENGINE_OPTIONS] as const).filter((name) => options[name] !== undefined);
+  if (options.db === undefined && options.engine === undefined) return openEngine(chooseEngine(options));
+  if (named.length > 1) throw new TypeError(`give one of db, engine, ${ENGINE_OPTIONS.join(', ')}; got ${named.join(' and ')}`);
+  if (options.db !== undefined) return { database: options.db.kv, owned: false };
+  return { database: new Database(options.engine as Engine), owned: false };
 }

@@ -4,6 +4,9 @@
  * and SCRAM on the wire) and the collection-id rules of keys.
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'crypto';
+import { open } from '../../src';
+import { Database } from '../../src/kv/contract/database';
+import { MemoryEngine } from '../../src/kv/memory/memory-engine';
 import { createKvServer, type KvServer } from '../../src/server';
 import { Feature, Opcode, Status } from '../../src/server/protocol';
 import { encodeRequest, McbpClient, storeExtras } from '../support/mcbp-client';
@@ -324,5 +327,38 @@ describe('sub-document commands on the wire', () => {
     expect((await c.request(Opcode.SubdocMultiLookup, { key: 'd', value: Buffer.from([0xc5, 0, 0, 9, 0x61]) })).status).toBe(Status.InvalidArguments);
     expect((await c.request(Opcode.SubdocMultiMutation, { key: 'd', value: Buffer.from([0xc8, 0, 0, 1]) })).status).toBe(Status.InvalidArguments);
     expect((await c.request(Opcode.Noop)).status).toBe(Status.Success);
+  });
+});
+
+describe('what the server serves', () => {
+  it('serves a doclayer database given as db: what the library wrote, a client reads', async () => {
+    const db = await open();
+    try {
+      await db.collection().upsert('k', { from: 'library' });
+      const c = await connect(await serve({ memory: undefined, db }));
+      const got = await c.request(Opcode.Get, { key: 'k' });
+      expect(got.status).toBe(Status.Success);
+      expect(JSON.parse(got.value.toString())).toEqual({ from: 'library' });
+    } finally {
+      for (const server of servers.splice(0)) await server.close();
+      await db.close();
+    }
+  });
+
+  it('serves an engine given as engine, and leaves it open for its owner', async () => {
+    const engine = new MemoryEngine();
+    const server = await serve({ memory: undefined, engine });
+    const c = await connect(server);
+    expect((await c.request(Opcode.Set, { key: 'k', extras: storeExtras(0), value: 'v' })).status).toBe(Status.Success);
+    await server.close();
+    servers.splice(servers.indexOf(server), 1);
+    expect(
+      await new Database(engine).transact(async (tr) => (await tr.getRangeAll(Buffer.from([0x00]), Buffer.from([0xff]))).length),
+    ).toBeGreaterThan(0);
+  });
+
+  it('refuses two engines at once, before listening', async () => {
+    const engine = new MemoryEngine();
+    await expect(createKvServer({ engine, memory: {}, port: 0 })).rejects.toThrow('give one of db, engine');
   });
 });
