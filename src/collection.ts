@@ -7,18 +7,7 @@ import { IndexAdmin, type BuildOptions, type CreateIndexOptions, type IndexAcces
 import type { IndexSpec } from './index/definition';
 import type { IndexMaintainer } from './index/maintainer';
 import type { DocId, JsonValue } from './document/types';
-import {
-  count,
-  explain,
-  FindCursor,
-  findOne,
-  type CountOptions,
-  type Explanation,
-  type FindItem,
-  type FindOptions,
-  type QuerySource,
-  type IndexAccess as QueryIndexAccess,
-} from './query';
+import { count, explain, FindCursor, findOne, type CountOptions, type Explanation, type FindItem, type FindOptions, type QuerySource } from './query';
 import { DocCounter } from './structures/counter';
 import { DocList } from './structures/list';
 import { DocMap } from './structures/map';
@@ -213,7 +202,7 @@ export class Collection extends DocumentCollection {
   }
 
   /** @internal How queries read this collection; `indexes` replaces its index access (tests). */
-  querySource(indexes: QueryIndexAccess = this.indexAccess()): QuerySource {
+  querySource(indexes: IndexAccess = this.indexAccess()): QuerySource {
     const access = this.structureAccess();
     return {
       transact: (tr, fn) => access.run(tr, fn),

@@ -21,7 +21,7 @@ import { DocumentError } from '../document/errors';
 import type { Cas, DocId, GetResult, JsonValue, ScanItem } from '../document/types';
 import { compareValues, type CompiledFilter, type IndexValue } from '../filter';
 import { entryTuples, fieldValues, queryPathOf } from './index-fields';
-import type { IndexAccess, IndexEntry } from './index-port';
+import type { IndexAccess, IndexEntry } from '../index/index';
 import { inInterval } from './intervals';
 import { compareOrderKeys, orderKeyOf, type OrderKey, type SortField } from './order-key';
 import type { IndexPlan, Plan } from './planner';

@@ -17,7 +17,7 @@ import {
   type QuerySource,
   type QueryStats,
 } from './execute';
-import type { IndexDescription } from './index-port';
+import type { IndexDescription } from '../index/index';
 import { choosePlan, suggestIndexFields, type IndexPlan, type Plan } from './planner';
 import { parseSort, type SortSpec } from './order-key';
 import { parseProjection } from './projection';

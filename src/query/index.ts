@@ -16,5 +16,4 @@ export {
 } from './find';
 export { TOP_K_CAP, PAGE_BUDGET, ARRAY_SECTION_CAP, type FindItem, type QuerySource, type QueryStats } from './execute';
 export type { SortSpec } from './order-key';
-export type { IndexAccess, IndexDescription, IndexFieldDescription, IndexInterval, IndexBound, IndexEntry, IndexScanOptions } from './index-port';
 export { entryTuples, fieldValues, parseIndexPath } from './index-fields';

@@ -5,7 +5,7 @@
  */
 import type { JsonValue } from '../document/types';
 import { compareValues, typeOf, typeRank, type IndexValue, type ValueTest } from '../filter';
-import type { IndexBound, IndexInterval } from './index-port';
+import type { IndexBound, IndexInterval } from '../index/index';
 
 /** A range of values on one field; a point has equal inclusive bounds. */
 export interface FieldRange {

@@ -22,7 +22,7 @@
  */
 import { DocumentError } from '../document/errors';
 import { compileFilter, type FilterNode, type ValueTest } from '../filter';
-import type { IndexDescription, IndexInterval } from './index-port';
+import type { IndexDescription, IndexInterval } from '../index/index';
 import { isMultikey, parseIndexPath, queryPathOf, STAR, type IndexPathElement } from './index-fields';
 import { ARRAY_SECTION, intersect, pointOf, rangesOf, type FieldRange } from './intervals';
 import type { SortField } from './order-key';
