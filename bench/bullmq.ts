@@ -13,7 +13,7 @@
  * so and exits 0. Rates are noisy on a shared machine: compare ratios of one run.
  */
 import { Queue, Worker } from 'bullmq';
-import { openEngine, type EngineName } from './redis';
+import { listArg, openEngine, type EngineName } from './redis';
 import { NO_REDIS, redisServerVersion, startRedis } from './redis-server';
 import { writeResultsSection } from './results-section';
 
@@ -126,14 +126,6 @@ export function bullmqTable(rows: readonly BullRow[]): string[] {
   ];
 }
 
-function arg(args: string[], name: string): string[] | undefined {
-  const at = args.indexOf(`--${name}`);
-  if (at < 0) return undefined;
-  const value = args[at + 1];
-  if (value === undefined) throw new Error(`--${name} needs a value`);
-  return value.split(',').map((s) => s.trim());
-}
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const version = redisServerVersion();
@@ -141,11 +133,11 @@ async function main(): Promise<void> {
     console.log(NO_REDIS);
     return;
   }
-  const engines = arg(args, 'engine') as EngineName[] | undefined;
+  const engines = listArg(args, 'engine') as EngineName[] | undefined;
   for (const e of engines ?? [])
     if (!['memory', 'lmdb-fast', 'lmdb-sync'].includes(e)) throw new Error(`--engine: memory, lmdb-fast or lmdb-sync, not ${String(e)}`);
-  const workers = arg(args, 'workers')?.map(Number);
-  const jobs = Number(arg(args, 'jobs')?.[0] ?? 5000);
+  const workers = listArg(args, 'workers')?.map(Number);
+  const jobs = Number(listArg(args, 'jobs')?.[0] ?? 5000);
   const started = Date.now();
   console.log(`doclayer queue consumers vs BullMQ on Redis ${version} (AOF everysec), ${jobs} jobs per row; ratio = doclayer / BullMQ`);
   const rows = await runBullmqBench({

@@ -280,7 +280,8 @@ export function redisTable(rows: readonly RedisRow[]): string[] {
   ];
 }
 
-function listArg(args: string[], name: string): string[] | undefined {
+/** The comma-separated values of `--name`, if given. */
+export function listArg(args: string[], name: string): string[] | undefined {
   const at = args.indexOf(`--${name}`);
   if (at < 0) return undefined;
   const value = args[at + 1];
