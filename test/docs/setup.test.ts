@@ -4,6 +4,7 @@
  * accepts it, and the one the README says to install the development dependencies without warnings is
  * accepted by every package `npm ci` installs.
  */
+import { execFileSync } from 'child_process';
 import { readFileSync } from 'fs';
 import * as path from 'path';
 
@@ -43,5 +44,16 @@ describe('README: what a machine needs', () => {
     expect(nodeRanges().filter(({ range }) => !semver.satisfies(`${quiet}.0`, range))).toEqual([]);
     // And the warning it describes is real: some development dependency refuses the version the README needs.
     expect(nodeRanges().some(({ range }) => !semver.satisfies(`${needed}.0.0`, range))).toBe(true);
+  });
+});
+
+describe('the tracked files', () => {
+  it('hold no merge-conflict markers (one was once committed inside bench/results.md)', () => {
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
+    const marked = tracked.filter((file) => {
+      if (!/\.(ts|js|mjs|md|json|html|yml|yaml)$/.test(file) || file === 'package-lock.json') return false;
+      return /^(<{7} |>{7} |={7}$)/m.test(readFileSync(path.join(root, file), 'utf8'));
+    });
+    expect(marked).toEqual([]);
   });
 });
