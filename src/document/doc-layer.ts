@@ -9,6 +9,7 @@ import { DocTransaction, type ChangeObserver } from './doc-transaction';
 import type { IndexPort } from './index-port';
 import { CollectionRegistry } from './manifest/collection-registry';
 import { DocumentError } from './errors';
+import { LockFlags } from './collection/lock-flags';
 import { ExpiryIndex, purgeTime, Sweeper, type PurgeExpiredOptions } from './collection/expiry';
 import { Layout } from './keys/layout';
 import {
@@ -135,6 +136,8 @@ export async function openDocumentLayer<L extends DocumentLayer<DocumentCollecti
 export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   private readonly registry: CollectionRegistry;
   private readonly expiry: ExpiryIndex;
+  /** Which collections have ever had a document locked (one cache per layer). */
+  private readonly locks: LockFlags;
   private readonly handles = new Map<string, C>();
   private sweeper: Sweeper | undefined;
 
@@ -149,6 +152,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
   ) {
     this.registry = new CollectionRegistry(kv, layout);
     this.expiry = new ExpiryIndex(layout, parts.observers ?? [], parts.indexes);
+    this.locks = new LockFlags(layout.system);
   }
 
   /**
@@ -372,6 +376,7 @@ export class DocumentLayer<C extends DocumentCollection = DocumentCollection> {
           autoCreate,
           now: this.settings.now,
           expiry: this.expiry,
+          locks: this.locks,
           forms: this.parts.forms,
           indexes: this.parts.indexes,
           observers: this.parts.observers ?? [],

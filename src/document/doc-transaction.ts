@@ -1,4 +1,5 @@
 import { StagedTransaction } from '../kv/client/staged-transaction';
+import { isKvError } from '../kv/contract/errors';
 import type { Transaction } from '../kv/contract/types';
 import type { DocumentKeys } from './keys/layout';
 import type { PathElement } from './types';
@@ -90,6 +91,9 @@ export class DocTransaction {
    */
   manifestUid: Promise<string | undefined> | undefined;
 
+  /** The attempt's read of the metadata version, shared by every layer (see {@link metadataVersion}). */
+  private metadataVersionRead: Promise<Buffer | undefined | typeof METADATA_VERSION_BUMPED> | undefined;
+
   private constructor(readonly tr: Transaction) {
     this.attempt = tr.attempt;
   }
@@ -171,6 +175,27 @@ export class DocTransaction {
     for (const observer of this.observers) observer.documentChanged(this, change);
   }
 
+  /**
+   * The transaction's metadata version (FoundationDB's `\xff/metadataVersion`), read once per attempt
+   * for every layer that caches by it (index catalogs, lock flags); {@link METADATA_VERSION_BUMPED}
+   * once the transaction has bumped it, when it is unreadable (1036).
+   */
+  metadataVersion(): Promise<Buffer | undefined | typeof METADATA_VERSION_BUMPED> {
+    this.metadataVersionRead ??= this.tr.getMetadataVersion().then(
+      (version) => version,
+      (err: unknown) => {
+        if (isKvError(err, 'accessed_unreadable')) return METADATA_VERSION_BUMPED;
+        throw err;
+      },
+    );
+    return this.metadataVersionRead;
+  }
+
+  /** Records that `tr` bumped the metadata version in this attempt: later reads find it bumped. */
+  metadataVersionBumped(): void {
+    this.metadataVersionRead = Promise.resolve(METADATA_VERSION_BUMPED);
+  }
+
   /** This attempt's value of `slot`. */
   local<T>(slot: ContextSlot<T>): T {
     if (this.slots.has(slot)) return this.slots.get(slot) as T;
@@ -185,6 +210,9 @@ const NO_OBSERVERS: readonly ChangeObserver[] = [];
 function prefixIdentity(collectionPrefix: Uint8Array): string {
   return Buffer.from(collectionPrefix.buffer, collectionPrefix.byteOffset, collectionPrefix.byteLength).toString('latin1');
 }
+
+/** The metadata version of a transaction that bumped it: unreadable until commit. */
+export const METADATA_VERSION_BUMPED: unique symbol = Symbol('doclayer metadata version bumped');
 
 /**
  * Where a transaction holds its context: a symbol-keyed property of the transaction object, replaced

@@ -1,4 +1,4 @@
-import { ContextSlot, DocTransaction } from '../document/doc-transaction';
+import { ContextSlot, DocTransaction, METADATA_VERSION_BUMPED } from '../document/doc-transaction';
 import { DocumentError } from '../document/errors';
 import type { DocumentIndexes, IndexedState, IndexPort } from '../document/index-port';
 import { NOT_INDEXED } from '../document/index-port';
@@ -9,7 +9,6 @@ import { unflatten } from '../document/values/flatten';
 import { kindOf } from '../document/values/leaf';
 import { readSubtree, readSubtreeEntries } from '../document/values/tree';
 import type { ReadTransaction, Transaction } from '../kv/contract/types';
-import { isKvError } from '../kv/contract/errors';
 import { CompiledIndex, describe, entryExpiry, MAX_ENTRY_VALUE_BYTES, type Entry } from './compiled-index';
 import { decodeCatalog, type Catalog } from './definition';
 import { pathTouches } from './index-path';
@@ -84,6 +83,7 @@ export class IndexMaintainer implements IndexPort {
    */
   catalogChanged(tr: Transaction, collectionId: number): void {
     tr.bumpMetadataVersion();
+    DocTransaction.of(tr).metadataVersionBumped();
     const attempt = this.attemptState(tr);
     attempt.version = Promise.resolve(BUMPED);
     attempt.catalogs.delete(collectionId);
@@ -110,13 +110,9 @@ export class IndexMaintainer implements IndexPort {
    */
   private metadataVersion(tr: Transaction): Promise<string> {
     const attempt = this.attemptState(tr);
-    attempt.version ??= tr.getMetadataVersion().then(
-      (version) => (version === undefined ? '' : version.toString('latin1')),
-      (err: unknown) => {
-        if (isKvError(err, 'accessed_unreadable')) return BUMPED;
-        throw err;
-      },
-    );
+    attempt.version ??= DocTransaction.of(tr)
+      .metadataVersion()
+      .then((version) => (version === METADATA_VERSION_BUMPED ? BUMPED : version === undefined ? '' : version.toString('latin1')));
     return attempt.version;
   }
 

@@ -17,11 +17,11 @@ function clocked(ctx: DocumentTestContext) {
     for (const layer of layers.splice(0)) await layer.close();
   });
   return async () => {
-    const { kv } = await ctx.open();
+    const { kv, counter } = await ctx.open();
     const clock = { now: T0 };
     const docs = await open({ database: kv, now: () => clock.now });
     layers.push(docs);
-    return { docs, kv, clock, c: docs.collection('app.items') };
+    return { docs, kv, counter, clock, c: docs.collection('app.items') };
   };
 }
 
@@ -180,5 +180,39 @@ documentSuite('getAndLock and unlock', (ctx) => {
     const got = await docs.transact(async (tr) => c.getAndLock('d', 10, { tr }));
     expect(got).toEqual({ content: { a: 1 }, cas: undefined });
     await expectDocumentError(c.upsert('d', {}), 'DOCUMENT_LOCKED');
+  });
+});
+
+documentSuite('what locks cost the writers of collections that never lock', (ctx) => {
+  const layer = clocked(ctx);
+
+  it('an upsert reads no key in a collection that never had a document locked, and the lock key once one was', async () => {
+    const { c, counter } = await layer();
+    await c.upsert('warm', { a: 0 });
+    await c.upsert('warm', { a: 1 });
+    const blind = await counter.measure(() => c.upsert('d', { a: 1 }));
+    expect({ gets: blind.counts.gets, rangeReads: blind.counts.rangeReads }).toEqual({ gets: 0, rangeReads: 0 });
+    await c.getAndLock('warm', 5);
+    await c.upsert('other', { a: 0 });
+    const checked = await counter.measure(() => c.upsert('d', { a: 2 }));
+    expect({ gets: checked.counts.gets, rangeReads: checked.counts.rangeReads }).toEqual({ gets: 1, rangeReads: 0 });
+  });
+
+  it("a writer that trusted 'never locked' conflicts with the collection's first lock, and its retry finds the lock", async () => {
+    const { docs, kv, c, clock } = await layer();
+    const other = await open({ database: kv, now: () => clock.now });
+    try {
+      const theirs = other.collection('app.items');
+      await c.upsert('d', { a: 0 });
+      await theirs.upsert('warm', { a: 0 }); // the other layer has cached that no document was ever locked
+      const tr = kv.createTransaction();
+      await theirs.upsert('d', { a: 1 }, { tr });
+      await c.getAndLock('d', 5);
+      await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
+      await expectDocumentError(theirs.upsert('d', { a: 1 }), 'DOCUMENT_LOCKED');
+      expect((await docs.collection('app.items').get('d')).content).toEqual({ a: 0 });
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -150,6 +150,8 @@ documentSuite('index maintenance', (ctx) => {
     for (let i = 0; i < 10; i++) await indexed.createIndex(`i${i}`, { fields: [`f${i}`] });
     // The index changes moved the metadata version: the first write to `plain` reads its catalog again.
     await plain.mutateIn('d', [MutateInSpec.upsert('other', 0)]);
+    // And the first write to each collection reads whether it has ever had a document locked (lock-flags.ts).
+    await indexed.mutateIn('d', [MutateInSpec.upsert('other', 0)]);
     const before = await counter.measure(() => plain.mutateIn('d', [MutateInSpec.upsert('other', 1)]));
     const after = await counter.measure(() => indexed.mutateIn('d', [MutateInSpec.upsert('other', 1)]));
     // The same calls: each write reads the metadata version, and neither reads its (cached) catalog.

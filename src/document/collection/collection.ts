@@ -44,6 +44,7 @@ import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
+import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
@@ -58,6 +59,8 @@ export interface CollectionContext {
   /** The clock documents expire by: ms since the epoch. */
   now(): number;
   readonly expiry: ExpiryIndex;
+  /** Which collections have ever had a document locked: upsert and mutateIn read lock keys only there. */
+  readonly locks: LockFlags;
   /** How structures' documents read as JSON (provided by the structures layer). */
   readonly forms: JsonForms;
   /** How writes keep secondary indexes current (provided by the index layer; none without it). */
@@ -155,8 +158,9 @@ export class DocumentCollection {
    * with `preserveExpiry` the one it had; otherwise none, as in Couchbase (the maxTTL of the
    * collection applies in every case).
    *
-   * Cost: 1 point read of the lock key (with `preserveExpiry`, also 1 of the expiry key, issued
-   * together; none when the write creates the collection); 2 range clears (the old document around
+   * Cost: the metadata version (no round trip on a cluster); 1 point read of the lock key only in a
+   * collection that has ever had a document locked (see `lock-flags.ts`; with `preserveExpiry`, also 1
+   * of the expiry key, issued together; none when the write creates the collection); 2 range clears (the old document around
    * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
    * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
    * left for `purgeExpired`, which drops it when due. With secondary indexes it also reads the catalog
@@ -182,7 +186,7 @@ export class DocumentCollection {
       let lockedUntil: number | undefined;
       if (target.create === undefined) {
         let stored: number | undefined;
-        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, readLock(tr, keys)]);
+        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, this.readLockIfAny(tr, target.id, keys)]);
         if (isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
@@ -454,7 +458,8 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
-      const [stored, lockedUntil] = target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), readLock(tr, keys)]) : [];
+      const [stored, lockedUntil] =
+        target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), this.readLockIfAny(tr, target.id, keys)]) : [];
       const before = liveExpiry(stored, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (after !== undefined && after !== before) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
@@ -542,7 +547,8 @@ export class DocumentCollection {
     const now = this.context.now();
     let found: GetResult | undefined;
     const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
-      const { keys, document } = await this.unlockedDocument(tr, id, element, now);
+      const { keys, target, document } = await this.unlockedDocument(tr, id, element, now);
+      await this.context.locks.enable(tr, target.id);
       tr.set(lockKey(keys), encodeLock(now + Math.ceil(seconds * 1000)));
       writeVersion(tr, keys, []);
       found = document;
@@ -628,6 +634,15 @@ export class DocumentCollection {
     if (document === undefined || !presence.exists || isExpired(presence.expiresAt, now)) throw notFound(id);
     if (isLocked(presence.lockedUntil, now)) throw lockedError(id);
     return { keys, target, document, presence };
+  }
+
+  /**
+   * When the document's lock ends, for a writer that learns of locks by reading the lock key (upsert,
+   * mutateIn): `undefined` without a read in a collection that never had a document locked (see
+   * `lock-flags.ts`).
+   */
+  private async readLockIfAny(tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<number | undefined> {
+    return (await this.context.locks.mayBeLocked(tr, collectionId)) ? readLock(tr, keys) : undefined;
   }
 
   /** @internal The port through which data structure handles (`src/structures`) use this collection. */

@@ -19,7 +19,8 @@ import { describeId } from './document-read';
  * with the rest; writes that keep the document (mutateIn, touch) clear it. Writers learn of a lock by
  * reading this one key: insert, replace and remove get it from the range read they already make of
  * the expiry key and the root entry (the names sort 'x', 'y', then the data section), upsert and
- * mutateIn with one more point read. The read conflicts only with writes of the lock key and of the
+ * mutateIn with one more point read, which they skip in a collection that never had a document locked
+ * (`lock-flags.ts`). The read conflicts only with writes of the lock key and of the
  * whole document, never with writers of other fields.
  *
  * While locked, reads report the CAS {@link LOCKED_CAS} (Couchbase's -1), so only the locker knows the
