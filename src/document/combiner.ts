@@ -1,0 +1,154 @@
+import type { Transaction } from '../kv/contract/types';
+
+/**
+ * Combining concurrent calls on one thing (a structure, docs/structures.md "Hot structures"; any other
+ * owner of a key in {@link combinerFor}): calls made without a caller's transaction while another such
+ * call on the same thing is running are queued,
+ * and the queued calls then run one after another in one transaction of their own. 32 callers doing
+ * `incr` on one counter thus commit in a few transactions instead of 32 that read the same key and
+ * conflict until all but one back off.
+ *
+ * What each caller sees is what it would see alone, in a serial order:
+ * - each call runs to completion on the shared transaction before the next starts, so it reads what
+ *   the calls before it wrote (an `incr` returns exactly the value after its own add), and the batch
+ *   commits, or retries as a whole (every call run again, as any retry does), or fails;
+ * - a call that fails for good (a typed error, a limit) or a commit that fails for good aborts the
+ *   shared attempt, which is not committed; then every call of the batch runs again alone, in its own
+ *   transaction, so each gets its own result or its own error and a failure fails only its own call;
+ * - a call with the caller's `{ tr }` is never combined; a call that finds nothing running starts at
+ *   once in a transaction of its own, exactly as without combining (a lone caller waits for nothing);
+ * - calls of an operation that can merge them ({@link Merge}) and follow each other in a batch run as
+ *   one step, which gives each its own outcome as if they had run one after another.
+ *
+ * On a retry after commit_unknown_result every call of the batch runs again: what can repeat is what
+ * each operation documents for its own transaction (operations with receipts, the queue's, read
+ * them back per call).
+ *
+ * A batch holds at most {@link MAX_BATCH} calls, so that it stays far within FDB's 10 MB and 5 s limits
+ * (a batch that exceeds them anyway fails for good and its calls run alone).
+ */
+
+/** Calls per combined transaction. */
+export const MAX_BATCH = 64;
+
+/** A call's outcome when it ran merged with others: its result, or the error that failed it alone. */
+export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * How calls of one operation that follow each other in a batch run as one (`counter.incr` of n
+ * callers: one read of the value, one add of the sum, each caller's result a running sum). `runMany`
+ * runs in the shared transaction and returns one outcome per argument, in order; a call that fails
+ * alone must write nothing. If it throws, the batch fails as when a call throws (each call then runs
+ * alone).
+ */
+export interface Merge<A, R> {
+  /** Calls with the same `operation` next to each other in a batch are merged. */
+  readonly operation: object;
+  readonly arg: A;
+  readonly runMany: (tr: Transaction, args: A[]) => Promise<Settled<R>[]>;
+}
+
+interface Call {
+  readonly fn: (tr: Transaction) => Promise<unknown>;
+  readonly merge: Merge<unknown, unknown> | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Runs `fn` in a transaction of its own (its retry loop): how a combiner starts its transactions. */
+export type RunTransaction = <T>(fn: (tr: Transaction) => Promise<T>) => Promise<T>;
+
+/** The calls queued on one thing, and whether a transaction of them is running. */
+export class Combiner {
+  private queued: Call[] = [];
+
+  constructor(
+    private readonly run: RunTransaction,
+    private readonly onIdle: () => void,
+  ) {}
+
+  submit<T>(fn: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T> | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, merge: merge, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queued.length === 1) void this.drain();
+    });
+  }
+
+  /** Runs batches until nothing is queued; the first is the call that found nothing running. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      // Calls stay queued while their batch runs, so that `submit` sees a running combiner.
+      const batch = this.queued.slice(0, MAX_BATCH);
+      if (batch.length === 1) await this.runAlone(batch[0]);
+      else await this.runTogether(batch);
+      this.queued.splice(0, batch.length);
+      if (this.queued.length === 0) {
+        this.onIdle();
+        return;
+      }
+    }
+  }
+
+  private async runAlone(call: Call): Promise<void> {
+    try {
+      call.resolve(await this.run(call.fn));
+    } catch (err) {
+      call.reject(err);
+    }
+  }
+
+  private async runTogether(batch: readonly Call[]): Promise<void> {
+    let results: Settled<unknown>[];
+    try {
+      results = await this.run(async (tr): Promise<Settled<unknown>[]> => {
+        const out: Settled<unknown>[] = [];
+        let i = 0;
+        while (i < batch.length) {
+          const merge = batch[i].merge;
+          let end = i + 1;
+          while (merge !== undefined && end < batch.length && batch[end].merge?.operation === merge.operation) end++;
+          if (merge !== undefined && end - i > 1) {
+            const args = batch.slice(i, end).map((call) => call.merge?.arg);
+            const outcomes = await merge.runMany(tr, args);
+            if (outcomes.length !== args.length) throw new Error('a merged run returned the wrong number of outcomes');
+            out.push(...outcomes);
+          } else {
+            out.push({ ok: true, value: await batch[i].fn(tr) });
+          }
+          i = end;
+        }
+        return out;
+      });
+    } catch {
+      // Some call, or the commit, failed for good; nothing was committed: each call on its own.
+      for (const call of batch) await this.runAlone(call);
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = results[i];
+      if (outcome.ok) batch[i].resolve(outcome.value);
+      else batch[i].reject(outcome.error);
+    }
+  }
+}
+
+const combiners = new WeakMap<object, Map<string, Combiner>>();
+
+/**
+ * The combiner of the thing named `key` among `owner`'s (a collection's structures, say): created on
+ * first use with `run` to start its transactions, and forgotten when it has nothing queued.
+ */
+export function combinerFor(owner: object, key: string, run: RunTransaction): Combiner {
+  let byKey = combiners.get(owner);
+  if (byKey === undefined) {
+    byKey = new Map();
+    combiners.set(owner, byKey);
+  }
+  let combiner = byKey.get(key);
+  if (combiner === undefined) {
+    const map = byKey;
+    combiner = new Combiner(run, () => map.delete(key));
+    byKey.set(key, combiner);
+  }
+  return combiner;
+}
