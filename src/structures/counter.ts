@@ -20,6 +20,8 @@ import { bodyKey } from './structure-keys';
  */
 /** The merge key of concurrent increments (see combiner.ts). */
 const INCREMENT = {};
+/** The merge key of concurrent blind adds. */
+const ADD = {};
 
 export class DocCounter extends Structure {
   readonly kind = 'counter' as const;
@@ -37,10 +39,28 @@ export class DocCounter extends Structure {
    */
   async add(by: number | bigint, opts: TransactionOption = {}): Promise<void> {
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
-    await this.write(opts, async ({ tr, keys, create }) => {
+    await this.writeWith(
+      opts,
+      undefined,
+      async ({ tr, keys, create }) => {
+        create();
+        tr.add(bodyKey(keys), encodeInt64(delta));
+        this.changed(tr, keys);
+      },
+      opts.tr === undefined ? { operation: ADD, arg: delta, runMany: (tr, deltas) => this.addAll(tr, deltas as bigint[]) } : undefined,
+    );
+  }
+
+  /**
+   * Concurrent adds merged (structures/combiner.ts): one atomic add of the sum (wrapping at int64 as
+   * the adds one after another would) and one version write. Reads nothing but the kind key.
+   */
+  private addAll(tr: Transaction, deltas: readonly bigint[]): Promise<Settled<void>[]> {
+    return this.write({ tr }, async ({ tr: t, keys, create }) => {
       create();
-      tr.add(bodyKey(keys), encodeInt64(delta));
-      this.changed(tr, keys);
+      t.add(bodyKey(keys), encodeInt64(deltas.reduce((sum, d) => sum + d, 0n)));
+      this.changed(t, keys);
+      return deltas.map((): Settled<void> => ({ ok: true, value: undefined }));
     });
   }
 

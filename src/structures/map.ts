@@ -1,6 +1,6 @@
 import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
-import { flatten, unflatten } from '../document/values/flatten';
+import { flatten, unflatten, type Entries } from '../document/values/flatten';
 import { childKey, decodeStringElement, descendantsBegin, META_SIZE, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
 import { counterValue, encodeScalar, kindOf, OBJECT_VALUE } from '../document/values/leaf';
 import { loneSurrogateIndex } from '../document/values/path';
@@ -8,11 +8,21 @@ import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, type Child } from './children';
 import { checkElementValue } from './element-value';
-import { decodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import type { Settled } from './combiner';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
 
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
+/** The merge key of concurrent sets (see combiner.ts). */
+const SET = {};
+
+/** A set's arguments, for a merged run. */
+interface MapSet<V> {
+  readonly key: string;
+  readonly value: V;
+}
+
 const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 
 /**
@@ -66,6 +76,43 @@ export class DocMap<V = JsonValue> extends Structure {
         else clearSubtree(tr, at);
         writeEntries(tr, entries);
         this.changed(tr, keys);
+      },
+      opts.tr === undefined ? { operation: SET, arg: { key, value }, runMany: (tr, sets) => this.setAll(tr, sets as MapSet<V>[]) } : undefined,
+    );
+  }
+
+  /**
+   * Concurrent sets merged (structures/combiner.ts): the keys' entries read together, each value
+   * written in call order (a key set twice in the batch holds the later value, and is new only for
+   * the first call), the size added once and the version written once. A value that cannot be
+   * written (too large a key, say) fails its call alone and writes nothing.
+   */
+  private setAll(tr: Transaction, sets: readonly MapSet<V>[]): Promise<Settled<void>[]> {
+    const entryOf = (keys: DocumentKeys, key: string) => childKey(bodyKey(keys), key);
+    return this.writeWith(
+      { tr },
+      (t, keys) => Promise.all(sets.map(({ key }) => t.get(entryOf(keys, key)))),
+      async ({ tr: t, keys, create }, found) => {
+        const written = new Set<string>();
+        let added = 0;
+        const outcomes = sets.map(({ key, value }, i): Settled<void> => {
+          const at = entryOf(keys, key);
+          let entries: Entries;
+          try {
+            entries = flatten(value as JsonValue, at, this.access.kv.maxKeyBytes);
+          } catch (error) {
+            return { ok: false, error };
+          }
+          create();
+          if (found?.[i] === undefined && !written.has(key)) added++;
+          else clearSubtree(t, at);
+          written.add(key);
+          writeEntries(t, entries);
+          return { ok: true, value: undefined };
+        });
+        if (added > 0) t.add(keys.meta(META_SIZE), encodeInt64(BigInt(added)));
+        if (written.size > 0) this.changed(t, keys);
+        return outcomes;
       },
     );
   }

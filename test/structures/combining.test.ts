@@ -95,7 +95,120 @@ documentSuite('hot structures: concurrent calls combined', (ctx) => {
     expect(await hits.get()).toBe(8);
   });
 
+  it(`${CALLERS} concurrent blind adds to one counter: one merged add, the total exact`, async () => {
+    const { docs, counter } = await ctx.open();
+    const adds = docs.collection().counter('adds');
+    await adds.set(5);
+    const before = counter.counts().commits;
+    await Promise.all(Array.from({ length: CALLERS }, (_, i) => adds.add(i % 2 === 0 ? 3 : -1)));
+    expect(counter.counts().commits - before).toBe(2);
+    expect(await adds.get()).toBe(5 + CALLERS);
+  });
+
+  it(`${CALLERS} concurrent map sets, with repeated keys: the last value of each key stays, the size counts each key once`, async () => {
+    const { docs, counter } = await ctx.open();
+    const map = docs.collection().map<number | { n: number }>('m');
+    await map.set('k0', -1);
+    const before = counter.counts().commits;
+    await Promise.all(Array.from({ length: CALLERS }, (_, i) => map.set(`k${i % 10}`, i % 3 === 0 ? { n: i } : i)));
+    expect(counter.counts().commits - before).toBe(2);
+    expect(await map.size()).toBe(10);
+    const expected = Array.from({ length: 10 }, (_, k): [string, number | { n: number }] => {
+      const last = k + 10 * Math.floor((CALLERS - 1 - k) / 10);
+      return [`k${k}`, last % 3 === 0 ? { n: last } : last];
+    });
+    expect(await map.entries()).toEqual(expected);
+  });
+
+  it('a map set whose key cannot be stored fails alone; the sets around it land', async () => {
+    const { docs } = await ctx.open();
+    const map = docs.collection().map<unknown>('m');
+    await map.set('first', 0);
+    const tooLong = { ['k'.repeat(20_000)]: 1 }; // its key would exceed the key size limit
+    const outcomes = await Promise.allSettled([map.set('a', 1), map.set('b', 2), map.set('c', tooLong), map.set('a', 3), map.set('d', 4)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    const failed = outcomes[2];
+    expect(failed.status === 'rejected' && isDocumentError(failed.reason, 'KEY_TOO_LARGE')).toBe(true);
+    expect(await map.entries()).toEqual([
+      ['a', 3],
+      ['b', 2],
+      ['d', 4],
+      ['first', 0],
+    ]);
+    expect(await map.size()).toBe(4);
+  });
+
+  it(`${CALLERS} concurrent queue pushes commit in a few transactions, their items in call order`, async () => {
+    const { docs, counter } = await ctx.open();
+    const queue = docs.collection().queue<number>('q');
+    await queue.push(-1);
+    const before = counter.counts().commits;
+    await Promise.all(Array.from({ length: CALLERS }, (_, i) => (i % 4 === 3 ? queue.pushMany([i, i + 0.5]) : queue.push(i))));
+    expect(counter.counts().commits - before).toBe(2);
+    const expected = [-1, ...Array.from({ length: CALLERS }, (_, i) => (i % 4 === 3 ? [i, i + 0.5] : [i])).flat()];
+    expect(await queue.size()).toBe(expected.length);
+    const popped = await Promise.all(expected.map(() => queue.pop()));
+    expect(popped).toEqual(expected);
+  });
+
+  it('concurrent pops take one item each in call order, also with delayed items and waiting pops among them', async () => {
+    const { docs, counter } = await ctx.open();
+    const queue = docs.collection().queue<string>('q');
+    await queue.pushMany(['a', 'b', 'c']);
+    await queue.push('later', { delayMs: 60_000 });
+    const before = counter.counts().commits;
+    const popped = await Promise.all([queue.pop(), queue.pop(), queue.pop({ wait: 0 }), queue.pop(), queue.pop({ wait: 20 }), queue.pop()]);
+    expect(popped).toEqual(['a', 'b', 'c', undefined, undefined, undefined]);
+    // The first alone, the other five merged (the waiting pop that found nothing tries once more).
+    expect(counter.counts().commits - before).toBeLessThanOrEqual(3);
+    expect(await queue.size()).toBe(1);
+  });
+
+  it('a call that fails among merged pops fails alone: the pops still take one item each, in call order', async () => {
+    const { docs } = await ctx.open();
+    const queue = docs.collection().queue<number>('q');
+    await queue.pushMany([1, 2, 3, 4, 5]);
+    const outcomes = await Promise.allSettled([
+      queue.pop(),
+      queue.pop(),
+      queue.pop(),
+      queue.push(9, { dedupeId: 'd'.repeat(20_000) }), // its token key would exceed the key size limit
+      queue.pop(),
+      queue.pop(),
+    ]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([1, 2, 3, 'failed', 4, 5]);
+    const failed = outcomes[3];
+    expect(failed.status === 'rejected' && isDocumentError(failed.reason, 'KEY_TOO_LARGE')).toBe(true);
+    expect(await queue.size()).toBe(0);
+  });
+
   ctx.describeWithFaults('with commit faults', () => {
+    it('merged queue pushes and pops under commit_unknown_result: every item pushed once and popped once, in order', async () => {
+      const { docs, counter } = await ctx.openWithFaults({ seed: testSeed(1702), notCommitted: 0.2, unknownResult: 0.2, tooOld: 0.05 });
+      const queue = docs.collection().queue<number>('q');
+      for (let round = 0; round < 4; round++) await Promise.all(Array.from({ length: 16 }, (_, i) => queue.push(round * 16 + i)));
+      expect(await queue.size()).toBe(64);
+      const popped: (number | undefined)[] = [];
+      for (let round = 0; round < 5; round++) popped.push(...(await Promise.all(Array.from({ length: 16 }, () => queue.pop()))));
+      expect(popped).toEqual([...Array.from({ length: 64 }, (_, i) => i), ...new Array<undefined>(16).fill(undefined)]);
+      expect(counter.counts().commitErrors.get(1021) ?? 0).toBeGreaterThan(0);
+    });
+
+    it('merged map sets and blind adds under commit faults: the values and totals stay exact', async () => {
+      const { docs, counter } = await ctx.openWithFaults({ seed: testSeed(1703), notCommitted: 0.4, tooOld: 0.1 });
+      const c = docs.collection();
+      const map = c.map<number>('m');
+      const adds = c.counter('adds');
+      for (let round = 0; round < 4; round++) {
+        await Promise.all(Array.from({ length: 16 }, (_, i) => map.set(`k${i % 8}`, round * 16 + i)));
+        await Promise.all(Array.from({ length: 16 }, () => adds.add(2)));
+      }
+      expect(await map.entries()).toEqual(Array.from({ length: 8 }, (_, k) => [`k${k}`, 48 + 8 + k]));
+      expect(await map.size()).toBe(8);
+      expect(await adds.get()).toBe(128);
+      expect(counter.counts().retries).toBeGreaterThan(0);
+    });
+
     it('a combined transaction that fails to commit is retried whole: the totals stay exact', async () => {
       const { docs, counter } = await ctx.openWithFaults({ seed: testSeed(1701), notCommitted: 0.4, tooOld: 0.1 });
       const c = docs.collection();

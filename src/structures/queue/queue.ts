@@ -8,6 +8,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
+import type { Merge, Settled } from '../combiner';
 import { Structure, type StructureScope } from '../structure';
 import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
@@ -79,6 +80,31 @@ export interface IterateOptions extends TransactionOption {
   pageSize?: number;
 }
 
+/** What a pop without the caller's transaction brings to a merged run (see `popMany`). */
+interface PopCall {
+  readonly receipt: { readonly bucket: number; readonly token: Buffer };
+  /** Attempts of this call so far, in its own transactions or merged ones. */
+  readonly state: { attempts: number };
+  readonly waiting: boolean;
+}
+
+/** What one pop attempt found: the item, or nothing (and, for a waiting pop, what to wait on). */
+interface PopOutcome<T> {
+  readonly found: boolean;
+  readonly value?: T;
+  readonly watch?: Watch;
+  readonly wakeInMs?: number;
+}
+
+/** What a push without the caller's transaction brings to a merged run (see `pushMerged`). */
+interface PushCall {
+  readonly payloads: readonly Buffer[];
+  readonly at: number | undefined;
+  readonly bucket: number;
+  readonly token: Buffer;
+  readonly state: { attempts: number };
+}
+
 const DEFAULT_MAX_ATTEMPTS = 5;
 const DEFAULT_VISIBILITY_MS = 30_000;
 const MAX_BATCH = 1_000;
@@ -108,6 +134,9 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly sweeper = new TokenSweeper();
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
+  /** The merge keys of this handle's pops and pushes: calls of one handle merge (its options apply). */
+  private readonly popOperation = {};
+  private readonly pushOperation = {};
 
   /**
    * Use `collection.queue(id)`. Touches nothing.
@@ -490,23 +519,66 @@ export class Queue<T = JsonValue> extends Structure {
     const at = delayMs > 0 ? now + delayMs : undefined;
     const bucket = bucketOf(now);
     const token = opts.dedupeId ?? (opts.tr === undefined ? newToken() : undefined);
-    let attempt = 0;
-    await this.write(opts, async (scope) => {
-      attempt++;
+    // Shared with the merged runs this call may join, as for pops.
+    const state = { attempts: 0 };
+    const merge: Merge<PushCall, void> | undefined =
+      opts.dedupeId === undefined && token !== undefined && typeof token !== 'string'
+        ? { operation: this.pushOperation, arg: { payloads, at, bucket, token, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
+        : undefined;
+    await this.writeWith(
+      opts,
+      undefined,
+      async (scope) => {
+        const attempt = ++state.attempts;
+        const keys = this.queueKeys(scope.keys);
+        keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
+        const { tr } = scope;
+        if (opts.dedupeId !== undefined) {
+          const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
+          if (here !== undefined || before !== undefined) return;
+        } else if (token !== undefined && attempt > 1) {
+          if ((await tr.get(keys.token(bucket, token))) !== undefined) return;
+        }
+        await this.writeItems(scope, payloads, at);
+        if (token !== undefined) {
+          tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
+          this.sweeper.sweep(tr, keys, now);
+        }
+      },
+      merge as Merge<unknown, void> | undefined,
+    );
+  }
+
+  /**
+   * Concurrent pushes without a caller's transaction or dedupe id merged (structures/combiner.ts): the
+   * items of all calls written in call order (consecutive user versions of the commit's versionstamp,
+   * as pushes one after another in one transaction), with one add to the size and pushed keys per run
+   * of calls with the same visibility time, and each call's token. On a retry the tokens are read
+   * first (together) and a call whose token is there pushes nothing again.
+   */
+  private pushMerged(tr: Transaction, calls: readonly PushCall[]): Promise<Settled<void>[]> {
+    const retry = calls.some((c) => c.state.attempts > 0);
+    for (const c of calls) c.state.attempts++;
+    return this.write({ tr }, async (scope) => {
       const keys = this.queueKeys(scope.keys);
-      keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
-      const { tr } = scope;
-      if (opts.dedupeId !== undefined) {
-        const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
-        if (here !== undefined || before !== undefined) return;
-      } else if (token !== undefined && attempt > 1) {
-        if ((await tr.get(keys.token(bucket, token))) !== undefined) return;
+      keys.assertFits(this.access.kv.maxKeyBytes);
+      const t = scope.tr;
+      let pending = calls;
+      if (retry) {
+        const done = await Promise.all(calls.map((c) => t.get(keys.token(c.bucket, c.token))));
+        pending = calls.filter((_, i) => done[i] === undefined);
       }
-      await this.writeItems(scope, payloads, at);
-      if (token !== undefined) {
-        tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
-        this.sweeper.sweep(tr, keys, now);
+      for (let i = 0; i < pending.length;) {
+        const at = pending[i].at;
+        let end = i + 1;
+        while (end < pending.length && pending[end].at === at) end++;
+        const payloads = end === i + 1 ? pending[i].payloads : pending.slice(i, end).flatMap((c) => c.payloads);
+        await this.writeItems(scope, payloads, at);
+        i = end;
       }
+      for (const c of pending) t.set(keys.token(c.bucket, c.token), tokenValue(TokenKind.pushed));
+      if (pending.length > 0) this.sweeper.sweep(t, keys, this.now());
+      return calls.map((): Settled<void> => ({ ok: true, value: undefined }));
     });
   }
 
@@ -564,23 +636,25 @@ export class Queue<T = JsonValue> extends Structure {
     if (gone > 0) this.changed(tr, scope.keys);
   }
 
-  private async popOnce(
-    tr: Transaction | undefined,
-    spread: number,
-    waiting: boolean,
-  ): Promise<{ found: boolean; value?: T; watch?: Watch; wakeInMs?: number }> {
+  private popOnce(tr: Transaction | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
     const receipt = this.receiptFor(tr);
-    let attempt = 0;
+    // Shared by this call's own runs and the merged runs it may join (a run after a merged attempt
+    // that may have committed reads the receipt first).
+    const state = { attempts: 0 };
     let now = 0;
+    const merge: Merge<PopCall, PopOutcome<T>> | undefined =
+      receipt !== undefined && spread === 1
+        ? { operation: this.popOperation, arg: { receipt, state, waiting }, runMany: (t, calls) => this.popMany(t, calls) }
+        : undefined;
     return this.writeWith(
       { tr },
       // The head is read with the kind check; not on a retry that first looks for its receipt.
       (t, doc) => {
         now = this.now();
-        return receipt === undefined || attempt === 0 ? this.takeIn(t, doc, 1, spread, now) : Promise.resolve(undefined);
+        return receipt === undefined || state.attempts === 0 ? this.takeIn(t, doc, 1, spread, now) : Promise.resolve(undefined);
       },
       async (scope, prefetched) => {
-        attempt++;
+        const attempt = ++state.attempts;
         const keys = this.queueKeys(scope.keys);
         if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
         if (receipt !== undefined && attempt > 1) {
@@ -599,6 +673,70 @@ export class Queue<T = JsonValue> extends Structure {
         if (!waiting || taken.exhausted.length > 0) return { found: false };
         const next = await nextVisibleAt(scope.tr, keys, now);
         return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
+      },
+      merge as Merge<unknown, PopOutcome<T>> | undefined,
+    );
+  }
+
+  /**
+   * Concurrent strict pops without a caller's transaction merged (structures/combiner.ts): one take of
+   * `n` items at the head (the same reads and read conflicts as `n` strict pops one after another), the
+   * i-th item to the i-th call, each call's receipt written with its item as its own pop writes it, and
+   * the size added once. On a retry every receipt is read back first (together): a call whose receipt
+   * is there gets the item it records, the others take fresh items, as each pop's own retry does.
+   */
+  private popMany(tr: Transaction, calls: readonly PopCall[]): Promise<Settled<PopOutcome<T>>[]> {
+    const retry = calls.some((c) => c.state.attempts > 0);
+    for (const c of calls) c.state.attempts++;
+    let now = 0;
+    return this.writeWith(
+      { tr },
+      (t, doc) => {
+        now = this.now();
+        return retry ? Promise.resolve(undefined) : this.takeIn(t, doc, calls.length, 1, now);
+      },
+      async (scope, prefetched) => {
+        const keys = this.queueKeys(scope.keys);
+        const t = scope.tr;
+        const outcomes: PopOutcome<T>[] = new Array<PopOutcome<T>>(calls.length);
+        if (!scope.existed) {
+          return calls.map((c): Settled<PopOutcome<T>> => ({
+            ok: true,
+            value: c.waiting ? { found: false, watch: watchOf(t, keys) } : { found: false },
+          }));
+        }
+        let fresh = calls.map((_, i) => i);
+        if (retry) {
+          const earlier = await Promise.all(calls.map((c) => t.get(keys.token(c.receipt.bucket, c.receipt.token))));
+          fresh = fresh.filter((i) => {
+            const found = earlier[i];
+            if (found === undefined) return true;
+            outcomes[i] = found.length > 1 ? { found: true, value: decodePayload(found.subarray(1)) as T } : { found: false };
+            return false;
+          });
+        }
+        if (fresh.length > 0) {
+          const taken = prefetched ?? (await this.take(scope, fresh.length, 1, now));
+          for (const item of taken.items) t.clear(item.key);
+          await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
+          let wakeAt: { next: number | undefined } | undefined;
+          for (let j = 0; j < fresh.length; j++) {
+            const call = calls[fresh[j]];
+            const item = taken.items[j] as Candidate | undefined;
+            if (item !== undefined || taken.exhausted.length > 0) {
+              t.set(keys.token(call.receipt.bucket, call.receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
+            }
+            if (item !== undefined) outcomes[fresh[j]] = { found: true, value: decodePayload(item.record.payload) as T };
+            else if (!call.waiting || taken.exhausted.length > 0) outcomes[fresh[j]] = { found: false };
+            else {
+              wakeAt ??= { next: await nextVisibleAt(t, keys, now) };
+              const wakeInMs = wakeAt.next === undefined ? undefined : wakeAt.next - now;
+              outcomes[fresh[j]] = { found: false, watch: watchOf(t, keys), wakeInMs };
+            }
+          }
+          if (taken.items.length > 0 || taken.exhausted.length > 0) this.sweeper.sweep(t, keys, now);
+        }
+        return outcomes.map((value): Settled<PopOutcome<T>> => ({ ok: true, value }));
       },
     );
   }
