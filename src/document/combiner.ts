@@ -61,6 +61,7 @@ export type RunTransaction = <T>(fn: (tr: Transaction) => Promise<T>) => Promise
 /** The calls queued on one thing, and whether a transaction of them is running. */
 export class Combiner {
   private queued: Call[] = [];
+  private draining = false;
 
   constructor(
     private readonly run: RunTransaction,
@@ -70,19 +71,25 @@ export class Combiner {
   submit<T>(fn: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T> | undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, merge: merge, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1) void this.drain();
+      if (!this.draining) {
+        this.draining = true;
+        void this.drain();
+      }
     });
   }
 
   /** Runs batches until nothing is queued; the first is the call that found nothing running. */
   private async drain(): Promise<void> {
     for (;;) {
-      // Calls stay queued while their batch runs, so that `submit` sees a running combiner.
       const batch = this.queued.slice(0, MAX_BATCH);
       if (batch.length === 1) await this.runAlone(batch[0]);
       else await this.runTogether(batch);
       this.queued.splice(0, batch.length);
+      // The callers of a shared batch, resolved just now, often call again at once: one turn of the
+      // event loop lets them queue, so the next batch takes them all (not the first of them alone).
+      if (batch.length > 1 && this.queued.length < MAX_BATCH) await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.queued.length === 0) {
+        this.draining = false;
         this.onIdle();
         return;
       }
