@@ -421,6 +421,69 @@ for (const engine of documentEngines) {
         expect(await drain(q.deadLetters)).toEqual(['bad']);
       });
 
+      it('workers ready at once share transactions: each item handled once, in fewer commits', async () => {
+        const { docs, q, engine } = await setUp();
+        const items = Array.from({ length: 40 }, (_, i) => i);
+        await q.pushMany(items);
+        const handled: number[] = [];
+        let allSeen!: () => void;
+        const seen = new Promise<void>((resolve) => (allSeen = resolve));
+        const before = engine.counts().commits;
+        const consumer = q.consume(
+          async (n, tr) => {
+            tr.add(`count-${n as number}`, 1);
+            handled.push(n as number);
+            if (new Set(handled).size === items.length) allSeen();
+          },
+          { concurrency: 8 },
+        );
+        await seen;
+        const stats = await consumer.stop();
+        expect(stats).toMatchObject({ consumed: 40, failures: 0 });
+        // Several items per commit (a handler that runs again on a retry is seen twice here).
+        expect(new Set(handled)).toEqual(new Set(items));
+        expect(engine.counts().commits - before).toBeLessThan(20);
+        for (const n of items) expect((await docs.kv.get(`count-${n}`))?.readBigInt64LE(0)).toBe(1n);
+      });
+
+      it('a failing handler among workers sharing a transaction fails alone: the others commit', async () => {
+        const { docs, q } = await setUp();
+        const items = Array.from({ length: 24 }, (_, i) => (i === 5 ? 'bad' : `good-${i}`));
+        await q.pushMany(items);
+        const consumer = q.consume(
+          async (item, tr: Transaction) => {
+            tr.add(`count-${item as string}`, 1);
+            if (item === 'bad') throw new Error('cannot handle');
+          },
+          { concurrency: 8, maxAttempts: 2 },
+        );
+        while ((await q.size()) > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        const stats = await consumer.stop();
+        expect(stats).toMatchObject({ consumed: 23, failures: 2, deadLettered: 1 });
+        for (const item of items.filter((i) => i !== 'bad')) expect((await docs.kv.get(`count-${item}`))?.readBigInt64LE(0)).toBe(1n);
+        expect(await docs.kv.get('count-bad')).toBeUndefined();
+        expect(await drain(q.deadLetters)).toEqual(['bad']);
+      });
+
+      it('workers with slow handlers run their own transactions: the handlers overlap', async () => {
+        const { q } = await setUp();
+        await q.pushMany(Array.from({ length: 24 }, (_, i) => i));
+        let running = 0;
+        let overlap = 0;
+        const consumer = q.consume(
+          async () => {
+            running++;
+            overlap = Math.max(overlap, running);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            running--;
+          },
+          { concurrency: 4 },
+        );
+        while ((await q.size()) > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(await consumer.stop()).toMatchObject({ consumed: 24 });
+        expect(overlap).toBeGreaterThan(1);
+      });
+
       it('stops when its signal aborts', async () => {
         const { q } = await setUp();
         const controller = new AbortController();

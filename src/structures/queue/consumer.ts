@@ -1,12 +1,24 @@
 import { DocumentError } from '../../document/errors';
 import type { Transaction, Watch } from '../../kv/contract/types';
+import { Combiner } from '../../document/combiner';
 import { sleep, waitForChange } from './wait';
 
 /**
  * Transactional consumers (docs/queue.md, "Consumers"): each worker loops on one transaction at a
  * time that pops up to `batchSize` items and runs the handler on each in that same transaction, so the
  * handler's writes and the pops commit together or not at all.
+ *
+ * Workers of one consumer that are ready at the same time share a transaction (as concurrent calls on
+ * one structure do, src/document/combiner.ts): each worker's pop and handlers run one after another in
+ * it, so 8 workers commit a few transactions of several items instead of one each, without conflicting
+ * with each other. A worker whose handler throws fails the shared attempt, which commits nothing; each
+ * worker's part then runs alone, so only the failing worker's items stay. Sharing stops while handlers
+ * are slow (over {@link SLOW_HANDLER_MS} per item on average): workers then run their own transactions
+ * and their handlers overlap, as the concurrency asks for.
  */
+
+/** Average handler time per item above which workers stop sharing transactions. */
+export const SLOW_HANDLER_MS = 1;
 
 /** Runs on each item inside the transaction that pops it; its writes commit with the pop. */
 export type QueueHandler<T> = (item: T, tr: Transaction) => Promise<void> | void;
@@ -18,7 +30,8 @@ export interface ConsumeOptions<T> {
   batchSize?: number;
   /**
    * Each transaction takes a random one of the first `spread` batches at the head instead of the first
-   * (see `PopOptions.spread`). Default: 1 for one worker (strict FIFO), else `4 * concurrency`, so that
+   * (see `PopOptions.spread`). Default: 1 for one worker and for workers sharing a transaction (strict
+   * FIFO), else `4 * concurrency`, so that
    * workers seldom take the same batch. With 1 and several workers they all want the head batch: all
    * but one conflict each time, and a worker can lose many times in a row.
    */
@@ -95,6 +108,9 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   if (typeof handler !== 'function') throw new DocumentError('INVALID_ARGUMENT', 'consume takes a handler function');
   const concurrency = positiveInteger(options.concurrency, 1, 'concurrency');
   const batchSize = positiveInteger(options.batchSize, 1, 'batchSize');
+  // Workers sharing a transaction never conflict with each other: they take the head strictly unless
+  // told otherwise; on their own they spread by default.
+  const sharedSpread = positiveInteger(options.spread, 1, 'spread');
   const spread = positiveInteger(options.spread, concurrency === 1 ? 1 : 4 * concurrency, 'spread');
   const maxAttempts = positiveInteger(options.maxAttempts, source.maxAttempts, 'maxAttempts');
   const stats: ConsumerStats = { consumed: 0, batches: 0, retries: 0, failures: 0, deadLettered: 0 };
@@ -110,6 +126,20 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     }
   };
 
+  // Workers ready at once share transactions while handlers are fast (see above).
+  const shared =
+    concurrency > 1
+      ? new Combiner(
+          (fn) => source.runOwn(fn),
+          () => undefined,
+        )
+      : undefined;
+  let handlerMs = 0;
+  const run = <R>(fn: (tr: Transaction, spread: number) => Promise<R>): Promise<R> =>
+    shared !== undefined && handlerMs <= SLOW_HANDLER_MS
+      ? shared.submit((tr) => fn(tr, sharedSpread), undefined)
+      : source.runOwn((tr) => fn(tr, spread));
+
   const worker = async (): Promise<void> => {
     const pause = new FailurePause();
     while (!stopping.signal.aborted) {
@@ -118,17 +148,20 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       let taken: BatchItem<T>[] = [];
       let batch: Batch<T>;
       try {
-        batch = await source.runOwn(async (tr) => {
+        batch = await run(async (tr, takeSpread) => {
           attempts++;
           failing = undefined;
           taken = [];
-          const b = await source.takeBatch(tr, batchSize, spread, poisoned);
+          const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned);
           taken = b.items;
+          const started = b.items.length > 0 && shared !== undefined ? performance.now() : 0;
           for (const item of b.items) {
             failing = item;
             await handler(item.value, tr);
           }
           failing = undefined;
+          // A moving average of the handler's time per item.
+          if (started !== 0) handlerMs += ((performance.now() - started) / b.items.length - handlerMs) / 8;
           return b;
         });
       } catch (err) {
