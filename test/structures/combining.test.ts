@@ -151,6 +151,21 @@ documentSuite('hot structures: concurrent calls combined', (ctx) => {
     expect(popped).toEqual(expected);
   });
 
+  it('pops and pushes through a handle per call (default options) merge too', async () => {
+    const { docs, counter } = await ctx.open();
+    const c = docs.collection();
+    await c.queue<number>('q').push(-1);
+    // Merged, the pushes add to the size and pushed keys once per transaction, not once per call.
+    let before = counter.counts().atomicOps;
+    await Promise.all(Array.from({ length: 8 }, (_, i) => c.queue<number>('q').push(i)));
+    expect(counter.counts().atomicOps - before).toBe(4);
+    // And the pops (in one or two transactions) subtract from the size once per transaction.
+    before = counter.counts().atomicOps;
+    const popped = await Promise.all(Array.from({ length: 9 }, () => c.queue<number>('q').pop()));
+    expect(popped).toEqual([-1, 0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(counter.counts().atomicOps - before).toBeLessThanOrEqual(2);
+  });
+
   it('concurrent pops take one item each in call order, also with delayed items and waiting pops among them', async () => {
     const { docs, counter } = await ctx.open();
     const queue = docs.collection().queue<string>('q');

@@ -105,6 +105,10 @@ interface PushCall {
   readonly state: { attempts: number };
 }
 
+/** The merge keys of pops and pushes of handles with default options (see `Queue.popOperation`). */
+const DEFAULT_POP = {};
+const DEFAULT_PUSH = {};
+
 const DEFAULT_MAX_ATTEMPTS = 5;
 const DEFAULT_VISIBILITY_MS = 30_000;
 const MAX_BATCH = 1_000;
@@ -134,9 +138,12 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly sweeper = new TokenSweeper();
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
-  /** The merge keys of this handle's pops and pushes: calls of one handle merge (its options apply). */
-  private readonly popOperation = {};
-  private readonly pushOperation = {};
+  /**
+   * The merge keys of pops and pushes: shared by the handles with default options, else this handle's
+   * own (a merged run applies the options of its first call's handle).
+   */
+  private readonly popOperation: object;
+  private readonly pushOperation: object;
 
   /**
    * Use `collection.queue(id)`. Touches nothing.
@@ -154,6 +161,9 @@ export class Queue<T = JsonValue> extends Structure {
     docIdElement(this.deadLetterId);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    const defaults = Object.values(options).every((v) => v === undefined);
+    this.popOperation = defaults ? DEFAULT_POP : {};
+    this.pushOperation = defaults ? DEFAULT_PUSH : {};
   }
 
   /** The dead-letter queue: where items go after `maxAttempts` leases or consumer failures. */
