@@ -100,9 +100,13 @@ interface PopOutcome<T> {
 interface PushCall {
   readonly payloads: readonly Buffer[];
   readonly at: number | undefined;
-  readonly bucket: number;
-  readonly token: Buffer;
-  readonly state: { attempts: number };
+  readonly state: PushState;
+}
+
+/** A push's attempts so far, and the token of the merged run it joined, if any. */
+interface PushState {
+  attempts: number;
+  run: { readonly bucket: number; readonly token: Buffer } | undefined;
 }
 
 /** The merge keys of pops and pushes of handles with default options (see `Queue.popOperation`). */
@@ -181,7 +185,8 @@ export class Queue<T = JsonValue> extends Structure {
    *
    * Reads: the kind key; with `dedupeId`, 2 token keys (conflicting only with a push of the same id);
    * in its own transaction, on a retry, its token. Writes: the item, size (add), pushed (add), the
-   * version key, and in its own transaction or with `dedupeId` a token. With `delayMs` the item goes to
+   * version key, and in its own transaction or with `dedupeId` a token (concurrent pushes merged
+   * into one transaction write one token for all, see `pushMerged`). With `delayMs` the item goes to
    * the scheduled area, at its visibility time.
    *
    * What can repeat: nothing without `tr`. With `tr` and no `dedupeId`, running the caller's
@@ -530,10 +535,10 @@ export class Queue<T = JsonValue> extends Structure {
     const bucket = bucketOf(now);
     const token = opts.dedupeId ?? (opts.tr === undefined ? newToken() : undefined);
     // Shared with the merged runs this call may join, as for pops.
-    const state = { attempts: 0 };
+    const state: PushState = { attempts: 0, run: undefined };
     const merge: Merge<PushCall, void> | undefined =
       opts.dedupeId === undefined && token !== undefined && typeof token !== 'string'
-        ? { operation: this.pushOperation, arg: { payloads, at, bucket, token, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
+        ? { operation: this.pushOperation, arg: { payloads, at, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
         : undefined;
     await this.writeWith(
       opts,
@@ -547,7 +552,13 @@ export class Queue<T = JsonValue> extends Structure {
           const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
           if (here !== undefined || before !== undefined) return;
         } else if (token !== undefined && attempt > 1) {
-          if ((await tr.get(keys.token(bucket, token))) !== undefined) return;
+          // Its own token, or the token of the merged run it was in (which may have committed).
+          const run = state.run;
+          const [own, merged] = await Promise.all([
+            tr.get(keys.token(bucket, token)),
+            run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
+          ]);
+          if (own !== undefined || merged !== undefined) return;
         }
         await this.writeItems(scope, payloads, at);
         if (token !== undefined) {
@@ -563,31 +574,33 @@ export class Queue<T = JsonValue> extends Structure {
    * Concurrent pushes without a caller's transaction or dedupe id merged (structures/combiner.ts): the
    * items of all calls written in call order (consecutive user versions of the commit's versionstamp,
    * as pushes one after another in one transaction), with one add to the size and pushed keys per run
-   * of calls with the same visibility time, and each call's token. On a retry the tokens are read
-   * first (together) and a call whose token is there pushes nothing again.
+   * of calls with the same visibility time, and one token for the merged run, which each call
+   * remembers. A retry of the run reads it first and, finding it, pushes nothing again; a call that
+   * runs alone afterwards (the merged run failed for good after an unknown commit) reads it too.
    */
   private pushMerged(tr: Transaction, calls: readonly PushCall[]): Promise<Settled<void>[]> {
     const retry = calls.some((c) => c.state.attempts > 0);
     for (const c of calls) c.state.attempts++;
+    // The calls of a run are retried together, so they share its token from the first attempt on.
+    const now = this.now();
+    const run = calls[0].state.run ?? { bucket: bucketOf(now), token: newToken() };
+    for (const c of calls) c.state.run = run;
     return this.write({ tr }, async (scope) => {
       const keys = this.queueKeys(scope.keys);
       keys.assertFits(this.access.kv.maxKeyBytes);
       const t = scope.tr;
-      let pending = calls;
-      if (retry) {
-        const done = await Promise.all(calls.map((c) => t.get(keys.token(c.bucket, c.token))));
-        pending = calls.filter((_, i) => done[i] === undefined);
-      }
-      for (let i = 0; i < pending.length;) {
-        const at = pending[i].at;
+      const runKey = keys.token(run.bucket, run.token);
+      if (retry && (await t.get(runKey)) !== undefined) return calls.map((): Settled<void> => ({ ok: true, value: undefined }));
+      for (let i = 0; i < calls.length;) {
+        const at = calls[i].at;
         let end = i + 1;
-        while (end < pending.length && pending[end].at === at) end++;
-        const payloads = end === i + 1 ? pending[i].payloads : pending.slice(i, end).flatMap((c) => c.payloads);
+        while (end < calls.length && calls[end].at === at) end++;
+        const payloads = end === i + 1 ? calls[i].payloads : calls.slice(i, end).flatMap((c) => c.payloads);
         await this.writeItems(scope, payloads, at);
         i = end;
       }
-      for (const c of pending) t.set(keys.token(c.bucket, c.token), tokenValue(TokenKind.pushed));
-      if (pending.length > 0) this.sweeper.sweep(t, keys, this.now());
+      t.set(runKey, tokenValue(TokenKind.pushed));
+      this.sweeper.sweep(t, keys, now);
       return calls.map((): Settled<void> => ({ ok: true, value: undefined }));
     });
   }
