@@ -12,13 +12,18 @@ import { sleep, waitForChange } from './wait';
  * one structure do, src/document/combiner.ts): each worker's pop and handlers run one after another in
  * it, so 8 workers commit a few transactions of several items instead of one each, without conflicting
  * with each other. A worker whose handler throws fails the shared attempt, which commits nothing; each
- * worker's part then runs alone, so only the failing worker's items stay. Sharing stops while handlers
- * are slow (over {@link SLOW_HANDLER_MS} per item on average): workers then run their own transactions
- * and their handlers overlap, as the concurrency asks for.
+ * worker's part then runs alone, so only the failing worker's items stay. Workers share only once a
+ * handler's time has been measured in a transaction of a worker's own, and not while handlers are
+ * slow (over {@link SLOW_HANDLER_MS} per item on average, or over {@link SHARED_BUDGET_MS} for a
+ * shared transaction's handlers in all, far within FDB's 5 s): workers then run their own
+ * transactions and their handlers overlap, as the concurrency asks for.
  */
 
 /** Average handler time per item above which workers stop sharing transactions. */
 export const SLOW_HANDLER_MS = 1;
+
+/** The most a shared transaction's handlers may take in all, by the average, for workers to share one. */
+export const SHARED_BUDGET_MS = 250;
 
 /** Runs on each item inside the transaction that pops it; its writes commit with the pop. */
 export type QueueHandler<T> = (item: T, tr: Transaction) => Promise<void> | void;
@@ -134,11 +139,11 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
           () => undefined,
         )
       : undefined;
-  let handlerMs = 0;
+  // The handler's time per item: a moving average, undefined until measured.
+  let handlerMs: number | undefined;
+  const sharing = () => handlerMs !== undefined && handlerMs <= SLOW_HANDLER_MS && handlerMs * batchSize * concurrency <= SHARED_BUDGET_MS;
   const run = <R>(fn: (tr: Transaction, spread: number) => Promise<R>): Promise<R> =>
-    shared !== undefined && handlerMs <= SLOW_HANDLER_MS
-      ? shared.submit((tr) => fn(tr, sharedSpread), undefined)
-      : source.runOwn((tr) => fn(tr, spread));
+    shared !== undefined && sharing() ? shared.submit((tr) => fn(tr, sharedSpread), undefined) : source.runOwn((tr) => fn(tr, spread));
 
   const worker = async (): Promise<void> => {
     const pause = new FailurePause();
@@ -161,7 +166,10 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
           }
           failing = undefined;
           // A moving average of the handler's time per item.
-          if (started !== 0) handlerMs += ((performance.now() - started) / b.items.length - handlerMs) / 8;
+          if (started !== 0) {
+            const perItem = (performance.now() - started) / b.items.length;
+            handlerMs = handlerMs === undefined ? perItem : handlerMs + (perItem - handlerMs) / 8;
+          }
           return b;
         });
       } catch (err) {
