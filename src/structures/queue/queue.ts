@@ -8,7 +8,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
-import { Structure, type StructureScope } from '../structure';
+import { Structure, type StructureScope, type StructureWriteOptions } from '../structure';
 import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
@@ -36,7 +36,8 @@ export interface QueueOptions {
   random?: () => number;
 }
 
-export interface PushOptions extends TransactionOption {
+/** Options of a push; `expiry` (see {@link StructureWriteOptions}) applies when the push creates the queue. */
+export interface PushOptions extends StructureWriteOptions {
   /** Makes the item visible only this many milliseconds from now (default 0: at once). */
   delayMs?: number;
   /**
