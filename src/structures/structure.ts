@@ -220,7 +220,7 @@ export abstract class Structure {
     merge?: Merge<unknown, T>,
   ): Promise<T> {
     const access = this.access;
-    const requested = requestedExpiry(opts?.expiry, access.now());
+    const requested = opts?.expiry === undefined ? undefined : requestedExpiry(opts.expiry, access.now());
     // Without the caller's transaction, concurrent writes to this structure share one (combiner.ts).
     return runCombined(
       access,

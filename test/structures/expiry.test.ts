@@ -298,6 +298,19 @@ documentSuite('structure expiry', (ctx) => {
     expect(await l.expiry()).toEqual(new Date(T0 + 10_000));
   });
 
+  it("a queue's leases outlive its expiry only until the purge: then ack is LEASE_EXPIRED", async () => {
+    const { docs, c, clock } = await layer();
+    const q = c.queue('q');
+    await q.pushMany(['a', 'b'], { expiry: 10 });
+    const [first, second] = await q.lease(2);
+    clock.now = T0 + 10_000;
+    expect(await q.size()).toBe(0);
+    await q.ack(first);
+    expect(await docs.purgeExpired()).toBe(1);
+    await expectDocumentError(q.ack(second), 'LEASE_EXPIRED');
+    expect(await c.exists('q')).toBe(false);
+  });
+
   it('iteration of an expired structure yields nothing', async () => {
     const { c, clock } = await layer();
     await c.list('l').push(1, { expiry: 1 });
