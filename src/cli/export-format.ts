@@ -13,7 +13,8 @@ import { stringifyJson } from './json-text';
  *
  * A record holds the document's id (a string, or an integer: a bigint beyond 2^53 is an integer
  * literal), its `kind` when it is a data structure (list, map, set, queue, counter, text; absent for a
- * plain JSON document), its `expiresAt` when it expires (ISO 8601, to the millisecond) and its `value`:
+ * plain JSON document), its `expiresAt` when it (document or structure) expires (ISO 8601, to the
+ * millisecond) and its `value`:
  * the document, or the structure's JSON form (what `get` returns: a set's members, a queue's items
  * with the next to pop last, a counter's number). Numbers are written as `json-text.ts` writes them,
  * so each reads back as the same value (`-0`, bigints, integers beyond 2^53).
@@ -77,13 +78,13 @@ export function recordOf(value: JsonValue): ExportRecord | { reason: string } {
   }
   const shape = kind === undefined ? undefined : shapeProblem(kind as StructureKind, content);
   if (shape !== undefined) return { reason: shape };
-  if (expiresAt === undefined) return { id, value: content, ...(kind === undefined ? {} : { kind: kind as StructureKind }) };
-  if (kind !== undefined) return { reason: `a ${kind} has no expiry: only plain documents expire` };
+  const kindOf = kind === undefined ? {} : { kind: kind as StructureKind };
+  if (expiresAt === undefined) return { id, value: content, ...kindOf };
   const instant = typeof expiresAt === 'string' && ISO_INSTANT.test(expiresAt) ? new Date(expiresAt) : undefined;
   if (instant === undefined || Number.isNaN(instant.getTime())) {
     return { reason: '"expiresAt" is an ISO 8601 instant, such as "2030-01-01T00:00:00.000Z"' };
   }
-  return { id, value: content, expiresAt: instant };
+  return { id, value: content, ...kindOf, expiresAt: instant };
 }
 
 /** Why `value` is not the JSON form of a `kind`, or `undefined` when it is. */
