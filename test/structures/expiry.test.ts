@@ -6,13 +6,14 @@
  *
  * Every layer here runs on a clock the test moves (`open({ now })`), in ms since the epoch.
  */
-import { open, type Collection, type DocLayer } from '../../src';
+import { checkDocuments, open, type Collection, type DocLayer } from '../../src';
 import { Layout } from '../../src/document/keys/layout';
 import { strinc } from '../../src/kv/contract/bytes';
 import type { Database } from '../../src/kv/contract/database';
 import type { KvCounts } from '../../src/kv/counting-engine';
 import { expectDocumentError } from '../support/document-assertions';
 import { documentSuite, type DocumentTestContext } from '../document/document-suite';
+import { testSeed } from '../support/random';
 
 const T0 = Date.UTC(2030, 0, 1);
 const layout = new Layout(['doclayer']);
@@ -309,6 +310,31 @@ documentSuite('structure expiry', (ctx) => {
     expect(await docs.purgeExpired()).toBe(1);
     await expectDocumentError(q.ack(second), 'LEASE_EXPIRED');
     expect(await c.exists('q')).toBe(false);
+  });
+
+  ctx.describeWithFaults('with commit faults', () => {
+    it('structures created, touched and re-created under commit_unknown_result end with one expiry, in step with its index entry', async () => {
+      const { kv, counter } = await ctx.openWithFaults({ seed: testSeed(1801), notCommitted: 0.1, tooOld: 0.05, unknownResult: 0.2 });
+      const clock = { now: T0 };
+      const docs = await open({ database: kv, now: () => clock.now });
+      try {
+        const c = docs.collection('app.items');
+        const ids = Array.from({ length: 12 }, (_, i) => `s${i}`);
+        await Promise.all(ids.flatMap((id) => [0, 1, 2, 3].map((m) => c.set(id).add(m, { expiry: 10 }))));
+        expect(await indexEntries(kv)).toHaveLength(ids.length);
+        await Promise.all(ids.map((id) => c.set(id).touch(20)));
+        expect((await indexEntries(kv)).map(([at]) => at)).toEqual(ids.map(() => T0 + 20_000));
+        clock.now = T0 + 20_000;
+        await Promise.all(ids.map((id) => c.set(id).add('fresh')));
+        expect(await indexEntries(kv)).toEqual([]);
+        for (const id of ids)
+          expect({ id, values: await c.set(id).values(), expiry: await c.set(id).expiry() }).toEqual({ id, values: ['fresh'], expiry: undefined });
+        expect(await checkDocuments(docs)).toMatchObject({ ok: true, problems: [] });
+        expect(counter.counts().commitErrors.get(1021) ?? 0).toBeGreaterThan(0);
+      } finally {
+        await docs.close();
+      }
+    });
   });
 
   it('iteration of an expired structure yields nothing', async () => {
