@@ -13,8 +13,7 @@ import { stringifyJson } from './json-text';
  *
  * A record holds the document's id (a string, or an integer: a bigint beyond 2^53 is an integer
  * literal), its `kind` when it is a data structure (list, map, set, queue, counter, text; absent for a
- * plain JSON document), its `expiresAt` when it (document or structure) expires (ISO 8601, to the
- * millisecond) and its `value`:
+ * plain JSON document), its `expiresAt` when it expires (ISO 8601, to the millisecond) and its `value`:
  * the document, or the structure's JSON form (what `get` returns: a set's members, a queue's items
  * with the next to pop last, a counter's number). Numbers are written as `json-text.ts` writes them,
  * so each reads back as the same value (`-0`, bigints, integers beyond 2^53).

@@ -4,7 +4,6 @@ import type { DocId, JsonValue } from '../document/types';
 import type { Transaction } from '../kv/contract/types';
 import type { StructureKind } from '../document/keys/kind';
 import type { SetMember } from '../structures/set';
-import type { Structure } from '../structures/structure';
 import type { ExportRecord } from './export-format';
 import { stringifyJson } from './json-text';
 
@@ -54,7 +53,7 @@ export function recordWrites(collection: Collection, record: ExportRecord, bytes
 }
 
 /** A handle on the structure of `kind` at `id`. */
-function structureHandle(collection: Collection, kind: StructureKind, id: DocId): Structure {
+function structureHandle(collection: Collection, kind: StructureKind, id: DocId) {
   switch (kind) {
     case 'list':
       return collection.list(id);
