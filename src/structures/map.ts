@@ -9,8 +9,9 @@ import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, type Child } from './children';
 import { checkElementValue } from './element-value';
 import { decodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
-import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
+import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
+import type { StructureWriteOptions } from './structure';
 
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);

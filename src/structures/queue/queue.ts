@@ -8,7 +8,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
-import { Structure, type StructureScope, type StructureWriteOptions } from '../structure';
+import { Structure, type StructureScope } from '../structure';
 import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
@@ -17,6 +17,7 @@ import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
+import type { StructureWriteOptions } from '../structure';
 
 export type { Lease } from './lease';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
