@@ -41,13 +41,14 @@ import { flatten, type Entries } from '../values/flatten';
 import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
-import { describeId, documentOf, notFound, readDocument, readDocumentEntries, readPath, withExpiry } from './document-read';
+import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
+import { documentOf, readDocumentEntries } from './document-read';
 
 /** What a collection needs from the layer that made it. */
 export interface CollectionContext {
