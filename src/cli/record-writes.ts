@@ -6,6 +6,7 @@ import type { StructureKind } from '../document/keys/kind';
 import type { SetMember } from '../structures/set';
 import type { ExportRecord } from './export-format';
 import { stringifyJson } from './json-text';
+import type { Structure } from '../structures/structure';
 
 /**
  * How one record of an import is written: as writes small enough for the batch writer to pack into
@@ -52,8 +53,8 @@ export function recordWrites(collection: Collection, record: ExportRecord, bytes
   return [...writes, { bytes: 0, elements: 1, afterCommit: false, run: async (tr) => void (await handle.touch(expiresAt, { tr })) }];
 }
 
-/** A handle on the structure of `kind` at `id`. */
-function structureHandle(collection: Collection, kind: StructureKind, id: DocId) {
+/** A handle on the structure of `kind` at `id` (every kind has a case: the compiler checks it). */
+function structureHandle(collection: Collection, kind: StructureKind, id: DocId): Structure {
   switch (kind) {
     case 'list':
       return collection.list(id);
