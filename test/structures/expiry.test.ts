@@ -337,6 +337,19 @@ documentSuite('structure expiry', (ctx) => {
     });
   });
 
+  it('an id too long for an expiry index entry is KEY_TOO_LARGE with an expiry, and nothing is written', async () => {
+    const { docs, c, kv } = await layer();
+    const { collectionId } = await docs.createCollection('app.items');
+    const id = 'x'.repeat(kv.maxKeyBytes + 1 - layout.system.pack(['expiry', T0 + 60_000, collectionId, '']).length);
+    await expectDocumentError(c.counter(id).add(1, { expiry: 60 }), 'KEY_TOO_LARGE');
+    expect(await c.exists(id)).toBe(false);
+    await c.counter(id).add(1);
+    await expectDocumentError(c.counter(id).touch(60), 'KEY_TOO_LARGE');
+    expect(await c.counter(id).get()).toBe(1);
+    expect(await c.counter(id).expiry()).toBeUndefined();
+    expect(await indexEntries(kv)).toEqual([]);
+  });
+
   it('iteration of an expired structure yields nothing', async () => {
     const { c, clock } = await layer();
     await c.list('l').push(1, { expiry: 1 });
