@@ -12,6 +12,7 @@ import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64
 import type { Settled } from './combiner';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
+import type { StructureWriteOptions } from './structure';
 
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 /** The merge key of concurrent sets (see combiner.ts). */
@@ -61,7 +62,7 @@ export class DocMap<V = JsonValue> extends Structure {
    * @throws DocumentError INVALID_ARGUMENT (key), INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE,
    *   DOCUMENT_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async set(key: string, value: V, opts: TransactionOption = {}): Promise<void> {
+  async set(key: string, value: V, opts: StructureWriteOptions = {}): Promise<void> {
     checkKey(key);
     checkElementValue(value, 'the value');
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
@@ -180,7 +181,7 @@ export class DocMap<V = JsonValue> extends Structure {
    *   integral, is not), VALUE_CANNOT_INSERT (the result is outside int64), NUMBER_TOO_BIG (outside
    *   ±(2^53−1), which a number cannot hold exactly), KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async increment(key: string, by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+  async increment(key: string, by: number | bigint = 1, opts: StructureWriteOptions = {}): Promise<number> {
     checkKey(key);
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
