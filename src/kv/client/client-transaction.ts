@@ -70,7 +70,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private versionstamp: Deferred<Buffer> | undefined;
   private committedVersion = -1n;
   /** Grows across `onError` retries; only `reset` starts it over, as for a new transaction. */
-  private readonly backoff = new Backoff();
+  private readonly backoff: Backoff;
   private snapshotReads: ReadTransaction | undefined;
   /** The largest key that can exist: an engine's own limit, or FoundationDB's. */
   private readonly maxKeyBytes: number;
@@ -81,10 +81,18 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Set by {@link disableReadYourWrites}: reads merge this empty write set instead of {@link writes}. */
   private storeOnly: WriteSet | undefined;
 
-  /** @param keyLimit the engine's limit on stored keys, when below FoundationDB's */
-  constructor(private readonly keyLimit?: EngineKeyLimit) {
+  /**
+   * @param keyLimit the engine's limit on stored keys, when below FoundationDB's
+   * @param backoff the retry delays of `onError`: FDB's by default; an engine whose commits take far
+   *   less than a cluster's may start lower
+   */
+  constructor(
+    private readonly keyLimit?: EngineKeyLimit,
+    backoff = new Backoff(),
+  ) {
     super();
     this.maxKeyBytes = keyLimit?.maxKeyBytes ?? Limits.maxKeyBytes;
+    this.backoff = backoff;
   }
 
   // ---- what engines supply
