@@ -34,7 +34,10 @@ export interface CommitRequest {
   /** The transaction's read version, if it read anything or chose one. */
   readonly snapshot: ReadSnapshot | undefined;
   readonly readConflicts: readonly KeyRange[];
+  /** Sorted and coalesced, as `WriteSet.writeConflictParts()` returns them. */
   readonly writeConflicts: readonly KeyRange[];
+  /** Single keys written (each the range `[key, key + '\x00')`), sorted, without duplicates. */
+  readonly writeKeys: readonly Buffer[];
   readonly mutations: readonly Mutation[];
 }
 
@@ -121,7 +124,7 @@ export class MemoryCluster {
    */
   commit(request: CommitRequest): CommitResult {
     this.assertOpen();
-    if (request.mutations.length === 0 && request.writeConflicts.length === 0) {
+    if (request.mutations.length === 0 && request.writeConflicts.length === 0 && request.writeKeys.length === 0) {
       return { version: -1n, versionstamp: undefined };
     }
     const fault = this.faults?.next();
@@ -146,17 +149,21 @@ export class MemoryCluster {
 
     const version = this.nextVersion(now);
     const versionstamp = versionstampOf(version);
-    const writeConflicts = [...request.writeConflicts];
+    // Sorted and coalesced by the write set, unless versionstamped keys add theirs.
+    let writeConflicts = request.writeConflicts;
+    let coalesced = true;
     for (const m of request.mutations) {
       if (m.type === 'setVersionstampedKey') {
         const key = fillVersionstamp(m.key, versionstamp);
-        writeConflicts.push({ begin: key, end: keyAfter(key) });
+        if (coalesced) writeConflicts = [...writeConflicts];
+        coalesced = false;
+        (writeConflicts as KeyRange[]).push({ begin: key, end: keyAfter(key) });
       }
     }
     const applied = this.store.apply(request.mutations, version, versionstamp);
     this.history.committed(version, now);
     this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
-    this.conflicts.record(version, now, writeConflicts);
+    this.conflicts.record(version, now, writeConflicts, coalesced, request.writeKeys);
     this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
     if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');

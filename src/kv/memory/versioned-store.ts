@@ -1,17 +1,28 @@
 import BTree from 'sorted-btree';
-import { compareBytes } from '../contract/bytes';
+import { bulkLoad } from 'sorted-btree/extended/bulkLoad';
+import union from 'sorted-btree/extended/union';
+import { compareBytes, keyAfter } from '../contract/bytes';
 import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
 
-/** What a commit changed, for watches and the conflict log. */
+/** What a commit changed, for watches. */
 export interface AppliedCommit {
   /** Keys set, cleared or atomically modified, including the final keys of versionstamped keys. */
   readonly keys: Buffer[];
-  /** Ranges cleared by `clearRange`. */
+  /** Ranges cleared by `clearRange`, and ranges of keys set together (see {@link VersionedStore.apply}). */
   readonly ranges: KeyRange[];
 }
+
+/**
+ * Consecutive sets at least this many are merged into the store as one sorted run when no stored key
+ * lies among them: a document insert writes a key per leaf, all new and next to each other.
+ */
+const RUN_MIN = 64;
+
+/** The new value of the store's version of a key set twice in one run: the later set. */
+const later = (_key: Buffer, _stored: Buffer, written: Buffer): Buffer => written;
 
 /**
  * The committed data, multi-versioned by copy-on-write: `sorted-btree`'s `clone()` is O(1) and shares
@@ -20,7 +31,7 @@ export interface AppliedCommit {
  * version; it is frozen so a reader can never modify the data another reader sees.
  */
 export class VersionedStore {
-  private readonly data = new BTree<Buffer, Buffer>(undefined, compareBytes);
+  private data = new BTree<Buffer, Buffer>(undefined, compareBytes);
   private snapshotOfCurrent: BTree<Buffer, Buffer> | undefined;
   private currentVersion: bigint;
 
@@ -51,46 +62,99 @@ export class VersionedStore {
   /**
    * Applies a transaction's mutations in order as the new version `version`, filling versionstamp
    * placeholders with `versionstamp`. Synchronous, so no reader or committer observes half of it.
+   *
+   * A run of {@link RUN_MIN} or more consecutive sets whose keys no stored key lies among is merged in
+   * one pass (`sorted-btree`'s union of the store with a tree bulk-loaded from the run: it copies the
+   * path to where the run goes once, instead of descending from the root for every key); the run is
+   * then reported to watches as the range it spans. Other writes go key by key.
    */
   apply(mutations: readonly Mutation[], version: bigint, versionstamp: Buffer): AppliedCommit {
-    const data = this.data;
     const keys: Buffer[] = [];
     const ranges: KeyRange[] = [];
-    for (const m of mutations) {
-      switch (m.type) {
-        case 'set':
-          data.set(m.key, m.value);
-          keys.push(m.key);
-          break;
-        case 'clear':
-          data.delete(m.key);
-          keys.push(m.key);
-          break;
-        case 'clearRange':
-          data.deleteRange(m.begin, m.end, false);
-          ranges.push({ begin: m.begin, end: m.end });
-          break;
-        case 'atomic': {
-          const value = applyAtomicOp(m.op, data.get(m.key), m.operand);
-          if (value === undefined) data.delete(m.key);
-          else data.set(m.key, value);
-          keys.push(m.key);
-          break;
+    for (let i = 0; i < mutations.length;) {
+      const m = mutations[i];
+      if (m.type === 'set') {
+        let end = i + 1;
+        while (end < mutations.length && mutations[end].type === 'set') end++;
+        if (end - i < RUN_MIN || !this.mergeRun(mutations, i, end, ranges)) {
+          for (; i < end; i++) this.applyOne(mutations[i], versionstamp, keys, ranges);
         }
-        case 'setVersionstampedKey': {
-          const key = fillVersionstamp(m.key, versionstamp);
-          data.set(key, m.value);
-          keys.push(key);
-          break;
-        }
-        case 'setVersionstampedValue':
-          data.set(m.key, fillVersionstamp(m.value, versionstamp));
-          keys.push(m.key);
-          break;
+        i = end;
+        continue;
       }
+      this.applyOne(m, versionstamp, keys, ranges);
+      i++;
     }
     this.currentVersion = version;
     this.snapshotOfCurrent = undefined;
     return { keys, ranges };
+  }
+
+  /**
+   * Merges the sets `mutations[from, to)` into the store in one union, if no stored key lies between
+   * the lowest and the highest of their keys; returns false (having changed nothing) otherwise.
+   */
+  private mergeRun(mutations: readonly Mutation[], from: number, to: number, ranges: KeyRange[]): boolean {
+    let pairs = mutations.slice(from, to) as Array<Extract<Mutation, { type: 'set' }>>;
+    let sorted = true;
+    for (let i = 1; i < pairs.length && sorted; i++) sorted = compareBytes(pairs[i - 1].key, pairs[i].key) < 0;
+    if (!sorted) {
+      // Stable: of sets of one key, the last one written stays last, and wins below.
+      pairs.sort((a, b) => compareBytes(a.key, b.key));
+      const unique = [pairs[0]];
+      for (let i = 1; i < pairs.length; i++) {
+        if (compareBytes(pairs[i].key, unique[unique.length - 1].key) === 0) unique[unique.length - 1] = pairs[i];
+        else unique.push(pairs[i]);
+      }
+      pairs = unique;
+    }
+    const first = pairs[0].key;
+    const last = pairs[pairs.length - 1].key;
+    const stored = this.data.getPairOrNextHigher(first);
+    if (stored !== undefined && compareBytes(stored[0], last) <= 0) return false;
+    const run = bulkLoad(
+      pairs.map((p) => p.key),
+      pairs.map((p) => p.value),
+      this.data.maxNodeSize,
+      compareBytes,
+    );
+    this.data = union(this.data, run, later);
+    ranges.push({ begin: first, end: keyAfter(last) });
+    return true;
+  }
+
+  private applyOne(m: Mutation, versionstamp: Buffer, keys: Buffer[], ranges: KeyRange[]): void {
+    const data = this.data;
+    switch (m.type) {
+      case 'set':
+        data.set(m.key, m.value);
+        keys.push(m.key);
+        break;
+      case 'clear':
+        data.delete(m.key);
+        keys.push(m.key);
+        break;
+      case 'clearRange':
+        data.deleteRange(m.begin, m.end, false);
+        ranges.push({ begin: m.begin, end: m.end });
+        break;
+      case 'atomic': {
+        const value = applyAtomicOp(m.op, data.get(m.key), m.operand);
+        if (value === undefined) data.delete(m.key);
+        else data.set(m.key, value);
+        keys.push(m.key);
+        break;
+      }
+      case 'setVersionstampedKey': {
+        const key = fillVersionstamp(m.key, versionstamp);
+        data.set(key, m.value);
+        keys.push(key);
+        break;
+      }
+      case 'setVersionstampedValue':
+        data.set(m.key, fillVersionstamp(m.value, versionstamp));
+        keys.push(m.key);
+        break;
+    }
   }
 }
