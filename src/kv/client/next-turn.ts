@@ -52,6 +52,11 @@ export function settleOnNextTurn<T>(operation: () => T): Promise<T> {
   } catch (error) {
     return rejectOnNextTurn(error);
   }
+  return resolveOnNextTurn(value);
+}
+
+/** A promise that resolves with `value` on the next turn. */
+export function resolveOnNextTurn<T>(value: T): Promise<T> {
   return new Promise<T>((resolve) => callOnNextTurn(resolve as (value: unknown) => void, value));
 }
 

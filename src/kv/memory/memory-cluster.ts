@@ -42,10 +42,8 @@ export interface CommitRequest {
 }
 
 export interface CommitResult {
-  /** The commit version, `-1n` for a read-only transaction. */
+  /** The commit version, `-1n` for a read-only transaction; its versionstamp is `versionstampOf(version)`. */
   readonly version: bigint;
-  /** The 10-byte versionstamp, absent for a read-only transaction. */
-  readonly versionstamp: Buffer | undefined;
 }
 
 /**
@@ -125,7 +123,7 @@ export class MemoryCluster {
   commit(request: CommitRequest): CommitResult {
     this.assertOpen();
     if (request.mutations.length === 0 && request.writeConflicts.length === 0 && request.writeKeys.length === 0) {
-      return { version: -1n, versionstamp: undefined };
+      return { version: -1n };
     }
     const fault = this.faults?.next();
     const now = this.now();
@@ -148,13 +146,15 @@ export class MemoryCluster {
     if (fault === 'notCommitted') throw kvError('not_committed', 'injected fault');
 
     const version = this.nextVersion(now);
-    const versionstamp = versionstampOf(version);
+    // Made only for commits that fill placeholders with it.
+    let stamp: Buffer | undefined;
+    const versionstamp = () => (stamp ??= versionstampOf(version));
     // Sorted and coalesced by the write set, unless versionstamped keys add theirs.
     let writeConflicts = request.writeConflicts;
     let coalesced = true;
     for (const m of request.mutations) {
       if (m.type === 'setVersionstampedKey') {
-        const key = fillVersionstamp(m.key, versionstamp);
+        const key = fillVersionstamp(m.key, versionstamp());
         if (coalesced) writeConflicts = [...writeConflicts];
         coalesced = false;
         (writeConflicts as KeyRange[]).push({ begin: key, end: keyAfter(key) });
@@ -167,7 +167,7 @@ export class MemoryCluster {
     this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
     if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
-    return { version, versionstamp };
+    return { version };
   }
 
   /** Stops the cluster: watches resolve `false`, later reads and commits fail. */

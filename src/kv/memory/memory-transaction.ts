@@ -4,6 +4,7 @@ import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
 import { FrozenTree } from './frozen-tree';
+import { versionstampOf } from '../client/versionstamp-template';
 import { nextTurn } from '../client/next-turn';
 import type { KeyWatch } from '../client/key-watch';
 
@@ -57,7 +58,7 @@ export class MemoryTransaction extends ClientTransaction {
         writeKeys: writeConflicts.keys,
         mutations: this.writes.mutations,
       });
-      this.activate(this.committed(result.version, result.versionstamp));
+      this.activate(this.committed(result.version, result.version < 0n ? undefined : () => versionstampOf(result.version)));
     } catch (err) {
       this.commitFailed(err);
       throw err;

@@ -61,14 +61,14 @@ export class VersionedStore {
 
   /**
    * Applies a transaction's mutations in order as the new version `version`, filling versionstamp
-   * placeholders with `versionstamp`. Synchronous, so no reader or committer observes half of it.
+   * placeholders with `versionstamp()`. Synchronous, so no reader or committer observes half of it.
    *
    * A run of {@link RUN_MIN} or more consecutive sets whose keys no stored key lies among is merged in
    * one pass (`sorted-btree`'s union of the store with a tree bulk-loaded from the run: it copies the
    * path to where the run goes once, instead of descending from the root for every key); the run is
    * then reported to watches as the range it spans. Other writes go key by key.
    */
-  apply(mutations: readonly Mutation[], version: bigint, versionstamp: Buffer): AppliedCommit {
+  apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer): AppliedCommit {
     const keys: Buffer[] = [];
     const ranges: KeyRange[] = [];
     for (let i = 0; i < mutations.length;) {
@@ -95,35 +95,26 @@ export class VersionedStore {
    * the lowest and the highest of their keys; returns false (having changed nothing) otherwise.
    */
   private mergeRun(mutations: readonly Mutation[], from: number, to: number, ranges: KeyRange[]): boolean {
-    let pairs = mutations.slice(from, to) as Array<Extract<Mutation, { type: 'set' }>>;
+    let keys: Buffer[] = [];
+    let values: Buffer[] = [];
     let sorted = true;
-    for (let i = 1; i < pairs.length && sorted; i++) sorted = compareBytes(pairs[i - 1].key, pairs[i].key) < 0;
-    if (!sorted) {
-      // Stable: of sets of one key, the last one written stays last, and wins below.
-      pairs.sort((a, b) => compareBytes(a.key, b.key));
-      const unique = [pairs[0]];
-      for (let i = 1; i < pairs.length; i++) {
-        if (compareBytes(pairs[i].key, unique[unique.length - 1].key) === 0) unique[unique.length - 1] = pairs[i];
-        else unique.push(pairs[i]);
-      }
-      pairs = unique;
+    for (let i = from; i < to; i++) {
+      const m = mutations[i] as Extract<Mutation, { type: 'set' }>;
+      if (sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
+      keys.push(m.key);
+      values.push(m.value);
     }
-    const first = pairs[0].key;
-    const last = pairs[pairs.length - 1].key;
+    if (!sorted) [keys, values] = sortedLastWins(keys, values);
+    const first = keys[0];
+    const last = keys[keys.length - 1];
     const stored = this.data.getPairOrNextHigher(first);
     if (stored !== undefined && compareBytes(stored[0], last) <= 0) return false;
-    const run = bulkLoad(
-      pairs.map((p) => p.key),
-      pairs.map((p) => p.value),
-      this.data.maxNodeSize,
-      compareBytes,
-    );
-    this.data = union(this.data, run, later);
+    this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
     ranges.push({ begin: first, end: keyAfter(last) });
     return true;
   }
 
-  private applyOne(m: Mutation, versionstamp: Buffer, keys: Buffer[], ranges: KeyRange[]): void {
+  private applyOne(m: Mutation, versionstamp: () => Buffer, keys: Buffer[], ranges: KeyRange[]): void {
     const data = this.data;
     switch (m.type) {
       case 'set':
@@ -146,15 +137,31 @@ export class VersionedStore {
         break;
       }
       case 'setVersionstampedKey': {
-        const key = fillVersionstamp(m.key, versionstamp);
+        const key = fillVersionstamp(m.key, versionstamp());
         data.set(key, m.value);
         keys.push(key);
         break;
       }
       case 'setVersionstampedValue':
-        data.set(m.key, fillVersionstamp(m.value, versionstamp));
+        data.set(m.key, fillVersionstamp(m.value, versionstamp()));
         keys.push(m.key);
         break;
     }
   }
+}
+
+/** `keys` sorted with their `values`; of a key given more than once, the value given last. */
+function sortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] {
+  // Stable: of equal keys, the one given last stays last.
+  const order = keys.map((_, i) => i).sort((a, b) => compareBytes(keys[a], keys[b]));
+  const outKeys: Buffer[] = [];
+  const outValues: Buffer[] = [];
+  for (const i of order) {
+    if (outKeys.length > 0 && compareBytes(outKeys[outKeys.length - 1], keys[i]) === 0) outValues[outValues.length - 1] = values[i];
+    else {
+      outKeys.push(keys[i]);
+      outValues.push(values[i]);
+    }
+  }
+  return [outKeys, outValues];
 }
