@@ -122,12 +122,12 @@ export class WriteSet {
   }
 
   /**
-   * The write conflicts in two parts, for an engine that records single keys as keys (see
-   * `ConflictLog.record`): the keys written one by one (sorted, no duplicates), and the other ranges
-   * (sorted and coalesced). A key may lie inside one of the ranges.
+   * The write conflict ranges besides the keys written one by one: range clears and explicit ranges,
+   * sorted and coalesced. Enough for an engine that takes the conflicts of single keys from the keys
+   * its commit applies (the memory engine, see `ConflictLog.record`).
    */
-  writeConflictParts(): { keys: Buffer[]; ranges: KeyRange[] } {
-    return { keys: this.writtenKeys(), ranges: this.conflictRanges.length === 0 ? [] : coalesceRanges(this.conflictRanges) };
+  rangeConflicts(): KeyRange[] {
+    return this.conflictRanges.length === 0 ? [] : coalesceRanges(this.conflictRanges);
   }
 
   /**

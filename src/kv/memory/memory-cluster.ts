@@ -1,5 +1,5 @@
 import type BTree from 'sorted-btree';
-import { keyAfter } from '../contract/bytes';
+import { compareBytes } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import { ConflictLog } from '../engine-parts/conflict-log';
@@ -7,8 +7,8 @@ import type { FaultInjector } from '../engine-parts/fault-injector';
 import type { Mutation } from '../client/mutation';
 import { coalesceRanges } from '../client/range-set';
 import type { KeyRange } from '../contract/key-range';
-import { VersionedStore } from './versioned-store';
-import { fillVersionstamp, versionstampOf } from '../client/versionstamp-template';
+import { VersionedStore, type AppliedCommit } from './versioned-store';
+import { versionstampOf } from '../client/versionstamp-template';
 import { WatchRegistry } from '../engine-parts/watch-registry';
 import { VersionHistory } from './version-history';
 
@@ -34,10 +34,12 @@ export interface CommitRequest {
   /** The transaction's read version, if it read anything or chose one. */
   readonly snapshot: ReadSnapshot | undefined;
   readonly readConflicts: readonly KeyRange[];
-  /** Sorted and coalesced, as `WriteSet.writeConflictParts()` returns them. */
+  /**
+   * The write conflict ranges besides the keys the mutations write (range clears and explicit
+   * ranges), sorted and coalesced, as `WriteSet.rangeConflicts()` returns them: the commit adds the
+   * keys it applies.
+   */
   readonly writeConflicts: readonly KeyRange[];
-  /** Single keys written (each the range `[key, key + '\x00')`), sorted, without duplicates. */
-  readonly writeKeys: readonly Buffer[];
   readonly mutations: readonly Mutation[];
 }
 
@@ -122,7 +124,7 @@ export class MemoryCluster {
    */
   commit(request: CommitRequest): CommitResult {
     this.assertOpen();
-    if (request.mutations.length === 0 && request.writeConflicts.length === 0 && request.writeKeys.length === 0) {
+    if (request.mutations.length === 0 && request.writeConflicts.length === 0) {
       return { version: -1n };
     }
     const fault = this.faults?.next();
@@ -149,21 +151,11 @@ export class MemoryCluster {
     // Made only for commits that fill placeholders with it.
     let stamp: Buffer | undefined;
     const versionstamp = () => (stamp ??= versionstampOf(version));
-    // Sorted and coalesced by the write set, unless versionstamped keys add theirs.
-    let writeConflicts = request.writeConflicts;
-    let coalesced = true;
-    for (const m of request.mutations) {
-      if (m.type === 'setVersionstampedKey') {
-        const key = fillVersionstamp(m.key, versionstamp());
-        if (coalesced) writeConflicts = [...writeConflicts];
-        coalesced = false;
-        (writeConflicts as KeyRange[]).push({ begin: key, end: keyAfter(key) });
-      }
-    }
     const applied = this.store.apply(request.mutations, version, versionstamp);
     this.history.committed(version, now);
     this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
-    this.conflicts.record(version, now, writeConflicts, coalesced, request.writeKeys);
+    // The keys applied (versionstamped keys with their final key) conflict as single keys.
+    this.conflicts.record(version, now, request.writeConflicts, true, appliedKeys(applied));
     this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
     if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
@@ -191,4 +183,35 @@ export class MemoryCluster {
   private versionAt(ms: number): bigint {
     return BigInt(Math.max(0, Math.floor(ms * VERSIONS_PER_MS)));
   }
+}
+
+/** The keys a commit applied, sorted, without duplicates: its merged runs are sorted already. */
+function appliedKeys(applied: AppliedCommit): Buffer[] {
+  const { keys, runs } = applied;
+  if (runs.length === 0) return sortedUnique(keys);
+  if (runs.length > 1) return sortedUnique([...keys, ...runs.flat()]);
+  const run = runs[0];
+  if (keys.length === 0) return run;
+  // A run and a few single keys (a document insert and its metadata): each key found by bisection.
+  const out = run.slice();
+  for (const key of sortedUnique(keys)) {
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(out[mid], key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === out.length || compareBytes(out[lo], key) !== 0) out.splice(lo, 0, key);
+  }
+  return out;
+}
+
+function sortedUnique(keys: Buffer[]): Buffer[] {
+  if (keys.length < 2) return keys;
+  const sorted = keys.slice().sort(compareBytes);
+  let n = 1;
+  for (let i = 1; i < sorted.length; i++) if (compareBytes(sorted[i], sorted[n - 1]) !== 0) sorted[n++] = sorted[i];
+  sorted.length = n;
+  return sorted;
 }

@@ -49,13 +49,11 @@ export class MemoryTransaction extends ClientTransaction {
         this.activate(this.committed(-1n, undefined));
         return;
       }
-      const writeConflicts = this.writes.writeConflictParts();
       const result = this.cluster.commit({
         // A version set without reads is checked now, and conflicts count from it.
         snapshot: this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot(),
         readConflicts: this.readConflicts,
-        writeConflicts: writeConflicts.ranges,
-        writeKeys: writeConflicts.keys,
+        writeConflicts: this.writes.rangeConflicts(),
         mutations: this.writes.mutations,
       });
       this.activate(this.committed(result.version, result.version < 0n ? undefined : () => versionstampOf(result.version)));

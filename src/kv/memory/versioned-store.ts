@@ -11,8 +11,10 @@ import { fillVersionstamp } from '../client/versionstamp-template';
 export interface AppliedCommit {
   /** Keys set, cleared or atomically modified, including the final keys of versionstamped keys. */
   readonly keys: Buffer[];
-  /** Ranges cleared by `clearRange`, and ranges of keys set together (see {@link VersionedStore.apply}). */
+  /** Ranges cleared by `clearRange`, and the range each of {@link runs} spans. */
   readonly ranges: KeyRange[];
+  /** The keys of each run of sets merged in one pass (see {@link VersionedStore.apply}), sorted, unique. */
+  readonly runs: Buffer[][];
 }
 
 /**
@@ -66,17 +68,18 @@ export class VersionedStore {
    * A run of {@link RUN_MIN} or more consecutive sets whose keys no stored key lies among is merged in
    * one pass (`sorted-btree`'s union of the store with a tree bulk-loaded from the run: it copies the
    * path to where the run goes once, instead of descending from the root for every key); the run is
-   * then reported to watches as the range it spans. Other writes go key by key.
+   * then reported to watches as the range it spans, and its sorted keys are returned for the conflict log. Other writes go key by key.
    */
   apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer): AppliedCommit {
     const keys: Buffer[] = [];
     const ranges: KeyRange[] = [];
+    const runs: Buffer[][] = [];
     for (let i = 0; i < mutations.length;) {
       const m = mutations[i];
       if (m.type === 'set') {
         let end = i + 1;
         while (end < mutations.length && mutations[end].type === 'set') end++;
-        if (end - i < RUN_MIN || !this.mergeRun(mutations, i, end, ranges)) {
+        if (end - i < RUN_MIN || !this.mergeRun(mutations, i, end, ranges, runs)) {
           for (; i < end; i++) this.applyOne(mutations[i], versionstamp, keys, ranges);
         }
         i = end;
@@ -87,14 +90,14 @@ export class VersionedStore {
     }
     this.currentVersion = version;
     this.snapshotOfCurrent = undefined;
-    return { keys, ranges };
+    return { keys, ranges, runs };
   }
 
   /**
    * Merges the sets `mutations[from, to)` into the store in one union, if no stored key lies between
    * the lowest and the highest of their keys; returns false (having changed nothing) otherwise.
    */
-  private mergeRun(mutations: readonly Mutation[], from: number, to: number, ranges: KeyRange[]): boolean {
+  private mergeRun(mutations: readonly Mutation[], from: number, to: number, ranges: KeyRange[], runs: Buffer[][]): boolean {
     let keys: Buffer[] = [];
     let values: Buffer[] = [];
     let sorted = true;
@@ -111,6 +114,7 @@ export class VersionedStore {
     if (stored !== undefined && compareBytes(stored[0], last) <= 0) return false;
     this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
     ranges.push({ begin: first, end: keyAfter(last) });
+    runs.push(keys);
     return true;
   }
 
