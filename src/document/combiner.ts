@@ -18,7 +18,9 @@ import type { Transaction } from '../kv/contract/types';
  * - a call with the caller's `{ tr }` is never combined; a call that finds nothing running starts at
  *   once in a transaction of its own, exactly as without combining (a lone caller waits for nothing);
  * - calls of an operation that can merge them ({@link Merge}) and follow each other in a batch run as
- *   one step, which gives each its own outcome as if they had run one after another.
+ *   one step, which gives each its own outcome as if they had run one after another; a step may end
+ *   the batch early (it returns outcomes for the first calls only), and the calls after it wait for
+ *   the next batch.
  *
  * On a retry after commit_unknown_result every call of the batch runs again: what can repeat is what
  * each operation documents for its own transaction (operations with receipts, the queue's, read
@@ -38,8 +40,10 @@ export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly o
  * How calls of one operation that follow each other in a batch run as one (`counter.incr` of n
  * callers: one read of the value, one add of the sum, each caller's result a running sum). `runMany`
  * runs in the shared transaction and returns one outcome per argument, in order; a call that fails
- * alone must write nothing. If it throws, the batch fails as when a call throws (each call then runs
- * alone).
+ * alone must write nothing. It may return outcomes for the first calls only (at least one): the batch
+ * then ends after them, and the other calls go into the next batch (a document written twice in one
+ * commit, a batch grown large). If it throws, the batch fails as when a call throws (each call then
+ * runs alone).
  */
 export interface Merge<A, R> {
   /** Calls with the same `operation` next to each other in a batch are merged. */
@@ -79,9 +83,8 @@ export class Combiner {
     for (;;) {
       // Calls stay queued while their batch runs, so that `submit` sees a running combiner.
       const batch = this.queued.slice(0, MAX_BATCH);
-      if (batch.length === 1) await this.runAlone(batch[0]);
-      else await this.runTogether(batch);
-      this.queued.splice(0, batch.length);
+      const ran = batch.length === 1 ? await this.runAlone(batch[0]) : await this.runTogether(batch);
+      this.queued.splice(0, ran);
       if (this.queued.length === 0) {
         this.onIdle();
         return;
@@ -89,15 +92,18 @@ export class Combiner {
     }
   }
 
-  private async runAlone(call: Call): Promise<void> {
+  /** Runs `call` in a transaction of its own; returns 1, the calls it ran. */
+  private async runAlone(call: Call): Promise<number> {
     try {
       call.resolve(await this.run(call.fn));
     } catch (err) {
       call.reject(err);
     }
+    return 1;
   }
 
-  private async runTogether(batch: readonly Call[]): Promise<void> {
+  /** Runs `batch`, or the first calls of it when a merged step ends it early; returns how many ran. */
+  private async runTogether(batch: readonly Call[]): Promise<number> {
     let results: Settled<unknown>[];
     try {
       results = await this.run(async (tr): Promise<Settled<unknown>[]> => {
@@ -110,8 +116,9 @@ export class Combiner {
           if (merge !== undefined && end - i > 1) {
             const args = batch.slice(i, end).map((call) => call.merge?.arg);
             const outcomes = await merge.runMany(tr, args);
-            if (outcomes.length !== args.length) throw new Error('a merged run returned the wrong number of outcomes');
+            if (outcomes.length === 0 || outcomes.length > args.length) throw new Error('a merged run returned the wrong number of outcomes');
             out.push(...outcomes);
+            if (outcomes.length < args.length) break;
           } else {
             out.push({ ok: true, value: await batch[i].fn(tr) });
           }
@@ -122,13 +129,14 @@ export class Combiner {
     } catch {
       // Some call, or the commit, failed for good; nothing was committed: each call on its own.
       for (const call of batch) await this.runAlone(call);
-      return;
+      return batch.length;
     }
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < results.length; i++) {
       const outcome = results[i];
       if (outcome.ok) batch[i].resolve(outcome.value);
       else batch[i].reject(outcome.error);
     }
+    return results.length;
   }
 }
 

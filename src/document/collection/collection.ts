@@ -1,7 +1,7 @@
 import { strinc } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
-import type { TupleItem } from '../../tuple';
+import { pack, type TupleItem } from '../../tuple';
 import { packPrefixed } from '../../tuple/pack';
 import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
@@ -46,7 +46,7 @@ import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, req
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
-import { runWrite } from './run-write';
+import { runRead, runWrite, writtenUntracked, type CombineKey } from './run-write';
 import { readPage } from './scan-page';
 
 /** What a collection needs from the layer that made it. */
@@ -100,6 +100,8 @@ const DEFAULT_PAGE_SIZE = 100;
 export class DocumentCollection {
   private access: StructureAccess | undefined;
   private readonly path: CollectionPath;
+  /** Where calls on this collection without a transaction meet to share one (every handle of it in the layer). */
+  private readonly combineKey: CombineKey;
 
   /** @internal Use `DocLayer.collection()`. */
   constructor(
@@ -108,6 +110,7 @@ export class DocumentCollection {
     readonly name: string,
   ) {
     this.path = { scope, collection: name };
+    this.combineKey = { owner: context.registry, collection: `${scope}.${name}` };
   }
 
   /**
@@ -130,7 +133,7 @@ export class DocumentCollection {
     const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
-    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+    const { cas } = await this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
@@ -177,7 +180,7 @@ export class DocumentCollection {
     const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
@@ -219,7 +222,7 @@ export class DocumentCollection {
     const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
@@ -250,7 +253,7 @@ export class DocumentCollection {
   async remove(id: DocId, opts: CasOptions = {}): Promise<MutationResult> {
     const element = docIdElement(id);
     const now = this.context.now();
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
@@ -287,7 +290,7 @@ export class DocumentCollection {
     const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
     const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
     const element = docIdElement(id);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
@@ -316,7 +319,7 @@ export class DocumentCollection {
    */
   async exists(id: DocId, opts: TransactionOption = {}): Promise<boolean> {
     const element = docIdElement(id);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) return false;
       const presence = await readPresence(tr, keys);
@@ -335,7 +338,7 @@ export class DocumentCollection {
   async getMany(ids: readonly DocId[], opts: TransactionOption = {}): Promise<(GetResult | undefined)[]> {
     if (!Array.isArray(ids)) throw new DocumentError('INVALID_ARGUMENT', 'getMany takes an array of ids');
     const elements = ids.map(docIdElement);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const prefix = await this.prefixToRead(tr);
       if (prefix === undefined) return elements.map(() => undefined);
       const now = this.context.now();
@@ -395,7 +398,7 @@ export class DocumentCollection {
    */
   async lookupIn(id: DocId, specs: readonly LookupInSpec[], opts: TransactionOption = {}): Promise<LookupInResult> {
     const element = docIdElement(id);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
@@ -453,7 +456,7 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     let values: (JsonValue | undefined)[] = [];
-    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+    const { cas } = await this.write(element, opts.tr, async (tr) => {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
@@ -503,7 +506,7 @@ export class DocumentCollection {
     const element = docIdElement(id);
     const now = this.context.now();
     const requested = requestedExpiry(expiry, now);
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       await this.retouch(tr, id, element, requested, now);
     });
   }
@@ -522,7 +525,7 @@ export class DocumentCollection {
     const requested = requestedExpiry(expiry, now);
     let content: JsonValue = null;
     let expiresAt: number | undefined;
-    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+    const { cas } = await this.write(element, opts.tr, async (tr) => {
       ({ content, expiresAt } = await this.retouch(tr, id, element, requested, now));
     });
     return withExpiry({ content: content as T, cas }, expiresAt);
@@ -725,6 +728,7 @@ export class DocumentCollection {
     expiresAt: number | undefined,
     indexing: Promise<IndexWrite | undefined>,
   ): Promise<void> {
+    writtenUntracked(tr);
     if ((await indexing) !== undefined) await removeIndexEntries(this.context.indexes, tr, target.id, keys);
     tr.clearRange(keys.begin, keys.end);
     if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
@@ -759,6 +763,19 @@ export class DocumentCollection {
 
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
     return this.context.kv.transact(fn, { tr });
+  }
+
+  /**
+   * Runs a write of the document `element` in `tr`, or without one combined with the concurrent
+   * writes to this collection (`run-write.ts`).
+   */
+  private write(element: TupleItem, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<void | 'removed'>): Promise<MutationResult> {
+    return runWrite(this.context.kv, tr, fn, tr === undefined ? { ...this.combineKey, document: documentKey(element) } : undefined);
+  }
+
+  /** Runs a read in `tr`, or without one combined with the concurrent reads of this collection (`run-write.ts`). */
+  private read<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
+    return runRead(this.context.kv, tr, fn, this.combineKey);
   }
 
   /**
@@ -808,4 +825,9 @@ function settle<T>(promise: Promise<T>): Promise<() => T> {
 /** An expiry that has not passed, else `undefined`. */
 function liveExpiry(expiresAt: number | undefined, now: number): number | undefined {
   return isExpired(expiresAt, now) ? undefined : expiresAt;
+}
+
+/** A document among its collection's, for keeping it to one write per combined batch. */
+function documentKey(element: TupleItem): string {
+  return typeof element === 'string' ? `s${element}` : pack([element]).toString('latin1');
 }
