@@ -72,13 +72,26 @@ export class Combiner {
   ) {}
 
   submit<T>(fn: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T> | undefined): Promise<T> {
+    if (this.queued.length === 0) {
+      // Nothing running: start at once, as without combining; calls made meanwhile queue behind it.
+      this.queued.push(RUNNING_ALONE);
+      const result = this.run(fn);
+      result.then(this.afterAlone, this.afterAlone);
+      return result;
+    }
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, merge: merge, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1) void this.drain();
     });
   }
 
-  /** Runs batches until nothing is queued; the first is the call that found nothing running. */
+  /** Once a call that found nothing running has settled: runs what queued behind it. */
+  private readonly afterAlone = (): void => {
+    this.queued.shift();
+    if (this.queued.length === 0) this.onIdle();
+    else void this.drain();
+  };
+
+  /** Runs batches until nothing is queued. */
   private async drain(): Promise<void> {
     for (;;) {
       // Calls stay queued while their batch runs, so that `submit` sees a running combiner.
@@ -139,6 +152,14 @@ export class Combiner {
     return results.length;
   }
 }
+
+/** Holds a combiner's queue while the call that found nothing running runs (it is no queued call). */
+const RUNNING_ALONE: Call = {
+  fn: () => Promise.resolve(undefined),
+  merge: undefined,
+  resolve: () => undefined,
+  reject: () => undefined,
+};
 
 const combiners = new WeakMap<object, Map<string, Combiner>>();
 

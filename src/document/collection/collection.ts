@@ -45,7 +45,7 @@ import { describeId, notFound, readDocument, readPath, withExpiry } from './docu
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
-import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
+import { clearUnlockedDocument, encodeLock, isLocked, LOCK_NOT_READ, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runRead, runWrite, writtenUntracked, type CombineKey } from './run-write';
 import { readPage } from './scan-page';
 
@@ -163,9 +163,9 @@ export class DocumentCollection {
    *
    * Cost: the metadata version (no round trip on a cluster); 1 point read of the lock key only in a
    * collection that has ever had a document locked (see `lock-flags.ts`; with `preserveExpiry`, also 1
-   * of the expiry key, issued together; none when the write creates the collection); 2 range clears (the old document around
-   * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
-   * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
+   * of the expiry key, issued together; none when the write creates the collection); 1 range clear
+   * of the old document (2 around its lock key when it read the lock key and found none, so
+   * concurrent upserts of one document do not conflict), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
    * left for `purgeExpired`, which drops it when due. With secondary indexes it also reads the catalog
    * key and, when the collection has indexes, the old document's indexed parts (see the class
    * comment): the entries to clear.
@@ -186,11 +186,11 @@ export class DocumentCollection {
       const entries = flattened(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
-      let lockedUntil: number | undefined;
+      let lockedUntil: number | undefined | typeof LOCK_NOT_READ;
       if (target.create === undefined) {
         let stored: number | undefined;
         [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, this.readLockIfAny(tr, target.id, keys)]);
-        if (isLocked(lockedUntil, now)) throw lockedError(id);
+        if (lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
@@ -471,7 +471,7 @@ export class DocumentCollection {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
         await this.discard(tr, keys, target, element, stored, indexing);
       }
-      const locked = !expired && isLocked(lockedUntil, now);
+      const locked = !expired && lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now);
       if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
       const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
@@ -641,11 +641,11 @@ export class DocumentCollection {
 
   /**
    * When the document's lock ends, for a writer that learns of locks by reading the lock key (upsert,
-   * mutateIn): `undefined` without a read in a collection that never had a document locked (see
-   * `lock-flags.ts`).
+   * mutateIn): {@link LOCK_NOT_READ} without a read in a collection that never had a document locked
+   * (see `lock-flags.ts`).
    */
-  private async readLockIfAny(tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<number | undefined> {
-    return (await this.context.locks.mayBeLocked(tr, collectionId)) ? readLock(tr, keys) : undefined;
+  private async readLockIfAny(tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<number | undefined | typeof LOCK_NOT_READ> {
+    return (await this.context.locks.mayBeLocked(tr, collectionId)) ? readLock(tr, keys) : LOCK_NOT_READ;
   }
 
   /** @internal The port through which data structure handles (`src/structures`) use this collection. */
