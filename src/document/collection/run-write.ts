@@ -145,6 +145,9 @@ async function runWrites(tr: Transaction, calls: WriteCall[]): Promise<Settled<R
  * outcome; any other failure (a retryable conflict or timeout) fails the attempt.
  */
 async function runReads<T>(tr: Transaction, calls: Read<T>[]): Promise<Settled<T>[]> {
+  // A context for the batch, so that what every read does once per attempt (the manifest's read
+  // conflict) is done once.
+  DocTransaction.of(tr);
   const settled = await Promise.allSettled(calls.map((fn) => fn(tr)));
   return settled.map((result) => {
     if (result.status === 'fulfilled') return { ok: true, value: result.value };
