@@ -17,6 +17,8 @@ import type { Transaction } from '../kv/contract/types';
  *   transaction, so each gets its own result or its own error and a failure fails only its own call;
  * - a call with the caller's `{ tr }` is never combined; a call that finds nothing running starts at
  *   once in a transaction of its own, exactly as without combining (a lone caller waits for nothing);
+ *   after a batch of several calls, the calls made over the next few turns of the event loop, while
+ *   they keep coming, join the next batch;
  * - calls of an operation that can merge them ({@link Merge}) and follow each other in a batch run as
  *   one step, which gives each its own outcome as if they had run one after another; a step may end
  *   the batch early (it returns outcomes for the first calls only), and the calls after it wait for
@@ -32,6 +34,9 @@ import type { Transaction } from '../kv/contract/types';
 
 /** Calls per combined transaction. */
 export const MAX_BATCH = 64;
+
+/** Turns of the event loop a combiner waits, after a batch, for its callers' next calls. */
+const HOLD_TURNS = 4;
 
 /** A call's outcome when it ran merged with others: its result, or the error that failed it alone. */
 export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
@@ -98,11 +103,30 @@ export class Combiner {
       const batch = this.queued.slice(0, MAX_BATCH);
       const ran = batch.length === 1 ? await this.runAlone(batch[0]) : await this.runTogether(batch);
       this.queued.splice(0, ran);
+      if (ran > 1 && this.queued.length < ran) await this.holdForCallers(ran);
       if (this.queued.length === 0) {
         this.onIdle();
         return;
       }
     }
+  }
+
+  /**
+   * The callers of a batch often call again as soon as they have their results, over the next turns
+   * of the event loop: when fewer calls are queued than the batch had, waiting for them (while calls
+   * keep arriving, until as many as the batch had, at most {@link HOLD_TURNS} turns) lets them share
+   * the next batch, instead of the first of them running alone and the rest behind it. With nothing
+   * queued, a hold keeps the calls made meanwhile queued.
+   */
+  private async holdForCallers(batchSize: number): Promise<void> {
+    const held = this.queued.length === 0;
+    if (held) this.queued.push(RUNNING_ALONE);
+    for (let turn = 0; turn < HOLD_TURNS; turn++) {
+      const before = this.queued.length;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.queued.length === before || this.queued.length - (held ? 1 : 0) >= batchSize) break;
+    }
+    if (held) this.queued.shift();
   }
 
   /** Runs `call` in a transaction of its own; returns 1, the calls it ran. */
@@ -153,7 +177,10 @@ export class Combiner {
   }
 }
 
-/** Holds a combiner's queue while the call that found nothing running runs (it is no queued call). */
+/**
+ * Holds a combiner's queue while the call that found nothing running runs, or while a batch's callers
+ * get a turn to call again (it is no queued call).
+ */
 const RUNNING_ALONE: Call = {
   fn: () => Promise.resolve(undefined),
   merge: undefined,

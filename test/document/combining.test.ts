@@ -41,6 +41,21 @@ documentSuite('documents: concurrent calls combined', (ctx) => {
     expect(read.map((r) => r.cas)).toEqual(written.map((w) => w.cas));
   });
 
+  it('callers that call again as soon as they have their results share the next batch, instead of one of them running alone', async () => {
+    const { docs, counter } = await ctx.open();
+    const c = docs.collection();
+    await c.upsert('first', {});
+    const before = counter.counts();
+    await Promise.all(
+      ids(CALLERS).map(async (id) => {
+        for (let round = 0; round < 3; round++) await c.upsert(id, { round });
+      }),
+    );
+    // One alone, then 3 batches: the first caller's second call waits for the others' second calls.
+    expect(counter.counts().commits - before.commits).toBe(4);
+    expect((await c.getMany(ids(CALLERS))).map((r) => r?.content)).toEqual(ids(CALLERS).map(() => ({ round: 2 })));
+  });
+
   it(`${CALLERS} concurrent gets share one read-only transaction; a missing id fails alone`, async () => {
     const { docs, counter } = await ctx.open();
     const c = docs.collection();
