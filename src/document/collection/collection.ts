@@ -74,7 +74,9 @@ const DEFAULT_PAGE_SIZE = 100;
 /**
  * The documents of one collection. Every method runs in its own transaction (retried on conflicts),
  * or joins the caller's with `{ tr }`: then it neither commits nor retries, and its writes are the
- * caller's to commit.
+ * caller's to commit. Without `tr`, writes and reads made while another runs on the collection share
+ * a transaction with the other calls queued meanwhile, each caller with the result it would get alone
+ * (`run-write.ts`; docs/documents.md): the costs below are each call's, in whichever transaction.
  *
  * Costs are in KV operations: point reads, range reads (R), keys written (W), range clears. `n` is the
  * number of entries (containers plus leaves, plus chunks of long strings) of the value concerned; a
