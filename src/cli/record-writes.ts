@@ -3,6 +3,7 @@ import { isDocumentError } from '../document/errors';
 import type { DocId, JsonValue } from '../document/types';
 import type { Transaction } from '../kv/contract/types';
 import type { SetMember } from '../structures/set';
+import type { ScoredMember } from '../structures/sorted-set';
 import type { ExportRecord } from './export-format';
 import { stringifyJson } from './json-text';
 
@@ -91,6 +92,22 @@ export function recordWrites(collection: Collection, record: ExportRecord, bytes
         async (tr) => {
           await set.add(null, { tr });
           await set.delete(null, { tr });
+        },
+      );
+    }
+    case 'sortedset': {
+      const sortedSet = collection.sortedSet(id);
+      return elementWrites(
+        collection,
+        id,
+        value as ScoredMember[],
+        ([member]) => member.length + 24,
+        async (pairs, tr) => {
+          for (const [member, score] of pairs) await sortedSet.add(member, score, { tr });
+        },
+        async (tr) => {
+          await sortedSet.add('', 0, { tr });
+          await sortedSet.remove('', { tr });
         },
       );
     }

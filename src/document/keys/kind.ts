@@ -17,9 +17,9 @@ import type { JsonValue } from '../types';
  * removes the document); element operations read the kind (one point read, so they conflict only
  * with creation and removal) and never write it.
  */
-export type StructureKind = 'list' | 'map' | 'set' | 'queue' | 'counter' | 'text';
+export type StructureKind = 'list' | 'map' | 'set' | 'queue' | 'counter' | 'text' | 'sortedset';
 
-const KINDS: ReadonlySet<string> = new Set<StructureKind>(['list', 'map', 'set', 'queue', 'counter', 'text']);
+const KINDS: ReadonlySet<string> = new Set<StructureKind>(['list', 'map', 'set', 'queue', 'counter', 'text', 'sortedset']);
 
 /** The first byte of a structure's root entry: no JSON value's entry starts with it ('$'). */
 export const STRUCTURE_MARKER = 0x24;
