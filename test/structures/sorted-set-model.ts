@@ -1,5 +1,6 @@
 import type { ScoredMember } from '../../src/structures/sorted-set';
 import { heightOf } from '../../src/structures/rank-index';
+import { pack } from '../../src/tuple';
 
 /**
  * The reference model of the sorted-set tests: a plain array of `[member, score]` pairs kept sorted as
@@ -83,7 +84,7 @@ function order(a: ScoredMember, b: ScoredMember): number {
 
 /** The height of a member in the rank index. */
 export function memberHeight(member: string): number {
-  return heightOf(Buffer.concat([Buffer.of(0x02), Buffer.from(member), Buffer.of(0x00)]));
+  return heightOf(pack([member]));
 }
 
 const talls = new Map<number, string[]>();

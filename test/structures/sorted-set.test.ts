@@ -400,6 +400,37 @@ documentSuite('DocSortedSet', (ctx) => {
     });
   });
 
+  ctx.describeWithFaults('with commit faults', () => {
+    it('16 clients adding, moving and removing their members under every fault (1021 too): the model exactly, counts consistent', async () => {
+      const seed = testSeed(1803);
+      const random = new Random(seed);
+      const { docs, counter } = await ctx.openWithFaults({ seed, notCommitted: 0.1, tooOld: 0.05, unknownResult: 0.1 });
+      const z = docs.collection().sortedSet('z');
+      // Each member has one owner, so each client's operations in order are the model, even where a
+      // 1021 hides whether an attempt was applied (add and remove are idempotent: a retry re-reads).
+      const members = pool();
+      const owned = Array.from({ length: 16 }, (_, client) => members.filter((_m, i) => i % 16 === client));
+      const work = owned.map((mine) =>
+        Array.from({ length: 6 }, () => ({ member: random.pick(mine), score: random.pick(SCORES), add: random.chance(0.7), tr: random.chance(0.5) })),
+      );
+      await Promise.all(
+        work.map(async (ops) => {
+          for (const { member, score, add, tr } of ops) {
+            if (tr) await docs.transact((t) => (add ? z.add(member, score, { tr: t }) : z.remove(member, { tr: t })));
+            else await (add ? z.add(member, score) : z.remove(member));
+          }
+        }),
+      );
+      const model = new SortedArray();
+      for (const ops of work) for (const { member, score, add } of ops) void (add ? model.set(member, score) : model.remove(member));
+      expect(await z.range(0, -1)).toEqual(model.all());
+      expect(await z.size()).toBe(model.size);
+      for (const [member] of model.all()) expect(await z.rank(member)).toBe(model.rank(member));
+      expect((await checkDocuments(docs)).problems).toEqual([]);
+      expect(counter.counts().commitErrors.get(1021) ?? 0).toBeGreaterThan(0);
+    });
+  });
+
   describe('costs', () => {
     it('rank reads O(log n) keys: a few dozen among 2,000 members, not a scan', async () => {
       const { docs, counter } = await ctx.open();
