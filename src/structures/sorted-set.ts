@@ -562,7 +562,25 @@ async function readFromRank(tr: ReadTransaction, index: RankIndex, rank: number,
  * the document's, in key order.
  */
 export function sortedSetIndexProblems(entries: readonly KeyValue[], keys: DocumentKeys): string[] {
-  return indexOf(keys).problems(entries);
+  const index = indexOf(keys);
+  const members = membersPrefix(keys);
+  const level0 = index.levelPrefix(0);
+  const scores = new Map<string, Buffer>();
+  for (const { key, value } of entries) if (isBelow(key, members)) scores.set(key.subarray(members.length).toString('latin1'), value);
+  let indexed = 0;
+  for (const { key } of entries) {
+    if (!isBelow(key, level0)) continue;
+    const entry = index.entryOf(0, key);
+    const score = scores.get(entry.subarray(SCORE_BYTES).toString('latin1'));
+    if (score === undefined || !score.equals(entry.subarray(0, SCORE_BYTES))) return ['its score index has an entry its member keys do not match'];
+    indexed++;
+  }
+  if (indexed !== scores.size) return [`it has ${scores.size} member keys but ${indexed} score-index entries`];
+  return index.problems(entries);
+}
+
+function isBelow(key: Buffer, prefix: Buffer): boolean {
+  return key.length > prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 /** The JSON form: the `[member, score]` pairs, lowest score first. */
@@ -570,8 +588,6 @@ export function sortedSetJsonForm(entries: readonly KeyValue[], keys: DocumentKe
   const index = indexOf(keys);
   const level0 = index.levelPrefix(0);
   const out: JsonValue[] = [];
-  for (const { key } of entries) {
-    if (key.length > level0.length && key.compare(level0, 0, level0.length, 0, level0.length) === 0) out.push(scoredMember(index.entryOf(0, key)));
-  }
+  for (const { key } of entries) if (isBelow(key, level0)) out.push(scoredMember(index.entryOf(0, key)));
   return out;
 }

@@ -342,6 +342,22 @@ documentSuite('DocSortedSet', (ctx) => {
     expect((await checkDocuments(docs)).problems).toEqual([]);
   });
 
+  it('doclayer check finds a rank count that does not match the entries', async () => {
+    const { docs, kv } = await ctx.open();
+    const z = docs.collection().sortedSet('z');
+    for (const m of pool()) await z.add(m, 1);
+    expect((await checkDocuments(docs)).problems).toEqual([]);
+    // The head of level 1: the rank index's prefix tuple(1), then tuple(1).
+    const all = await kv.transact((tr) => tr.getRangeAll(Buffer.of(0x00), Buffer.of(0xff)));
+    const head = all.find(({ key }) => key.subarray(-4).equals(Buffer.of(0x15, 0x01, 0x15, 0x01)));
+    expect(head).toBeDefined();
+    await kv.transact(async (tr) => tr.add(head!.key, 1));
+    const problems = (await checkDocuments(docs)).problems.map((p) => p.problem);
+    expect(problems).toEqual([expect.stringMatching(/^its rank index counts (\d+) entries after a node of level 1 where there are \d+$/)]);
+    const [, stored, actual] = /counts (\d+) .* there are (\d+)$/.exec(problems[0])!;
+    expect(Number(stored)).toBe(Number(actual) + 1);
+  });
+
   describe('conflicts', () => {
     it('two held-open transactions adding different members both commit without a retry', async () => {
       const { docs } = await ctx.open();
