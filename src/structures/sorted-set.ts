@@ -315,7 +315,7 @@ export class DocSortedSet extends Structure {
    * what {@link remove} reads of the rank index. Writes: as {@link remove}, per member. Concurrent pops
    * conflict (they read the same entries).
    *
-   * @throws DocumentError INVALID_ARGUMENT (count), WRONG_KIND.
+   * @throws DocumentError INVALID_ARGUMENT (count: a safe integer from 0 to 1,000), WRONG_KIND.
    */
   async popMin(count = 1, opts: TransactionOption = {}): Promise<ScoredMember[]> {
     return this.pop(count, false, opts);
@@ -415,6 +415,8 @@ export class DocSortedSet extends Structure {
 
   private pop(count: number, highest: boolean, opts: TransactionOption): Promise<ScoredMember[]> {
     checkCount(count, 'count');
+    if (count > MAX_POP)
+      throw new DocumentError('INVALID_ARGUMENT', `a pop takes at most ${MAX_POP} members (a transaction stays small and short), got ${count}`);
     return this.writeWith(
       opts,
       async (tr, keys) =>
@@ -468,6 +470,12 @@ interface CheckedMember {
   readonly bytes: Buffer;
   readonly height: number;
 }
+
+/**
+ * The most members one pop removes: each removal writes ~8 keys and reads the rank index, and a
+ * FoundationDB transaction must stay under 10 MB and 5 seconds.
+ */
+const MAX_POP = 1000;
 
 /** The bytes of a packed double: type code and 8 bytes. */
 const SCORE_BYTES = 9;

@@ -187,6 +187,7 @@ documentSuite('DocSortedSet', (ctx) => {
       expect(await z.popMin(10)).toEqual(board.slice(1, 3));
       expect(await z.popMin()).toEqual([]);
       expect(await z.size()).toBe(0);
+      expect((await errorOf(z.popMin(1001))).code).toBe('INVALID_ARGUMENT');
     });
 
     it('iterates a score range page by page, in either direction', async () => {
