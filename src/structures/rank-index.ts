@@ -38,6 +38,11 @@ const FAN_BITS = 4;
 const FAN_MASK = (1 << FAN_BITS) - 1;
 /** Keys per range read when walking a level forward from a node to find a rank. */
 const WALK_PAGE = 32;
+/**
+ * A walk starts at the lowest level expected to hold at most this many nodes in all: read from its
+ * head in one range read, it stands where a walk from the top would, in fewer round trips.
+ */
+const START_NODES = 32;
 
 const EMPTY = Buffer.alloc(0);
 const PLUS_ONE = encodeInt64(1n);
@@ -158,13 +163,14 @@ export class RankIndex {
   }
 
   /**
-   * The number of entries below `bound` (any key suffix, not necessarily an entry). Reads: per level
-   * from the top, the nodes from where the walk stands up to `bound` (1 range read each, ~16 keys).
+   * The number of entries below `bound` (any key suffix, not necessarily an entry), in a set of about
+   * `size` entries (only the cost depends on it). Reads: per level from {@link startLevel} down, the
+   * nodes from where the walk stands up to `bound` (1 range read each, ~16 keys, up to ~32 on the first).
    */
-  async rankOf(tr: ReadTransaction, bound: Uint8Array): Promise<number> {
+  async rankOf(tr: ReadTransaction, bound: Uint8Array, size: number): Promise<number> {
     let at: Position;
     let rank = 0;
-    for (let level = TOP_LEVEL; level >= 1; level--) {
+    for (let level = startLevel(size); level >= 1; level--) {
       const nodes = this.nodesOf(level, at, await tr.getRangeAll(this.positionKey(level, at), this.key(level, bound)));
       for (let i = 0; i < nodes.length - 1; i++) rank += nodes[i].count;
       if (nodes.length > 0) at = nodes[nodes.length - 1].entry;
@@ -174,15 +180,15 @@ export class RankIndex {
   }
 
   /**
-   * The entry at rank `rank` (0: the first), or `undefined` past the end. Reads: per level from the
-   * top, the nodes from where the walk stands until the one whose span holds the rank (range reads of
+   * The entry at rank `rank` (0: the first), or `undefined` past the end, in a set of about `size`
+   * entries (as {@link rankOf}). Reads: per level from {@link startLevel} down, the nodes from where the walk stands until the one whose span holds the rank (range reads of
    * up to 32 keys, ~16 keys each), then the entries of that span up to the rank (1 range read).
    */
-  async select(tr: ReadTransaction, rank: number): Promise<Buffer | undefined> {
+  async select(tr: ReadTransaction, rank: number, size: number): Promise<Buffer | undefined> {
     if (rank < 0) return undefined;
     let at: Position;
     let start = 0;
-    for (let level = TOP_LEVEL; level >= 1; level--) {
+    for (let level = startLevel(size); level >= 1; level--) {
       const found = await this.walk(tr, level, at, start, rank);
       if (found === undefined) return undefined;
       [at, start] = found;
@@ -307,6 +313,17 @@ export class RankIndex {
     const head = pair.key.length === this.levels[level].length;
     return { entry: head ? undefined : this.entryOf(level, pair.key), count: countOf(pair.value) };
   }
+}
+
+/**
+ * The level a walk starts at in a set of about `size` entries: the lowest expected to hold at most
+ * {@link START_NODES} nodes (level l holds ~size / 16^l). Starting lower than the top is exact: a
+ * level's head and nodes tile all the entries, whatever the levels above hold.
+ */
+function startLevel(size: number): number {
+  let level = 1;
+  while (level < TOP_LEVEL && size / 2 ** (FAN_BITS * level) > START_NODES) level++;
+  return level;
 }
 
 function countOf(value: Buffer | undefined): number {

@@ -199,8 +199,10 @@ export class DocSortedSet extends Structure {
    * `member`'s rank, 0 for the lowest score (with `reverse`, for the highest), or `undefined` when it
    * is not a member.
    *
-   * Reads: the kind key, the member's key and the size, then the rank index from its top level down:
-   * 1 range read per level (6), ~16 keys each: O(log n) keys, not a scan.
+   * Reads: the kind key, the member's key and the size (at snapshot unless `reverse`: it only chooses
+   * where the walk starts), then the rank index down from the lowest level expected to hold at most 32
+   * nodes: 1 range read per level, ~16 keys each (2 reads up to ~500 members, 3 up to ~8,000, 4 up to
+   * ~130,000, ... 6 at most): O(log n) keys, not a scan.
    *
    * @throws DocumentError INVALID_VALUE, KEY_TOO_LARGE, WRONG_KIND.
    */
@@ -208,11 +210,12 @@ export class DocSortedSet extends Structure {
     const m = this.checkedMember(member);
     return this.readWith(
       opts,
-      (tr, keys) => Promise.all([tr.get(this.memberKey(keys, m.bytes)), opts.reverse === true ? tr.get(keys.meta(META_SIZE)) : undefined]),
+      (tr, keys) => Promise.all([tr.get(this.memberKey(keys, m.bytes)), (opts.reverse === true ? tr : tr.snapshot()).get(keys.meta(META_SIZE))]),
       async (tr, keys, found) => {
         if (keys === undefined || found?.[0] === undefined) return undefined;
-        const rank = await indexOf(keys).rankOf(tr, entryOf(found[0], m.bytes));
-        return opts.reverse === true ? Number(decodeInt64(found[1])) - 1 - rank : rank;
+        const size = Number(decodeInt64(found[1]));
+        const rank = await indexOf(keys).rankOf(tr, entryOf(found[0], m.bytes), size);
+        return opts.reverse === true ? size - 1 - rank : rank;
       },
     );
   }
@@ -240,7 +243,7 @@ export class DocSortedSet extends Structure {
         const last = Math.min(size - 1, stop < 0 ? stop + size : stop);
         if (first > last) return [];
         const from = opts.reverse === true ? size - 1 - last : first;
-        const found = await readFromRank(tr, indexOf(keys), from, last - first + 1);
+        const found = await readFromRank(tr, indexOf(keys), from, last - first + 1, size);
         return opts.reverse === true ? found.reverse() : found;
       },
     );
@@ -263,22 +266,26 @@ export class DocSortedSet extends Structure {
     const limit = opts.limit ?? Infinity;
     checkCount(offset, 'offset');
     if (limit !== Infinity) checkCount(limit, 'limit');
-    return this.read(opts, async (tr, keys) => {
-      if (keys === undefined || bounds === undefined || limit === 0) return [];
-      const index = indexOf(keys);
-      let begin = index.key(0, bounds.begin);
-      let end = index.key(0, bounds.end);
-      if (offset > 0) {
-        const rank = await index.rankOf(tr, opts.reverse === true ? bounds.end : bounds.begin);
-        const at = await index.select(tr, opts.reverse === true ? rank - 1 - offset : rank + offset);
-        if (at === undefined) return [];
-        if (opts.reverse === true) end = concat(index.key(0, at), 0x00);
-        else begin = index.key(0, at);
-        if (Buffer.compare(begin, end) >= 0) return [];
-      }
-      const pairs = await tr.getRangeAll(begin, end, { reverse: opts.reverse === true, ...(limit === Infinity ? {} : { limit }) });
-      return pairs.map(({ key }) => scoredMember(index.entryOf(0, key)));
-    });
+    return this.readWith(
+      opts,
+      (tr, keys) => (offset > 0 ? sizeAtSnapshot(tr, keys) : Promise.resolve(0)),
+      async (tr, keys, size) => {
+        if (keys === undefined || bounds === undefined || limit === 0) return [];
+        const index = indexOf(keys);
+        let begin = index.key(0, bounds.begin);
+        let end = index.key(0, bounds.end);
+        if (offset > 0) {
+          const rank = await index.rankOf(tr, opts.reverse === true ? bounds.end : bounds.begin, size ?? 0);
+          const at = await index.select(tr, opts.reverse === true ? rank - 1 - offset : rank + offset, size ?? 0);
+          if (at === undefined) return [];
+          if (opts.reverse === true) end = concat(index.key(0, at), 0x00);
+          else begin = index.key(0, at);
+          if (Buffer.compare(begin, end) >= 0) return [];
+        }
+        const pairs = await tr.getRangeAll(begin, end, { reverse: opts.reverse === true, ...(limit === Infinity ? {} : { limit }) });
+        return pairs.map(({ key }) => scoredMember(index.entryOf(0, key)));
+      },
+    );
   }
 
   /**
@@ -334,10 +341,10 @@ export class DocSortedSet extends Structure {
    */
   async count(min: number, max: number, opts: ScoreBounds & TransactionOption = {}): Promise<number> {
     const bounds = scoreBounds(min, max, opts);
-    return this.read(opts, async (tr, keys) => {
+    return this.readWith(opts, sizeAtSnapshot, async (tr, keys, size) => {
       if (keys === undefined || bounds === undefined) return 0;
       const index = indexOf(keys);
-      const [below, upTo] = await Promise.all([index.rankOf(tr, bounds.begin), index.rankOf(tr, bounds.end)]);
+      const [below, upTo] = await Promise.all([index.rankOf(tr, bounds.begin, size ?? 0), index.rankOf(tr, bounds.end, size ?? 0)]);
       return upTo - below;
     });
   }
@@ -553,13 +560,18 @@ function membersPrefix(keys: DocumentKeys): Buffer {
   return Buffer.concat([bodyKey(keys), MEMBERS]);
 }
 
+/** The size, read at snapshot: where it only chooses where a walk of the rank index starts, it adds no conflict. */
+async function sizeAtSnapshot(tr: Transaction, keys: DocumentKeys): Promise<number> {
+  return Number(decodeInt64(await tr.snapshot().get(keys.meta(META_SIZE))));
+}
+
 function indexOf(keys: DocumentKeys): RankIndex {
   return new RankIndex(Buffer.concat([bodyKey(keys), INDEX]));
 }
 
 /** `count` members from rank `rank` on: the rank index down to it, then 1 range read. */
-async function readFromRank(tr: ReadTransaction, index: RankIndex, rank: number, count: number): Promise<ScoredMember[]> {
-  const at = await index.select(tr, rank);
+async function readFromRank(tr: ReadTransaction, index: RankIndex, rank: number, count: number, size: number): Promise<ScoredMember[]> {
+  const at = await index.select(tr, rank, size);
   if (at === undefined) return [];
   const pairs = await tr.getRangeAll(index.key(0, at), index.levelEnd(0), { limit: count });
   return pairs.map(({ key }) => scoredMember(index.entryOf(0, key)));

@@ -454,16 +454,29 @@ documentSuite('DocSortedSet', (ctx) => {
       const z = docs.collection().sortedSet('z');
       const random = new Random(testSeed(1802));
       const members = Array.from({ length: 2000 }, (_, i) => `player-${i}`);
+      const model = new SortedArray();
       for (let i = 0; i < members.length; i += 250) {
         await docs.transact(async (tr) => {
-          for (const m of members.slice(i, i + 250)) await z.add(m, random.int(500), { tr });
+          for (const m of members.slice(i, i + 250)) {
+            const score = random.int(500);
+            model.set(m, score);
+            await z.add(m, score, { tr });
+          }
         });
       }
       let most = 0;
       for (let i = 0; i < 20; i++) {
-        const { counts } = await counter.measure(() => z.rank(random.pick(members)));
-        // The kind and member keys and the size, then 1 range read per level (6).
-        expect(counts.rangeReads).toBe(6);
+        const member = random.pick(members);
+        const { counts, result } = await counter.measure(() => z.rank(member));
+        const rank = model.rank(member) as number;
+        expect(result).toBe(rank);
+        // The same walk finds members by rank, and counts.
+        expect(await z.range(rank, rank + 1)).toEqual(model.range(rank, rank + 1, false));
+        expect(await z.rangeByScore(100, Infinity, { offset: i * 50, limit: 2 })).toEqual(model.byScore(100, Infinity, { offset: i * 50, limit: 2 }));
+        expect(await z.count(100, 300, { maxExclusive: true })).toBe(model.byScore(100, 300, { maxExclusive: true }).length);
+        // The kind and member keys and the size, then 1 range read per level from level 2 (the lowest
+        // expected to hold at most 32 nodes among 2,000 entries: ~8) down to level 0.
+        expect([counts.gets, counts.rangeReads]).toEqual([3, 3]);
         most = Math.max(most, counts.keysRead);
       }
       expect(most).toBeLessThan(120);
