@@ -163,6 +163,26 @@ export class RankIndex {
   }
 
   /**
+   * Removes the entries `removed` and adds the entries `added`, all of height 0 and distinct: such
+   * entries change no level above 0 but by the counts they add to, so the predecessors of all of them
+   * are read at once (and atomic adds to a shared predecessor add up).
+   *
+   * Reads: per entry, its predecessors (5 snapshot limit-1 range reads), all issued together. Writes:
+   * per entry, its level-0 key and 5 atomic adds.
+   */
+  async moveFlat(tr: Transaction, removed: readonly Buffer[], added: readonly Buffer[]): Promise<void> {
+    const preds = await Promise.all([...removed, ...added].map((entry) => this.predecessors(tr, entry)));
+    removed.forEach((entry, i) => {
+      tr.clear(this.key(0, entry));
+      for (let level = 1; level <= TOP_LEVEL; level++) tr.add(this.positionKey(level, preds[i][level]), MINUS_ONE);
+    });
+    added.forEach((entry, i) => {
+      tr.set(this.key(0, entry), EMPTY);
+      for (let level = 1; level <= TOP_LEVEL; level++) tr.add(this.positionKey(level, preds[removed.length + i][level]), PLUS_ONE);
+    });
+  }
+
+  /**
    * The number of entries below `bound` (any key suffix, not necessarily an entry), in a set of about
    * `size` entries (only the cost depends on it). Reads: per level from {@link startLevel} down, the
    * nodes from where the walk stands up to `bound` (1 range read each, ~16 keys, up to ~32 on the first).

@@ -10,6 +10,7 @@ import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
 import { heightOf, RankIndex } from './rank-index';
 import { Structure, type IterateOptions } from './structure';
+import type { Settled } from './combiner';
 import { bodyKey } from './structure-keys';
 
 /** A member and its score, as ranges return them (and as the JSON form lists them). */
@@ -121,6 +122,7 @@ export class DocSortedSet extends Structure {
     if (only !== undefined && only !== 'new' && only !== 'existing') {
       throw new DocumentError('INVALID_ARGUMENT', `only is 'new' or 'existing', got ${String(only)}`);
     }
+    const call: AddCall = { m, score: s, only };
     return this.writeWith(
       opts,
       (tr, keys) => tr.get(this.memberKey(keys, m.bytes)),
@@ -129,7 +131,92 @@ export class DocSortedSet extends Structure {
         await this.place(scope.tr, scope.keys, m, found, s, scope.create);
         return found === undefined;
       },
+      opts.tr === undefined ? { operation: ADD, arg: call, runMany: (tr, calls) => this.addAll(tr, calls as AddCall[]) } : undefined,
     );
+  }
+
+  /**
+   * Concurrent adds merged (structures/combiner.ts), in order: each run of calls on distinct members
+   * that are no nodes of the rank index (15 in 16 members are not) runs as one group
+   * ({@link addFlat}); a node's add, or a member's second add, runs alone between groups, so the
+   * results are those of the calls one after another. A call that fails (KEY_TOO_LARGE) fails alone.
+   */
+  private async addAll(tr: Transaction, calls: readonly AddCall[]): Promise<Settled<boolean>[]> {
+    const outcomes: Settled<boolean>[] = [];
+    let group: AddCall[] = [];
+    let members = new Set<string>();
+    const flush = async () => {
+      if (group.length > 0) outcomes.push(...(await this.addFlat(tr, group)));
+      group = [];
+      members = new Set();
+    };
+    for (const call of calls) {
+      const id = call.m.bytes.toString('latin1');
+      if (call.m.height > 0 || members.has(id)) await flush();
+      if (call.m.height > 0) {
+        outcomes.push(...(await this.addOneByOne(tr, [call])));
+        continue;
+      }
+      members.add(id);
+      group.push(call);
+    }
+    await flush();
+    return outcomes;
+  }
+
+  /**
+   * Adds of distinct members that are no nodes of the rank index, as one: their keys read together,
+   * then the predecessors of every entry together (such entries change only level 0 and the counts
+   * they add to, by atomic adds, which add up).
+   */
+  private addFlat(tr: Transaction, calls: readonly AddCall[]): Promise<Settled<boolean>[]> {
+    return this.writeWith(
+      { tr },
+      (t, keys) => Promise.all(calls.map((c) => t.get(this.memberKey(keys, c.m.bytes)))),
+      async ({ tr: t, keys, create }, found) => {
+        const index = indexOf(keys);
+        const max = this.access.kv.maxKeyBytes;
+        const moves: { call: AddCall; old: Buffer | undefined; scoreBytes: Buffer; entry: Buffer }[] = [];
+        const outcomes = calls.map((call, i): Settled<boolean> => {
+          const old = found?.[i];
+          if (old === undefined ? call.only === 'existing' : call.only === 'new') return { ok: true, value: false };
+          const scoreBytes = packScore(call.score);
+          if (old !== undefined && old.equals(scoreBytes)) return { ok: true, value: false };
+          const entry = Buffer.concat([scoreBytes, call.m.bytes]);
+          if (index.longestKey(entry) > max) return { ok: false, error: keysTooLarge(index.longestKey(entry), max) };
+          moves.push({ call, old: old === undefined ? undefined : entryOf(old, call.m.bytes), scoreBytes, entry });
+          return { ok: true, value: old === undefined };
+        });
+        if (moves.length === 0) return outcomes;
+        create();
+        await index.moveFlat(
+          t,
+          moves.flatMap(({ old }) => (old === undefined ? [] : [old])),
+          moves.map(({ entry }) => entry),
+        );
+        let added = 0;
+        for (const { call, old, scoreBytes } of moves) {
+          t.set(this.memberKey(keys, call.m.bytes), scoreBytes);
+          if (old === undefined) added++;
+        }
+        if (added > 0) t.add(keys.meta(META_SIZE), encodeInt64(BigInt(added)));
+        this.changed(t, keys);
+        return outcomes;
+      },
+    );
+  }
+
+  /** Adds one after another in `tr`, each failing alone. */
+  private async addOneByOne(tr: Transaction, calls: readonly AddCall[]): Promise<Settled<boolean>[]> {
+    const outcomes: Settled<boolean>[] = [];
+    for (const { m, score, only } of calls) {
+      try {
+        outcomes.push({ ok: true, value: await this.add(m.member, score, { tr, ...(only === undefined ? {} : { only }) }) });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+      }
+    }
+    return outcomes;
   }
 
   /**
@@ -406,12 +493,7 @@ export class DocSortedSet extends Structure {
     const index = indexOf(keys);
     const entry = Buffer.concat([scoreBytes, m.bytes]);
     const longest = index.longestKey(entry);
-    if (longest > this.access.kv.maxKeyBytes) {
-      throw new DocumentError(
-        'KEY_TOO_LARGE',
-        `the member's keys would be up to ${longest} bytes, over the engine's limit of ${this.access.kv.maxKeyBytes}`,
-      );
-    }
+    if (longest > this.access.kv.maxKeyBytes) throw keysTooLarge(longest, this.access.kv.maxKeyBytes);
     create();
     if (found !== undefined) await index.remove(tr, entryOf(found, m.bytes), m.height);
     await index.insert(tr, entry, m.height);
@@ -468,14 +550,27 @@ export class DocSortedSet extends Structure {
   private checkedMember(member: unknown): CheckedMember {
     checkMember(member);
     const bytes = pack([member]);
-    return { bytes, height: heightOf(bytes) };
+    return { member, bytes, height: heightOf(bytes) };
   }
 }
 
 /** A member as the keys hold it: its packed tuple string, and its height in the rank index. */
 interface CheckedMember {
+  readonly member: string;
   readonly bytes: Buffer;
   readonly height: number;
+}
+
+/** The merge key of concurrent adds (see combiner.ts), and what each brings. */
+const ADD = {};
+interface AddCall {
+  readonly m: CheckedMember;
+  readonly score: number;
+  readonly only: 'new' | 'existing' | undefined;
+}
+
+function keysTooLarge(longest: number, max: number): DocumentError {
+  return new DocumentError('KEY_TOO_LARGE', `the member's keys would be up to ${longest} bytes, over the engine's limit of ${max}`);
 }
 
 /**

@@ -407,12 +407,26 @@ documentSuite('DocSortedSet', (ctx) => {
     });
 
     it('combines concurrent calls without tr into shared transactions, each with its own result', async () => {
-      const { docs } = await ctx.open();
+      const { docs, counter } = await ctx.open();
       const z = docs.collection().sortedSet('z');
       const results = await Promise.all(Array.from({ length: 32 }, (_, i) => z.increment('hot', 1).then((s) => [i, s])));
       expect(results.map(([, s]) => s).sort((x, y) => x - y)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
       await Promise.all(pool().map((m, i) => z.add(m, i)));
       expect(await z.size()).toBe(pool().length + 1);
+      expect((await checkDocuments(docs)).problems).toEqual([]);
+      // Batches of members that are no nodes take the merged path: added, moved, left alone.
+      const flat = membersOfHeight(0, 40, 'flat-');
+      const model = new SortedArray();
+      for (const [m, score] of await z.range(0, -1)) model.set(m, score);
+      const { result: first, counts } = await counter.measure(() => Promise.all(flat.map((m, i) => z.add(m, i % 5))));
+      expect(first).toEqual(flat.map(() => true));
+      expect(counts.commits).toBeLessThanOrEqual(3); // the first call alone, then the others merged
+      for (const [i, m] of flat.entries()) model.set(m, i % 5);
+      const second = await Promise.all(flat.map((m, i) => z.add(m, i % 3, { only: i % 4 === 0 ? 'new' : 'existing' })));
+      expect(second).toEqual(flat.map(() => false));
+      for (const [i, m] of flat.entries()) if (i % 4 !== 0) model.set(m, i % 3);
+      expect(await z.range(0, -1)).toEqual(model.all());
+      for (const m of flat) expect(await z.rank(m)).toBe(model.rank(m));
       expect((await checkDocuments(docs)).problems).toEqual([]);
     });
   });
