@@ -87,6 +87,12 @@ export function memberHeight(member: string): number {
   return heightOf(pack([member]));
 }
 
+/**
+ * A member of height 5, the top level: found once by {@link membersOfHeight}'s search (a million
+ * hashes, seconds on a loaded machine), kept here; the tests check its height.
+ */
+export const TOP_MEMBER = 'h5-1262660';
+
 const talls = new Map<number, string[]>();
 
 /** `count` members of height exactly `height`, named `<stem><n>` (found by search; the same each run). */
