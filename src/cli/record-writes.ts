@@ -69,6 +69,8 @@ function structureHandle(collection: Collection, kind: StructureKind, id: DocId)
       return collection.counter(id);
     case 'text':
       return collection.text(id);
+    case 'sortedset':
+      return collection.sortedSet(id);
   }
 }
 

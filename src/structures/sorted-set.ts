@@ -9,7 +9,7 @@ import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
 import { heightOf, RankIndex } from './rank-index';
-import { Structure, type IterateOptions } from './structure';
+import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
 import type { Settled } from './combiner';
 import { bodyKey } from './structure-keys';
 
@@ -17,7 +17,7 @@ import { bodyKey } from './structure-keys';
 export type ScoredMember = [member: string, score: number];
 
 /** Options of {@link DocSortedSet.add}. */
-export interface SortedSetAddOptions extends TransactionOption {
+export interface SortedSetAddOptions extends StructureWriteOptions {
   /** `'new'`: only add a new member, never change a score (Redis NX); `'existing'`: only update (XX). */
   only?: 'new' | 'existing';
 }
@@ -131,7 +131,10 @@ export class DocSortedSet extends Structure {
         await this.place(scope.tr, scope.keys, m, found, s, scope.create);
         return found === undefined;
       },
-      opts.tr === undefined ? { operation: ADD, arg: call, runMany: (tr, calls) => this.addAll(tr, calls as AddCall[]) } : undefined,
+      // A call that would give a new sorted set an expiry runs on its own (merged calls share one creation).
+      opts.tr === undefined && opts.expiry === undefined
+        ? { operation: ADD, arg: call, runMany: (tr, calls) => this.addAll(tr, calls as AddCall[]) }
+        : undefined,
     );
   }
 
@@ -226,7 +229,7 @@ export class DocSortedSet extends Structure {
    * @throws DocumentError DELTA_INVALID (`by` not a finite number), INVALID_VALUE (the member, or a
    *   result that is not finite), KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async increment(member: string, by: number, opts: TransactionOption = {}): Promise<number> {
+  async increment(member: string, by: number, opts: StructureWriteOptions = {}): Promise<number> {
     const m = this.checkedMember(member);
     if (typeof by !== 'number' || !Number.isFinite(by)) throw new DocumentError('DELTA_INVALID', `the amount is a finite number, got ${String(by)}`);
     return this.writeWith(
