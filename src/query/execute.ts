@@ -191,17 +191,8 @@ function readEntries(
   after: Buffer | undefined,
   limit: number,
 ): Promise<IndexEntry[]> {
-  return collect(indexes.scan(tr, plan.index.name, plan.intervals[j].interval, { reverse: plan.reverse, after, limit }), limit);
-}
-
-async function collect<T>(iterable: AsyncIterable<T>, limit: number): Promise<T[]> {
-  const out: T[] = [];
-  if (limit <= 0) return out;
-  for await (const x of iterable) {
-    out.push(x);
-    if (out.length >= limit) break;
-  }
-  return out;
+  if (limit <= 0) return Promise.resolve([]);
+  return indexes.read(tr, plan.index.name, plan.intervals[j].interval, { reverse: plan.reverse, after, limit });
 }
 
 /**
