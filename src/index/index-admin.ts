@@ -265,6 +265,8 @@ export class IndexAdmin {
     const target = await this.collection.forRead(tr);
     if (target === undefined) return [];
     const catalog = await this.maintainer.catalogOf(tr, target.id);
+    // Ready indexes have no progress to read: the common case makes no promise per index.
+    if (catalog.indexes.every((index) => index.state === 'ready')) return catalog.indexes.map((index) => describe(index, undefined));
     return Promise.all(
       catalog.indexes.map(async (index) => {
         if (index.state === 'ready') return describe(index, undefined);

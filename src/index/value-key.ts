@@ -138,6 +138,17 @@ function writeString(out: number[], s: string): void {
   out.push(END);
 }
 
+/** {@link binaryParts} of a non-zero safe integer, in doubles (exact below 2^53): no bigint work. */
+function integerParts(value: number): { odd: number; shift: number } {
+  let odd = Math.abs(value);
+  let shift = 0;
+  while (odd % 2 === 0) {
+    odd /= 2;
+    shift += 1;
+  }
+  return { odd, shift };
+}
+
 /** A non-zero number as `odd × 2^shift`: the odd integer and the power of two. */
 function binaryParts(value: number | bigint): { odd: bigint; shift: number } {
   let odd: bigint;
@@ -172,7 +183,7 @@ function writeNumber(out: number[], value: number | bigint): void {
     return;
   }
   const negative = typeof value === 'bigint' ? value < 0n : value < 0;
-  const { odd, shift } = binaryParts(value);
+  const { odd, shift } = typeof value === 'number' && Number.isSafeInteger(value) ? integerParts(value) : binaryParts(value);
   const bits = odd.toString(2).slice(1);
   const exponent = bits.length + shift;
   if (exponent + EXPONENT_BIAS < 0 || exponent + EXPONENT_BIAS > 0xffff) {
