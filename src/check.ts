@@ -1,7 +1,8 @@
 import { isDocumentError } from './document/errors';
 import { documentOf } from './document/collection/document-read';
+import { decodeExpiry } from './document/collection/expiry';
 import { docIdOf } from './document/keys/ids';
-import { decodeKind, type StructureKind } from './document/keys/kind';
+import { decodeStoredKind, type StructureKind } from './document/keys/kind';
 import {
   DATA_SECTION,
   DOCUMENTS_SECTION,
@@ -10,6 +11,7 @@ import {
   elementEnd,
   isIntegerElement,
   META_BYTES,
+  META_EXPIRY,
   META_KIND,
   META_LENGTH,
   META_SECTION,
@@ -240,9 +242,9 @@ function checkDocument(group: KeyGroup, collection: string, sectionLength: numbe
     // `-Infinity`: expired documents are checked as well.
     content = documentOf(STRUCTURE_JSON_FORMS, entries, prefixLength, 0, entries.length, () => keys, -Infinity)?.content;
     if (meta.kind === undefined) return [];
-    const kind = decodeKind(meta.kind);
+    const { kind, expiresAt } = decodeStoredKind(meta.kind);
     if (content === undefined) return [problem(`a ${kind} without its root entry`)];
-    return structureProblems(kind, content, meta, entries, keys).map(problem);
+    return [...expiryProblems(expiresAt, meta.expiry), ...structureProblems(kind, content, meta, entries, keys)].map(problem);
   } catch (err) {
     return [problem(`the document does not decode: ${messageOf(err)}`)];
   }
@@ -250,6 +252,7 @@ function checkDocument(group: KeyGroup, collection: string, sectionLength: numbe
 
 interface Metadata {
   kind?: Buffer;
+  expiry?: Buffer;
   size?: Buffer;
   length?: Buffer;
   bytes?: Buffer;
@@ -261,6 +264,7 @@ function metadataOf(entries: readonly KeyValue[], prefixLength: number): Metadat
     if (key[prefixLength] !== META_SECTION) break;
     const name = metaNameOf(key, prefixLength);
     if (name === META_KIND) meta.kind = value;
+    else if (name === META_EXPIRY) meta.expiry = value;
     else if (name === META_SIZE) meta.size = value;
     else if (name === META_LENGTH) meta.length = value;
     else if (name === META_BYTES) meta.bytes = value;
@@ -286,6 +290,14 @@ function structureProblems(kind: StructureKind, content: JsonValue, meta: Metada
     case 'counter':
       return [];
   }
+}
+
+/** A structure's expiry is in its kind value and in its expiry key (kind.ts): the two must agree. */
+function expiryProblems(inKind: number | undefined, stored: Buffer | undefined): string[] {
+  const inKey = stored === undefined ? undefined : decodeExpiry(stored);
+  if (inKind === inKey) return [];
+  const at = (ms: number | undefined) => (ms === undefined ? 'none' : new Date(ms).toISOString());
+  return [`its kind records the expiry ${at(inKind)} but its expiry key ${at(inKey)}`];
 }
 
 function counterProblem(what: string, stored: Buffer | undefined, actual: number, of: string): string[] {

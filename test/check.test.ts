@@ -8,7 +8,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { checkDocuments, open, type DocLayer, type DocumentCheckProgress } from '../src';
 import { docIdElement } from '../src/document/keys/ids';
-import { DocumentKeys, META_LENGTH, META_SIZE } from '../src/document/keys/layout';
+import { DocumentKeys, META_EXPIRY, META_LENGTH, META_SIZE } from '../src/document/keys/layout';
 import { bodyKey } from '../src/structures/structure-keys';
 import { packPrefixed } from '../src/tuple/pack';
 
@@ -159,6 +159,17 @@ describe.each(engines)('checkDocuments [%s]', (_name, openDb) => {
     });
     const report = await checkDocuments(db);
     expect(report.problems).toEqual([{ collection: '_default._default', id: 'l', problem: matching(/positions jump from/) }]);
+  });
+
+  it('reports a structure whose expiry key disagrees with the expiry in its kind', async () => {
+    await db.collection().counter('expiring').add(1, { expiry: 3600 });
+    expect((await checkDocuments(db)).problems).toEqual([]);
+    const keys = await keysOf(db, 'expiring');
+    await db.kv.transact((tr) => tr.clear(keys.meta(META_EXPIRY)));
+    const report = await checkDocuments(db);
+    expect(report.problems).toEqual([
+      { collection: '_default._default', id: 'expiring', problem: matching(/^its kind records the expiry \S+Z but its expiry key none$/) },
+    ]);
   });
 
   it("reports a structure's kind without its root entry", async () => {

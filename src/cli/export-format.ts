@@ -77,13 +77,13 @@ export function recordOf(value: JsonValue): ExportRecord | { reason: string } {
   }
   const shape = kind === undefined ? undefined : shapeProblem(kind as StructureKind, content);
   if (shape !== undefined) return { reason: shape };
-  if (expiresAt === undefined) return { id, value: content, ...(kind === undefined ? {} : { kind: kind as StructureKind }) };
-  if (kind !== undefined) return { reason: `a ${kind} has no expiry: only plain documents expire` };
+  const kindOf = kind === undefined ? {} : { kind: kind as StructureKind };
+  if (expiresAt === undefined) return { id, value: content, ...kindOf };
   const instant = typeof expiresAt === 'string' && ISO_INSTANT.test(expiresAt) ? new Date(expiresAt) : undefined;
   if (instant === undefined || Number.isNaN(instant.getTime())) {
     return { reason: '"expiresAt" is an ISO 8601 instant, such as "2030-01-01T00:00:00.000Z"' };
   }
-  return { id, value: content, expiresAt: instant };
+  return { id, value: content, ...kindOf, expiresAt: instant };
 }
 
 /** Why `value` is not the JSON form of a `kind`, or `undefined` when it is. */

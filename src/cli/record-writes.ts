@@ -2,9 +2,11 @@ import type { Collection } from '../collection';
 import { isDocumentError } from '../document/errors';
 import type { DocId, JsonValue } from '../document/types';
 import type { Transaction } from '../kv/contract/types';
+import type { StructureKind } from '../document/keys/kind';
 import type { SetMember } from '../structures/set';
 import type { ExportRecord } from './export-format';
 import { stringifyJson } from './json-text';
+import type { Structure } from '../structures/structure';
 
 /**
  * How one record of an import is written: as writes small enough for the batch writer to pack into
@@ -41,10 +43,38 @@ export function documentWrites(collection: Collection, id: DocId, doc: JsonValue
 
 /** The writes of an export record (see `export-format.ts`), in the order they must run. */
 export function recordWrites(collection: Collection, record: ExportRecord, bytes: number): RecordWrite[] {
+  const { kind, expiresAt } = record;
+  if (kind === undefined) return documentWrites(collection, record.id, record.value, bytes, expiresAt);
+  const writes = structureWrites(collection, record, kind, bytes);
+  if (expiresAt === undefined) return writes;
+  // The expiry comes last: a structure that expired before the import ends expired, not cut short by
+  // a later slice's write starting it afresh.
+  const handle = structureHandle(collection, kind, record.id);
+  return [...writes, { bytes: 0, elements: 1, afterCommit: false, run: async (tr) => void (await handle.touch(expiresAt, { tr })) }];
+}
+
+/** A handle on the structure of `kind` at `id` (every kind has a case: the compiler checks it). */
+function structureHandle(collection: Collection, kind: StructureKind, id: DocId): Structure {
+  switch (kind) {
+    case 'list':
+      return collection.list(id);
+    case 'map':
+      return collection.map(id);
+    case 'set':
+      return collection.set(id);
+    case 'queue':
+      return collection.queue(id);
+    case 'counter':
+      return collection.counter(id);
+    case 'text':
+      return collection.text(id);
+  }
+}
+
+/** The writes that re-create a structure's elements, without its expiry. */
+function structureWrites(collection: Collection, record: ExportRecord, kind: StructureKind, bytes: number): RecordWrite[] {
   const { id, value } = record;
-  switch (record.kind) {
-    case undefined:
-      return documentWrites(collection, id, value, bytes, record.expiresAt);
+  switch (kind) {
     case 'list': {
       const list = collection.list(id);
       return elementWrites(

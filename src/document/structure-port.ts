@@ -2,11 +2,13 @@ import type { Database } from '../kv/contract/database';
 import type { Transaction } from '../kv/contract/types';
 import type { TupleItem } from '../tuple';
 import type { DocumentKeys } from './keys/layout';
+import type { ExpiryIndex } from './collection/expiry';
 
 /**
  * The narrow port through which the data structures (`src/structures`) use a collection: the
- * database, the clock, a transaction runner, and the keys of a document as a transaction sees the
- * collection (whose id may have to be read, or planned by a write that creates the collection).
+ * database, the clock, a transaction runner, the keys of a document as a transaction sees the
+ * collection (whose id may have to be read, or planned by a write that creates the collection), and
+ * the expiry index structures with an expiry are entered in.
  * A collection provides it (`DocumentCollection.structureAccess()`); the structures never see the
  * collection itself.
  */
@@ -18,6 +20,19 @@ export interface StructureAccess {
   run<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T>;
   /** The document's keys, or `undefined` when the collection does not exist (so neither does the document). */
   keysToRead(tr: Transaction, element: TupleItem): Promise<DocumentKeys | undefined>;
-  /** The document's keys for a write, with `create` to run (creating the collection) if it writes. */
-  keysToWrite(tr: Transaction, element: TupleItem): Promise<{ keys: DocumentKeys; create?: () => void }>;
+  /**
+   * The document's keys for a write, with `create` to run (creating the collection) if it writes, the
+   * collection's id (for expiry index entries) and its maxTTL in seconds, if it has one.
+   */
+  keysToWrite(tr: Transaction, element: TupleItem): Promise<StructureWriteTarget>;
+  /** The layer's expiry index: a structure with an expiry has an entry, as a document does. */
+  readonly expiry: ExpiryIndex;
+}
+
+/** Where a structure write goes: see {@link StructureAccess.keysToWrite}. */
+export interface StructureWriteTarget {
+  readonly keys: DocumentKeys;
+  readonly create?: () => void;
+  readonly collectionId: number;
+  readonly maxTTL?: number;
 }

@@ -4,7 +4,7 @@ import { DocumentError } from '../document/errors';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, toInt64 } from './int64';
-import { Structure } from './structure';
+import { Structure, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 
 /**
@@ -35,7 +35,7 @@ export class DocCounter extends Structure {
    *
    * @throws DocumentError DELTA_INVALID, WRONG_KIND.
    */
-  async add(by: number | bigint, opts: TransactionOption = {}): Promise<void> {
+  async add(by: number | bigint, opts: StructureWriteOptions = {}): Promise<void> {
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
     await this.write(opts, async ({ tr, keys, create }) => {
       create();
@@ -55,12 +55,12 @@ export class DocCounter extends Structure {
    * @throws DocumentError DELTA_INVALID, NUMBER_TOO_BIG (the result is outside ±(2^53−1); nothing is
    *   written), WRONG_KIND.
    */
-  async incr(by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+  async incr(by: number | bigint = 1, opts: StructureWriteOptions = {}): Promise<number> {
     return this.increment(toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
   }
 
   /** Subtracts `by` (default 1) and returns the new value; as {@link incr}. */
-  async decr(by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+  async decr(by: number | bigint = 1, opts: StructureWriteOptions = {}): Promise<number> {
     return this.increment(-toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
   }
 
@@ -89,7 +89,7 @@ export class DocCounter extends Structure {
    *
    * @throws DocumentError INVALID_VALUE (not a safe integer or an int64 bigint), WRONG_KIND.
    */
-  async set(value: number | bigint, opts: TransactionOption = {}): Promise<void> {
+  async set(value: number | bigint, opts: StructureWriteOptions = {}): Promise<void> {
     const n = toInt64(value, 'INVALID_VALUE', 'a counter value');
     await this.write(opts, async ({ tr, keys, create }) => {
       create();
@@ -99,11 +99,11 @@ export class DocCounter extends Structure {
   }
 
   /** Sets the value to 0 (the counter stays); as {@link set}. */
-  async reset(opts: TransactionOption = {}): Promise<void> {
+  async reset(opts: StructureWriteOptions = {}): Promise<void> {
     await this.set(0, opts);
   }
 
-  private increment(delta: bigint, opts: TransactionOption): Promise<number> {
+  private increment(delta: bigint, opts: StructureWriteOptions): Promise<number> {
     return this.writeWith(
       opts,
       (tr, keys) => tr.get(bodyKey(keys)),

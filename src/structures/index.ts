@@ -3,7 +3,7 @@
  * get handles with `collection.list(id)`, `.map(id)`, `.set(id)`, `.queue(id)`, `.counter(id)`,
  * `.text(id)`.
  */
-export { Structure, type IterateOptions } from './structure';
+export { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
 export type { StructureKind } from '../document/keys/kind';
 export { DocList } from './list';
 export { DocMap } from './map';

@@ -19,7 +19,7 @@ import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, streamChildren } from './children';
 import { checkElementValue } from './element-value';
 import { jsonEqual } from './json-equal';
-import { Structure, type IterateOptions } from './structure';
+import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 import type { Settled } from './combiner';
 
@@ -116,7 +116,7 @@ export class DocList<T = JsonValue> extends Structure {
    *
    * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE, WRONG_KIND.
    */
-  async push(value: T, opts: TransactionOption = {}): Promise<void> {
+  async push(value: T, opts: StructureWriteOptions = {}): Promise<void> {
     checkElementValue(value, 'the value');
     await this.writeWith(
       opts,
@@ -158,7 +158,7 @@ export class DocList<T = JsonValue> extends Structure {
   }
 
   /** Couchbase's name for {@link push}. */
-  append(value: T, opts: TransactionOption = {}): Promise<void> {
+  append(value: T, opts: StructureWriteOptions = {}): Promise<void> {
     return this.push(value, opts);
   }
 
@@ -170,7 +170,7 @@ export class DocList<T = JsonValue> extends Structure {
    *
    * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE, WRONG_KIND.
    */
-  async unshift(value: T, opts: TransactionOption = {}): Promise<void> {
+  async unshift(value: T, opts: StructureWriteOptions = {}): Promise<void> {
     checkElementValue(value, 'the value');
     await this.writeWith(
       opts,
@@ -186,7 +186,7 @@ export class DocList<T = JsonValue> extends Structure {
   }
 
   /** Couchbase's name for {@link unshift}. */
-  prepend(value: T, opts: TransactionOption = {}): Promise<void> {
+  prepend(value: T, opts: StructureWriteOptions = {}): Promise<void> {
     return this.unshift(value, opts);
   }
 
@@ -200,7 +200,7 @@ export class DocList<T = JsonValue> extends Structure {
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
    *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async insert(index: number, value: T, opts: TransactionOption = {}): Promise<void> {
+  async insert(index: number, value: T, opts: StructureWriteOptions = {}): Promise<void> {
     checkIndex(index);
     checkElementValue(value, 'the value');
     await this.write(opts, async ({ tr, keys, existed, create }) => {

@@ -11,6 +11,7 @@ import { checkElementValue } from './element-value';
 import { decodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
 import { Structure, type IterateOptions } from './structure';
 import { bodyKey } from './structure-keys';
+import type { StructureWriteOptions } from './structure';
 
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
@@ -51,7 +52,7 @@ export class DocMap<V = JsonValue> extends Structure {
    * @throws DocumentError INVALID_ARGUMENT (key), INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE,
    *   DOCUMENT_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async set(key: string, value: V, opts: TransactionOption = {}): Promise<void> {
+  async set(key: string, value: V, opts: StructureWriteOptions = {}): Promise<void> {
     checkKey(key);
     checkElementValue(value, 'the value');
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
@@ -133,7 +134,7 @@ export class DocMap<V = JsonValue> extends Structure {
    *   integral, is not), VALUE_CANNOT_INSERT (the result is outside int64), NUMBER_TOO_BIG (outside
    *   ±(2^53−1), which a number cannot hold exactly), KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async increment(key: string, by: number | bigint = 1, opts: TransactionOption = {}): Promise<number> {
+  async increment(key: string, by: number | bigint = 1, opts: StructureWriteOptions = {}): Promise<number> {
     checkKey(key);
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);

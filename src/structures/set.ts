@@ -9,7 +9,7 @@ import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren } from './children';
 import { decodeInt64 } from './int64';
-import { Structure, type IterateOptions } from './structure';
+import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 import type { Settled } from './combiner';
 
@@ -48,7 +48,7 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
    * @throws DocumentError INVALID_VALUE (not a primitive, a lone surrogate, a non-finite number),
    *   KEY_TOO_LARGE, WRONG_KIND.
    */
-  async add(member: M, opts: TransactionOption = {}): Promise<boolean> {
+  async add(member: M, opts: StructureWriteOptions = {}): Promise<boolean> {
     const element = memberElement(member);
     return this.writeWith(
       opts,

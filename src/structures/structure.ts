@@ -5,10 +5,12 @@ import { DocumentError } from '../document/errors';
 import type { StructureAccess } from '../document/structure-port';
 import { docIdElement } from '../document/keys/ids';
 import type { DocumentKeys } from '../document/keys/layout';
-import type { DocId, TransactionOption } from '../document/types';
+import type { DocId, Expiry, TransactionOption } from '../document/types';
 import { writeVersion } from '../document/keys/version';
+import { effectiveExpiry, requestedExpiry } from '../document/collection/expiry';
+import type { StructureWriteTarget } from '../document/structure-port';
 import { runCombined, type Merge } from './combiner';
-import { inspectKind, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
+import { encodeKind, inspectKind, kindKey, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
 
 /** Options of iteration: a transaction to read in (every page in it), and the page size. */
 export interface IterateOptions extends TransactionOption {
@@ -22,6 +24,16 @@ export interface IterateOptions extends TransactionOption {
 
 const DEFAULT_PAGE_SIZE = 100;
 
+/** Options of a write that may create its structure. */
+export interface StructureWriteOptions extends TransactionOption {
+  /**
+   * The expiry of the structure when this write creates it (seconds from now, or a Date; 0: none),
+   * capped by the collection's maxTTL as a document's. A write to an existing structure keeps the
+   * expiry it has: change it with `touch`. See docs/structures.md, "Expiry".
+   */
+  expiry?: Expiry;
+}
+
 /** A page of items and the cursor of the next page, if there may be one. */
 export interface Page<T> {
   readonly items: T[];
@@ -34,6 +46,10 @@ export interface StructureScope {
   readonly keys: DocumentKeys;
   /** Whether the structure existed before this operation. */
   readonly existed: boolean;
+  /** The structure's expiry (ms) when it existed and has one. */
+  readonly expiresAt: number | undefined;
+  /** Where the write goes: the collection's id and maxTTL. */
+  readonly target: StructureWriteTarget;
   /**
    * Creates the structure if it did not exist (its kind, root entry and any body marker, and its
    * collection if that is new): call it just before the first write, after every check that can
@@ -48,10 +64,12 @@ export interface StructureScope {
  * in one of its own, retried on conflicts.
  *
  * Every operation reads the kind key (1 point read, issued together with the operation's own first
- * reads; see `kind.ts`): it conflicts only with the creation, `clear()` and removal of the structure
- * and with whole-document writes at its id. Where there is no structure, it also reads the expiry and
- * root entries (1 range read): a plain document there makes the operation WRONG_KIND, unless it has
- * expired (an expired document is missing, and a structure created in its place clears it).
+ * reads; see `kind.ts`): it conflicts only with the creation, `clear()`, removal and expiry changes of
+ * the structure and with whole-document writes at its id. The kind value holds the structure's expiry
+ * too, so an expired structure reads as missing (empty) with no other read, and the next write creates
+ * a fresh one in its place. Where there is no structure, an operation also reads the expiry and root
+ * entries (1 range read): a plain document there makes the operation WRONG_KIND, unless it has expired
+ * (an expired document is missing, and a structure created in its place clears it).
  */
 export abstract class Structure {
   /** The kind of document this handle reads and writes. */
@@ -81,10 +99,66 @@ export abstract class Structure {
    * @throws DocumentError WRONG_KIND.
    */
   async clear(opts: TransactionOption = {}): Promise<void> {
-    await this.write(opts, async ({ tr, keys, existed }) => {
+    await this.write(opts, async ({ tr, keys, existed, expiresAt, target }) => {
       if (!existed) return;
       tr.clearRange(keys.begin, keys.end);
+      if (expiresAt !== undefined) this.access.expiry.forget(tr, target.collectionId, this.element, expiresAt);
       DocTransaction.of(tr).documentRemoved(keys);
+    });
+  }
+
+  /**
+   * Gives the structure a new expiry, as `collection.touch` gives a document one: `expiry` seconds from
+   * now or a Date, `0` for none, capped by the collection's maxTTL (so in a collection with one, `0`
+   * means maxTTL from now). A missing (or expired) structure stays missing: `false`, nothing written.
+   *
+   * Reads: the kind key. Writes (when it exists): the kind key (which holds the expiry, so it conflicts
+   * with every concurrent operation on the structure, all of which read it), the expiry key, its index
+   * entry (the old one cleared), the version key.
+   *
+   * @returns whether the structure exists.
+   * @throws DocumentError INVALID_ARGUMENT (expiry), KEY_TOO_LARGE (an id too long for an expiry index
+   *   entry), WRONG_KIND.
+   */
+  async touch(expiry: Expiry, opts: TransactionOption = {}): Promise<boolean> {
+    const requested = requestedExpiry(expiry, this.access.now());
+    return this.write(opts, async ({ tr, keys, existed, expiresAt: before, target }) => {
+      if (!existed) return false;
+      const after = effectiveExpiry(target.maxTTL, requested, this.access.now());
+      if (after !== before) {
+        if (after !== undefined) this.access.expiry.assertFits(after, target.collectionId, this.element, this.access.kv.maxKeyBytes);
+        tr.set(kindKey(keys), encodeKind(this.kind, after));
+        this.access.expiry.replace(tr, keys, target.collectionId, this.element, before, after);
+      }
+      writeVersion(tr, keys, []);
+      return true;
+    });
+  }
+
+  /**
+   * Removes the structure's expiry (Redis's PERSIST): {@link touch} with `0`, so in a collection with a
+   * maxTTL it expires maxTTL from now instead.
+   *
+   * @returns whether the structure exists.
+   * @throws DocumentError WRONG_KIND.
+   */
+  persist(opts: TransactionOption = {}): Promise<boolean> {
+    return this.touch(0, opts);
+  }
+
+  /**
+   * When the structure expires: `undefined` when it has no expiry or does not exist.
+   *
+   * Reads: the kind key only (1 point read), which holds the expiry.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async expiry(opts: TransactionOption = {}): Promise<Date | undefined> {
+    return this.access.run(opts.tr, async (tr) => {
+      const keys = await this.access.keysToRead(tr, this.element);
+      if (keys === undefined) return undefined;
+      const [found] = await this.checkKind(tr, keys, undefined);
+      return found.kind === undefined || found.expiresAt === undefined ? undefined : new Date(found.expiresAt);
     });
   }
 
@@ -124,7 +198,7 @@ export abstract class Structure {
    *
    * @internal
    */
-  protected write<T>(opts: TransactionOption | undefined, fn: (scope: StructureScope) => Promise<T>): Promise<T> {
+  protected write<T>(opts: StructureWriteOptions | undefined, fn: (scope: StructureScope) => Promise<T>): Promise<T> {
     return this.writeWith(opts, undefined, (scope) => fn(scope));
   }
 
@@ -132,35 +206,49 @@ export abstract class Structure {
    * As {@link write}, with `prefetch` run together with the kind check, as for {@link readWith}, and
    * without `opts.tr`, `merge` to run with the same operation's concurrent calls (see combiner.ts).
    *
+   * A structure this write creates gets `opts.expiry` (capped by the collection's maxTTL, which also
+   * applies without one): its kind value holds it, and its expiry key and index entry are written
+   * (2 keys more). One created in place of an expired one also clears that one's index entry.
+   *
    * @internal
+   * @throws DocumentError INVALID_ARGUMENT (expiry), before anything runs.
    */
   protected writeWith<T, P>(
-    opts: TransactionOption | undefined,
+    opts: StructureWriteOptions | undefined,
     prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
     fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T>,
     merge?: Merge<unknown, T>,
   ): Promise<T> {
     const access = this.access;
+    const requested = opts?.expiry === undefined ? undefined : requestedExpiry(opts.expiry, access.now());
     // Without the caller's transaction, concurrent writes to this structure share one (combiner.ts).
     return runCombined(
       access,
       this.element,
       opts?.tr,
       async (tr) => {
-        const { keys, create: createCollection } = await access.keysToWrite(tr, this.element);
-        const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
+        const target = await access.keysToWrite(tr, this.element);
+        const keys = target.keys;
+        const now = access.now();
+        const [found, prefetched] = await this.checkKind(tr, keys, prefetch, now);
         const existed = found.kind !== undefined;
         let exists = existed;
         const create = () => {
           if (exists) return;
+          const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+          if (expiresAt !== undefined) access.expiry.assertFits(expiresAt, target.collectionId, this.element, access.kv.maxKeyBytes);
           exists = true;
-          createCollection?.();
-          writeKind(tr, keys, this.kind, found.stale);
+          target.create?.();
+          writeKind(tr, keys, this.kind, found.stale, expiresAt);
+          if (found.stale && found.expiresAt !== undefined) access.expiry.forget(tr, target.collectionId, this.element, found.expiresAt);
+          if (expiresAt !== undefined) access.expiry.set(tr, keys, target.collectionId, this.element, expiresAt);
           this.initialize(tr, keys);
         };
-        return fn({ tr, keys, existed, create }, existed ? prefetched : undefined);
+        const expiresAt = existed ? found.expiresAt : undefined;
+        return fn({ tr, keys, existed, expiresAt, target, create }, existed ? prefetched : undefined);
       },
-      merge,
+      // A merged step creates the structure for several calls, with no one call's expiry.
+      requested === undefined ? merge : undefined,
     );
   }
 
@@ -171,11 +259,12 @@ export abstract class Structure {
     tr: Transaction,
     keys: DocumentKeys,
     prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
+    now = this.access.now(),
   ): Promise<[KindCheck, P | undefined]> {
     const fetching = prefetch?.(tr, keys);
     // When the kind check fails, its error is the one to report.
     fetching?.catch(() => undefined);
-    const found = await inspectKind(tr, keys, this.access.now());
+    const found = await inspectKind(tr, keys, now);
     if (found.kind !== undefined && found.kind !== this.kind) throw wrongKind(found.kind, this.kind);
     return [found, await fetching];
   }

@@ -5,7 +5,7 @@ import { joinChunks, MAX_CHUNK_BYTES, splitUtf8 } from '../document/values/chunk
 import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { decodeInt64, encodeInt64 } from './int64';
-import { Structure } from './structure';
+import { Structure, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 
 /** Largest chunk: FoundationDB's value limit. */
@@ -39,7 +39,7 @@ export class DocText extends Structure {
    *
    * @throws DocumentError INVALID_VALUE (not a string, or a lone surrogate), WRONG_KIND.
    */
-  async append(s: string, opts: TransactionOption = {}): Promise<void> {
+  async append(s: string, opts: StructureWriteOptions = {}): Promise<void> {
     const bytes = encode(s);
     await this.writeWith(
       opts,
@@ -65,7 +65,7 @@ export class DocText extends Structure {
    *
    * @throws DocumentError INVALID_VALUE, WRONG_KIND.
    */
-  async prepend(s: string, opts: TransactionOption = {}): Promise<void> {
+  async prepend(s: string, opts: StructureWriteOptions = {}): Promise<void> {
     const bytes = encode(s);
     await this.writeWith(
       opts,
@@ -91,7 +91,7 @@ export class DocText extends Structure {
    *
    * @throws DocumentError INVALID_VALUE, WRONG_KIND.
    */
-  async set(s: string, opts: TransactionOption = {}): Promise<void> {
+  async set(s: string, opts: StructureWriteOptions = {}): Promise<void> {
     const bytes = encode(s);
     await this.write(opts, async ({ tr, keys, create }) => {
       const body = bodyKey(keys);

@@ -255,6 +255,46 @@ describe('doclayer export, then import into an empty database', () => {
     expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
   });
 
+  it("carries structures' expiry: each structure is re-created with the expiry it had", async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    const at = new Date(Date.now() + 3_600_000);
+    try {
+      const c = docs.collection(COLLECTION);
+      await c.list('l').push(1, { expiry: at });
+      await c.set('s').add('x', { expiry: at });
+      await c.map('m').set('k', 1, { expiry: at });
+      await c.queue('q').pushMany([1, 2], { expiry: at });
+      await c.counter('n').add(3, { expiry: at });
+      await c.text('t').append('hello', { expiry: at });
+      await c.text('plain').append('no expiry');
+    } finally {
+      await docs.close();
+    }
+    const { to, exported } = await roundTrip(from);
+    const records = exported
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((line) => parseJson(line) as { id: string; expiresAt?: string });
+    expect(Object.fromEntries(records.map((r) => [r.id, r.expiresAt]))).toEqual({
+      l: at.toISOString(),
+      m: at.toISOString(),
+      n: at.toISOString(),
+      plain: undefined,
+      q: at.toISOString(),
+      s: at.toISOString(),
+      t: at.toISOString(),
+    });
+    expect(await contents(to)).toEqual(await contents(from));
+    const imported = await open({ path: to });
+    try {
+      expect(await imported.collection(COLLECTION).queue('q').expiry()).toEqual(at);
+    } finally {
+      await imported.close();
+    }
+  });
+
   it("replaces what is at a record's id, and imports the same export again to the same result", async () => {
     const from = join(dir, `store-${++stores}`);
     const docs = await open({ path: from });

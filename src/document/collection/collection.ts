@@ -6,7 +6,7 @@ import { packPrefixed } from '../../tuple/pack';
 import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
-import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, type JsonForms } from '../keys/kind';
+import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, rewriteKindExpiry, storedKindOf, type JsonForms } from '../keys/kind';
 import { DocumentKeys, writableDocumentKeys } from '../keys/layout';
 import { casForRead, checkCas, checkedCas, readVersion, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
@@ -48,6 +48,7 @@ import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
 import { runWrite } from './run-write';
 import { readPage } from './scan-page';
+import { documentOf, readDocumentEntries } from './document-read';
 
 /** What a collection needs from the layer that made it. */
 export interface CollectionContext {
@@ -597,7 +598,7 @@ export class DocumentCollection {
     requested: number | undefined,
     now: number,
   ): Promise<{ content: JsonValue; expiresAt: number | undefined }> {
-    const { keys, target, document, presence } = await this.unlockedDocument(tr, id, element, now);
+    const { keys, target, document, presence, kind } = await this.unlockedDocument(tr, id, element, now);
     const after = effectiveExpiry(target.maxTTL, requested, now);
     if (after !== undefined && after !== presence.expiresAt) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
     // Index entries record the expiry: a new one rewrites them.
@@ -611,13 +612,16 @@ export class DocumentCollection {
       );
     }
     this.context.expiry.replace(tr, keys, target.id, element, presence.expiresAt, after);
+    // A structure carries its expiry in its kind value too (kind.ts).
+    if (kind !== undefined && after !== presence.expiresAt) rewriteKindExpiry(tr, keys, kind, after);
     writeVersion(tr, keys, []);
     return { content: document.content, expiresAt: after };
   }
 
   /**
    * A live document that no lock holds, for a write that keeps its content: its keys, its collection,
-   * its content and its presence (2 range reads, issued together).
+   * its content, its presence and, for a structure, its kind metadata value (2 range reads, issued
+   * together).
    *
    * @throws DocumentError DOCUMENT_NOT_FOUND, DOCUMENT_LOCKED.
    */
@@ -626,14 +630,15 @@ export class DocumentCollection {
     id: DocId,
     element: TupleItem,
     now: number,
-  ): Promise<{ keys: DocumentKeys; target: CollectionTarget; document: GetResult; presence: Presence }> {
+  ): Promise<{ keys: DocumentKeys; target: CollectionTarget; document: GetResult; presence: Presence; kind: Buffer | undefined }> {
     const target = await this.target(tr);
     if (target === undefined) throw notFound(id);
     const keys = new DocumentKeys(target.prefix, element);
-    const [presence, document] = await Promise.all([readPresence(tr, keys), readDocument(tr, keys, now, this.context.forms)]);
+    const [presence, entries] = await Promise.all([readPresence(tr, keys), readDocumentEntries(tr, keys)]);
+    const document = documentOf(this.context.forms, entries, keys.prefix.length, 0, entries.length, () => keys, now);
     if (document === undefined || !presence.exists || isExpired(presence.expiresAt, now)) throw notFound(id);
     if (isLocked(presence.lockedUntil, now)) throw lockedError(id);
-    return { keys, target, document, presence };
+    return { keys, target, document, presence, kind: storedKindOf(entries, keys) };
   }
 
   /**
@@ -653,9 +658,10 @@ export class DocumentCollection {
       run: (tr, fn) => this.context.kv.transact(fn, { tr }),
       keysToRead: (tr, element) => this.keysToRead(tr, element),
       keysToWrite: async (tr, element) => {
-        const { prefix, create } = await this.prefixToWrite(tr);
-        return { keys: writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes), create };
+        const { prefix, create, id, maxTTL } = await this.prefixToWrite(tr);
+        return { keys: writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes), create, collectionId: id, maxTTL };
       },
+      expiry: this.context.expiry,
     });
   }
 

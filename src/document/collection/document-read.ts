@@ -25,18 +25,19 @@ import { decodeLock, isLocked, LOCKED_CAS } from './lock';
  * transaction wrote it (its version is unreadable until commit).
  */
 export async function readDocument(tr: Transaction, keys: DocumentKeys, now: number, forms: JsonForms): Promise<GetResult | undefined> {
-  let entries: KeyValue[];
-  if (wasWritten(tr, keys)) {
-    entries = await readUnversioned(tr, keys);
-  } else {
-    try {
-      entries = await tr.getRangeAll(keys.begin, keys.end);
-    } catch (err) {
-      if (!isKvError(err, 'accessed_unreadable')) throw err;
-      entries = await readUnversioned(tr, keys);
-    }
-  }
+  const entries = await readDocumentEntries(tr, keys);
   return documentOf(forms, entries, keys.prefix.length, 0, entries.length, () => keys, now);
+}
+
+/** The entries {@link readDocument} decodes: the document's metadata and data, in key order. */
+export async function readDocumentEntries(tr: Transaction, keys: DocumentKeys): Promise<KeyValue[]> {
+  if (wasWritten(tr, keys)) return readUnversioned(tr, keys);
+  try {
+    return await tr.getRangeAll(keys.begin, keys.end);
+  } catch (err) {
+    if (!isKvError(err, 'accessed_unreadable')) throw err;
+    return readUnversioned(tr, keys);
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { corruptData, DocumentError, isDocumentError } from '../errors';
-import { isExpired, readPresence } from '../collection/expiry';
+import { decodeExpiry, encodeExpiry, isExpired, readPresence } from '../collection/expiry';
 import { META_KIND, type DocumentKeys } from './layout';
 import type { JsonValue } from '../types';
 
@@ -15,7 +15,13 @@ import type { JsonValue } from '../types';
  *
  * Both are written once, when the structure is created, and cleared when it is removed (`clear()`
  * removes the document); element operations read the kind (one point read, so they conflict only
- * with creation and removal) and never write it.
+ * with creation, removal and expiry changes) and never write it.
+ *
+ * A structure with an expiry carries it twice: in the document's expiry key, as every document does
+ * (so `get`, `exists` and the purge see it), and after its name in the kind value, `tuple(expiresAt)`,
+ * so that the one point read every structure operation makes of the kind also tells whether the
+ * structure has expired, with no extra key read. Whoever changes a structure's expiry writes both: a
+ * structure's creation and `touch` (src/structures), and the document layer's `touch`.
  */
 export type StructureKind = 'list' | 'map' | 'set' | 'queue' | 'counter' | 'text';
 
@@ -28,21 +34,43 @@ export const STRUCTURE_ROOT_VALUE: Buffer = Buffer.of(STRUCTURE_MARKER);
 
 const encoded = new Map<StructureKind, Buffer>();
 
-/** The kind metadata value of `kind`. */
-export function encodeKind(kind: StructureKind): Buffer {
+/**
+ * The kind metadata value of a structure of `kind` expiring at `expiresAt` (ms; `undefined`: never):
+ * the kind's name in ASCII, then `tuple(expiresAt)` when it has an expiry.
+ */
+export function encodeKind(kind: StructureKind, expiresAt?: number): Buffer {
   let value = encoded.get(kind);
   if (value === undefined) {
     value = Buffer.from(kind, 'latin1');
     encoded.set(kind, value);
   }
-  return value;
+  return expiresAt === undefined ? value : Buffer.concat([value, encodeExpiry(expiresAt)]);
+}
+
+/** A kind metadata value taken apart: the kind, and the structure's expiry (ms) if it has one. */
+export interface StoredKind {
+  readonly kind: StructureKind;
+  readonly expiresAt: number | undefined;
+}
+
+/**
+ * The kind and expiry a kind metadata value holds. The name is printable ASCII; the expiry, when
+ * there is one, starts at the first byte below 0x20 (a tuple integer's type code).
+ *
+ * @throws DocumentError CORRUPT_DATA for an unknown kind or a malformed expiry.
+ */
+export function decodeStoredKind(value: Uint8Array): StoredKind {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  let end = 0;
+  while (end < bytes.length && bytes[end] >= 0x20) end++;
+  const name = bytes.toString('latin1', 0, end);
+  if (!KINDS.has(name)) throw corruptData(`document data: unknown structure kind ${JSON.stringify(name)}`);
+  return { kind: name as StructureKind, expiresAt: end === bytes.length ? undefined : decodeExpiry(bytes.subarray(end)) };
 }
 
 /** The kind a kind metadata value names. */
 export function decodeKind(value: Uint8Array): StructureKind {
-  const name = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
-  if (!KINDS.has(name)) throw corruptData(`document data: unknown structure kind ${JSON.stringify(name)}`);
-  return name as StructureKind;
+  return decodeStoredKind(value).kind;
 }
 
 /** The kind metadata key of a document. */
@@ -52,35 +80,56 @@ export function kindKey(keys: DocumentKeys): Buffer {
 
 /** What is at a document's keys, as structure operations see it. */
 export interface KindCheck {
+  /** What lives there: `undefined` when nothing does, including an expired document or structure. */
   readonly kind: StructureKind | 'document' | undefined;
   /**
-   * An expired plain document (or a stray expiry) is there: it reads as missing, and a structure
-   * created in its place must clear it first.
+   * An expired document or structure (or a stray expiry) is there: it reads as missing, and a
+   * structure created in its place must clear it first.
    */
   readonly stale: boolean;
+  /** The expiry (ms) of what is there, live or stale, when it has one. */
+  readonly expiresAt: number | undefined;
 }
 
 /**
- * What is at `keys`. Reads: the kind key (1 point read); when it is absent, also the expiry and root
- * entries (1 range read, see `readPresence`): a plain document that expired at `now` is missing.
+ * What is at `keys`. Reads: the kind key (1 point read), which holds a structure's expiry too; when it
+ * is absent, also the expiry and root entries (1 range read, see `readPresence`). A document or
+ * structure that expired at `now` is missing.
  */
 export async function inspectKind(tr: ReadTransaction, keys: DocumentKeys, now: number): Promise<KindCheck> {
-  const kind = await tr.get(kindKey(keys));
-  if (kind !== undefined) return { kind: decodeKind(kind), stale: false };
+  const value = await tr.get(kindKey(keys));
+  if (value !== undefined) {
+    const { kind, expiresAt } = decodeStoredKind(value);
+    return isExpired(expiresAt, now) ? { kind: undefined, stale: true, expiresAt } : { kind, stale: false, expiresAt };
+  }
   const { exists, expiresAt } = await readPresence(tr, keys);
-  if (expiresAt !== undefined && (!exists || isExpired(expiresAt, now))) return { kind: undefined, stale: true };
-  return { kind: exists ? 'document' : undefined, stale: false };
+  if (expiresAt !== undefined && (!exists || isExpired(expiresAt, now))) return { kind: undefined, stale: true, expiresAt };
+  return { kind: exists ? 'document' : undefined, stale: false, expiresAt };
 }
 
 /**
- * Creates a structure's document: writes its kind key and its root entry (2 blind writes), after
- * clearing an expired document in its place (`stale`: the expiry index entry it leaves is dropped by
- * the purge, which finds no expiry).
+ * Creates a structure's document: writes its kind key (with its expiry, `undefined` for none) and its
+ * root entry (2 blind writes), after clearing an expired document in its place (`stale`). The expiry
+ * key and the expiry index are the caller's to write.
  */
-export function writeKind(tr: Transaction, keys: DocumentKeys, kind: StructureKind, stale = false): void {
+export function writeKind(tr: Transaction, keys: DocumentKeys, kind: StructureKind, stale = false, expiresAt?: number): void {
   if (stale) tr.clearRange(keys.begin, keys.end);
-  tr.set(kindKey(keys), encodeKind(kind));
+  tr.set(kindKey(keys), encodeKind(kind, expiresAt));
   tr.set(keys.root, STRUCTURE_ROOT_VALUE);
+}
+
+/**
+ * Gives a structure whose kind metadata value is `stored` the expiry `expiresAt` in its kind value (1
+ * key written), for a document-layer write that changes its expiry key (`touch`).
+ */
+export function rewriteKindExpiry(tr: Transaction, keys: DocumentKeys, stored: Uint8Array, expiresAt: number | undefined): void {
+  tr.set(kindKey(keys), encodeKind(decodeKind(stored), expiresAt));
+}
+
+/** The kind metadata value among a whole document's entries, `undefined` for a plain document. */
+export function storedKindOf(entries: readonly KeyValue[], keys: DocumentKeys): Buffer | undefined {
+  const key = kindKey(keys);
+  return entries.find((entry) => entry.key.equals(key))?.value;
 }
 
 // ---- plain document operations on a structure

@@ -17,6 +17,7 @@ import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
+import type { StructureWriteOptions } from '../structure';
 
 export type { Lease } from './lease';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
@@ -36,7 +37,8 @@ export interface QueueOptions {
   random?: () => number;
 }
 
-export interface PushOptions extends TransactionOption {
+/** Options of a push; `expiry` (see {@link StructureWriteOptions}) applies when the push creates the queue. */
+export interface PushOptions extends StructureWriteOptions {
   /** Makes the item visible only this many milliseconds from now (default 0: at once). */
   delayMs?: number;
   /**
