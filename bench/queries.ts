@@ -116,7 +116,7 @@ async function load(c: Collection): Promise<void> {
 
 /**
  * Medians of `runs` runs of `fn`, in ms: wall time, and this process's CPU time (user and system, its
- * GC threads included), which the machine's other load inflates far less than wall time.
+ * GC threads included), which the machine's other load inflates less than wall time.
  */
 async function median(runs: number, fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
   const walls: number[] = [];
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
   console.log(`indexed page of ${page.items.length} with ${LATENCY_MS} ms round trips: ${trips} sequential round trips (${pageMs} ms)`);
 
   const lines = [
-    `${DOCS.toLocaleString('en')} documents (${engine.name} engine), an index on \`group\`; the query selects 100 of them. One run, medians; the machine is shared (load average ${loadAverage.toFixed(1)} after the measurements), so compare ratios, not times. CPU time is this process's (user and system), which other processes' load inflates far less than wall time.`,
+    `${DOCS.toLocaleString('en')} documents (${engine.name} engine), an index on \`group\`; the query selects 100 of them. One run, medians; the machine is shared (load average ${loadAverage.toFixed(1)} after the measurements), so compare ratios, not times. CPU time is this process's (user and system), which other processes' load inflates less than wall time (but still, through shared caches and cores).`,
     '',
     '| query | time (median) | CPU time (median) | keys read | documents read |',
     '| --- | ---: | ---: | ---: | ---: |',
