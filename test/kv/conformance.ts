@@ -531,6 +531,36 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         expect(await tr.get('n')).toEqual(int64LE(101));
       });
 
+      it('a first read after many writes sees them in the order they were made: atomic operations, range clears over them, sets', async () => {
+        const db = await open();
+        await db.transact((tr) => {
+          tr.set('n/a', int64LE(5));
+          tr.set('n/b', int64LE(5));
+          tr.set('n/c', int64LE(5));
+        });
+        const tr = db.createTransaction();
+        tr.add('n/a', 1); // on the committed 5
+        tr.add('n/b', 1);
+        tr.clearRange('n/b', 'n/c'); // hides n/b and its add
+        tr.add('n/b', 2); // on nothing: 2
+        tr.set('n/c', int64LE(10));
+        tr.add('n/c', 1); // on the set: 11
+        tr.add('n/d', 3); // on nothing stored: 3
+        // Nothing read yet: these reads are the first to need the writes in key order.
+        expect(await tr.get('n/a')).toEqual(int64LE(6));
+        expect(await tr.get('n/b')).toEqual(int64LE(2));
+        expect((await tr.getRangeAll('n/', 'n0')).map((kv) => [kv.key.toString(), kv.value])).toEqual([
+          ['n/a', int64LE(6)],
+          ['n/b', int64LE(2)],
+          ['n/c', int64LE(11)],
+          ['n/d', int64LE(3)],
+        ]);
+        tr.add('n/a', 1); // after the reads, on what they saw
+        expect(await tr.get('n/a')).toEqual(int64LE(7));
+        await tr.commit();
+        expect((await db.getRangeAll('n/', 'n0')).map((kv) => kv.value)).toEqual([int64LE(7), int64LE(2), int64LE(11), int64LE(3)]);
+      });
+
       it('getRange iterates in batches, yielding the same pairs as getRangeAll', async () => {
         const db = await open();
         await db.transact((tr) => {

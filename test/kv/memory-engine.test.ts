@@ -687,6 +687,75 @@ describe('MemoryEngine', () => {
     });
   });
 
+  describe('commits of many keys (merged into the store as one sorted run)', () => {
+    const key = (i: number) => `run/${String(i).padStart(4, '0')}`;
+    const many = Array.from({ length: 300 }, (_, i) => 2 * i + 1);
+
+    it('stores every key of a large unsorted commit with duplicates, the last write of a key winning', async () => {
+      const db = openMemoryDatabase();
+      await db.transact((tr) => {
+        tr.set('run/', 'below');
+        tr.set('run0', 'above');
+      });
+      const random = new Random(testSeed(11));
+      const order = [...many].sort(() => random.int(3) - 1);
+      await db.transact((tr) => {
+        for (const i of order) tr.set(key(i), `first ${i}`);
+        for (const i of order.slice(0, 50)) tr.set(key(i), `second ${i}`);
+      });
+      const stored = await db.getRangeAll('run/', 'run1');
+      const second = new Set(order.slice(0, 50));
+      expect(stored.map((kv) => `${kv.key.toString()}=${kv.value.toString()}`)).toEqual([
+        'run/=below',
+        ...many.map((i) => `${key(i)}=${second.has(i) ? 'second' : 'first'} ${i}`),
+        'run0=above',
+      ]);
+    });
+
+    it('leaves older snapshots unchanged, and rewrites keys already stored among them', async () => {
+      const db = openMemoryDatabase();
+      await db.transact((tr) => tr.set(key(301), 'old'));
+      const reader = db.createTransaction();
+      expect((await reader.getRangeAll('run/', 'run0')).length).toBe(1);
+      await db.transact((tr) => {
+        for (const i of many) tr.set(key(i), `new ${i}`);
+      });
+      expect((await reader.getRangeAll('run/', 'run0')).map((kv) => kv.value.toString())).toEqual(['old']);
+      expect((await db.get(key(301)))!.toString()).toBe('new 301');
+      expect((await db.getRangeAll('run/', 'run0')).length).toBe(many.length);
+    });
+
+    it('conflicts with a reader of a written key, not with a reader of a key between two written ones', async () => {
+      const db = openMemoryDatabase();
+      const readsWritten = db.createTransaction();
+      const readsGap = db.createTransaction();
+      await readsWritten.get(key(201));
+      await readsGap.get(key(200));
+      await readsGap.getRangeAll(key(202), key(203));
+      await db.transact((tr) => {
+        for (const i of many) tr.set(key(i), 'v');
+      });
+      readsWritten.set('other', 'x');
+      readsGap.set('other', 'x');
+      await expectKvError(readsWritten.commit(), 'not_committed');
+      await readsGap.commit();
+    });
+
+    it('fires a watch on one of the keys, and not one on a key between them', async () => {
+      const db = openMemoryDatabase();
+      const tr = db.createTransaction();
+      const written = tr.watch(key(101));
+      const between = tr.watch(key(100));
+      await tr.commit();
+      await db.transact((t) => {
+        for (const i of many) t.set(key(i), 'v');
+      });
+      expect(await settledWithin(written.promise, 1000)).toEqual({ state: 'fulfilled', value: true });
+      expect(await settledWithin(between.promise, 50)).toEqual({ state: 'pending' });
+      between.cancel();
+    });
+  });
+
   describe('performance', () => {
     it('takes snapshots without copying the store: 2,000 short transactions over 100,000 keys', async () => {
       const db = openMemoryDatabase();

@@ -25,7 +25,7 @@ import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
 import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
-import { nextTurn, rejectOnNextTurn, settleOnNextTurn } from './next-turn';
+import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn } from './next-turn';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import { METADATA_VERSION_BUMP, METADATA_VERSION_KEY } from '../contract/metadata-version';
@@ -70,7 +70,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private versionstamp: Deferred<Buffer> | undefined;
   private committedVersion = -1n;
   /** Grows across `onError` retries; only `reset` starts it over, as for a new transaction. */
-  private readonly backoff = new Backoff();
+  private readonly backoff: Backoff;
   private snapshotReads: ReadTransaction | undefined;
   /** The largest key that can exist: an engine's own limit, or FoundationDB's. */
   private readonly maxKeyBytes: number;
@@ -81,10 +81,18 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** Set by {@link disableReadYourWrites}: reads merge this empty write set instead of {@link writes}. */
   private storeOnly: WriteSet | undefined;
 
-  /** @param keyLimit the engine's limit on stored keys, when below FoundationDB's */
-  constructor(private readonly keyLimit?: EngineKeyLimit) {
+  /**
+   * @param keyLimit the engine's limit on stored keys, when below FoundationDB's
+   * @param backoff the retry delays of `onError`: FDB's by default; an engine whose commits take far
+   *   less than a cluster's may start lower
+   */
+  constructor(
+    private readonly keyLimit?: EngineKeyLimit,
+    backoff = new Backoff(),
+  ) {
     super();
     this.maxKeyBytes = keyLimit?.maxKeyBytes ?? Limits.maxKeyBytes;
+    this.backoff = backoff;
   }
 
   // ---- what engines supply
@@ -144,7 +152,15 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   get(key: Bytes): Promise<Buffer | undefined> {
-    return settleOnNextTurn(() => this.readValue(key, false));
+    // settleOnNextTurn(() => this.readValue(key, false)) without a closure per read: point reads are
+    // the commonest operation.
+    let value: Buffer | undefined;
+    try {
+      value = this.readValue(key, false);
+    } catch (err) {
+      return rejectOnNextTurn(err);
+    }
+    return resolveOnNextTurn(value);
   }
 
   getKey(selector: KeySelector): Promise<Buffer> {
@@ -378,11 +394,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return size;
   }
 
-  /** Records a successful commit; returns the watches it activates. */
-  protected committed(version: bigint, versionstamp: Buffer | undefined): KeyWatch[] {
+  /** Records a successful commit; returns the watches it activates. `versionstamp`: absent for a read-only commit. */
+  protected committed(version: bigint, versionstamp: Buffer | (() => Buffer) | undefined): KeyWatch[] {
     this.state = 'committed';
     this.committedVersion = version;
-    if (versionstamp) this.versionstamp?.resolve(versionstamp);
+    // A function: the engine makes the versionstamp only if `getVersionstamp` was called.
+    if (versionstamp) this.versionstamp?.resolve(typeof versionstamp === 'function' ? versionstamp() : versionstamp);
     else this.versionstamp?.reject(kvError('no_commit_version', 'the transaction committed without writes'));
     const watches = this.pendingWatches;
     this.pendingWatches = [];

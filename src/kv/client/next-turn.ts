@@ -8,23 +8,31 @@
  * macrotask, not one each.
  */
 
-let due: Array<() => void> = [];
+/**
+ * What is due on the next turn, in order: each callback followed by the value it is called with (a
+ * settled operation's resolve and its result, so that settling one costs no closure).
+ */
+let due: unknown[] = [];
 let scheduled = false;
 
 function settleDue(): void {
   scheduled = false;
   const settling = due;
   due = [];
-  for (const settle of settling) settle();
+  for (let i = 0; i < settling.length; i += 2) (settling[i] as (value: unknown) => void)(settling[i + 1]);
 }
 
-/** Calls `settle` on the next turn of the event loop, with everything else due then. */
-export function onNextTurn(settle: () => void): void {
-  due.push(settle);
+function callOnNextTurn(callback: (value: unknown) => void, value: unknown): void {
+  due.push(callback, value);
   if (!scheduled) {
     scheduled = true;
     setImmediate(settleDue);
   }
+}
+
+/** Calls `settle` on the next turn of the event loop, with everything else due then. */
+export function onNextTurn(settle: () => void): void {
+  callOnNextTurn(settle, undefined);
 }
 
 /** Resolves on the next turn of the event loop. */
@@ -44,7 +52,12 @@ export function settleOnNextTurn<T>(operation: () => T): Promise<T> {
   } catch (error) {
     return rejectOnNextTurn(error);
   }
-  return new Promise<T>((resolve) => onNextTurn(() => resolve(value)));
+  return resolveOnNextTurn(value);
+}
+
+/** A promise that resolves with `value` on the next turn. */
+export function resolveOnNextTurn<T>(value: T): Promise<T> {
+  return new Promise<T>((resolve) => callOnNextTurn(resolve as (value: unknown) => void, value));
 }
 
 /** A promise that rejects with `error` on the next turn. */

@@ -47,6 +47,7 @@ export class ReadYourWritesView {
 
   /** The merged value at `key`. @throws KvError accessed_unreadable (1036) */
   get(key: Buffer): Buffer | undefined {
+    if (this.writes.isEmpty) return this.store.get(key);
     const pending = this.writes.keys.get(key);
     if (pending) return resolvePendingWrite(pending, pending.kind === 'atomic' ? this.store.get(key) : undefined);
     if (this.writes.cleared.rangeContaining(key)) return undefined;
@@ -59,6 +60,7 @@ export class ReadYourWritesView {
    * must add a read conflict. Keys the transaction set, cleared or range-cleared do not.
    */
   dependsOnStore(key: Buffer): boolean {
+    if (this.writes.isEmpty) return true;
     const pending = this.writes.keys.get(key);
     if (pending) return pending.kind === 'atomic';
     return !this.writes.cleared.rangeContaining(key);

@@ -45,64 +45,131 @@ export function resolvePendingWrite(write: PendingWrite, stored: Buffer | undefi
   }
 }
 
+/** What reads see of the write set before anything was written: no keys. */
+const NO_KEYS = new BTree<Buffer, PendingWrite>(undefined, compareBytes);
+NO_KEYS.freeze();
+const NO_RANGES = new RangeSet();
+
 /**
  * A transaction's writes: the ordered mutation log that the commit applies, the write conflict ranges,
  * and an ordered index of their effect that reads merge over the snapshot (read-your-writes):
  * per-key {@link PendingWrite}s plus the ranges cleared by `clearRange` and the ranges a versionstamped
  * key may land in. Callers validate arguments; everything here is already legal.
+ *
+ * The per-key index is built on the first read that needs it, by replaying the log: a transaction
+ * that only writes (a document insert writes a key per leaf) never pays for a B-tree insert per key,
+ * and its write conflicts are the log's keys, sorted once at commit. From then on the index is kept
+ * up to date write by write. The range sets exist once something is added to them.
  */
 export class WriteSet {
-  /** Per-key effects; entries inside a cleared range were written after the clear. */
-  readonly keys = new BTree<Buffer, PendingWrite>(undefined, compareBytes);
-  /** Ranges cleared by `clearRange`: their stored keys are hidden from reads. */
-  readonly cleared = new RangeSet();
-  /** Ranges that a versionstamped key may land in: reading them is `accessed_unreadable`. */
-  readonly unreadable = new RangeSet();
+  /** The per-key index, once built; see {@link keys}. */
+  private index: BTree<Buffer, PendingWrite> | undefined;
+  private clearedRanges: RangeSet | undefined;
+  private unreadableRanges: RangeSet | undefined;
   readonly mutations: Mutation[] = [];
   /**
    * Write conflict ranges other than single keys: range clears and explicit ranges. Every key written
-   * on its own has an entry in {@link keys} (or lies in a cleared range), so {@link writeConflicts}
-   * derives the single-key conflicts from that already sorted index.
+   * on its own has a mutation in the log (or lies in a cleared range), so {@link writeConflicts}
+   * derives the single-key conflicts from the log or from the index.
    */
   private readonly conflictRanges: KeyRange[] = [];
   /** Bytes of mutations and write conflict ranges, as FDB's approximate transaction size counts them. */
   bytes = 0;
 
+  /**
+   * Per-key effects; entries inside a cleared range were written after the clear. Built from the log
+   * on first use (an empty write set reads a shared empty tree and builds nothing).
+   */
+  get keys(): BTree<Buffer, PendingWrite> {
+    if (this.index) return this.index;
+    if (this.mutations.length === 0) return NO_KEYS;
+    const index = new BTree<Buffer, PendingWrite>(undefined, compareBytes);
+    this.index = index;
+    // Replayed in order. `cleared` already holds the range clears made after an atomic operation
+    // replayed here, which may fold it into a value instead of steps: the later clear deletes the
+    // entry, so the index ends up exactly as if it had been kept write by write.
+    for (const m of this.mutations) this.indexMutation(m);
+    return index;
+  }
+
+  /** True while nothing is written: reads see the store alone (conflict ranges do not count). */
+  get isEmpty(): boolean {
+    return this.mutations.length === 0;
+  }
+
+  /** True while nothing is written and no write conflict range added: a commit would be read-only. */
+  get isReadOnly(): boolean {
+    return this.mutations.length === 0 && this.conflictRanges.length === 0;
+  }
+
+  /** Ranges cleared by `clearRange`: their stored keys are hidden from reads. */
+  get cleared(): RangeSet {
+    return this.clearedRanges ?? NO_RANGES;
+  }
+
+  /** Ranges that a versionstamped key may land in: reading them is `accessed_unreadable`. */
+  get unreadable(): RangeSet {
+    return this.unreadableRanges ?? NO_RANGES;
+  }
+
   /** The write conflict ranges, sorted and coalesced. */
   writeConflicts(): KeyRange[] {
-    const points: KeyRange[] = [];
-    this.keys.forEach((_, key) => {
-      points.push({ begin: key, end: keyAfter(key) });
-    });
+    const points = this.writtenKeys().map((key) => ({ begin: key, end: keyAfter(key) }));
     if (this.conflictRanges.length === 0) return points;
     // Both inputs sorted: the sort inside coalesceRanges only merges two runs.
     const ranges = coalesceRanges(this.conflictRanges);
     return coalesceRanges(mergeSorted(points, ranges));
   }
 
+  /**
+   * The write conflict ranges besides the keys written one by one: range clears and explicit ranges,
+   * sorted and coalesced. Enough for an engine that takes the conflicts of single keys from the keys
+   * its commit applies (the memory engine, see `ConflictLog.record`).
+   */
+  rangeConflicts(): KeyRange[] {
+    return this.conflictRanges.length === 0 ? [] : coalesceRanges(this.conflictRanges);
+  }
+
+  /**
+   * The keys written one by one, sorted, without duplicates: those of the index (which leaves out
+   * keys range-cleared later; their range is a conflict range), or else those of the log.
+   */
+  private writtenKeys(): Buffer[] {
+    if (!this.index) return sortedUniqueKeys(this.mutations);
+    const keys: Buffer[] = [];
+    this.index.forEach((_, key) => {
+      keys.push(key);
+    });
+    return keys;
+  }
+
   set(key: Buffer, value: Buffer): void {
-    this.keys.set(key, { kind: 'value', value });
-    this.mutations.push({ type: 'set', key, value });
+    const m: Mutation = { type: 'set', key, value };
+    this.mutations.push(m);
+    if (this.index) this.indexMutation(m);
     this.bytes += key.length + value.length + keyConflictBytes(key);
   }
 
   clear(key: Buffer): void {
-    this.keys.set(key, { kind: 'value', value: undefined });
-    this.mutations.push({ type: 'clear', key });
+    const m: Mutation = { type: 'clear', key };
+    this.mutations.push(m);
+    if (this.index) this.indexMutation(m);
     this.bytes += 2 * keyConflictBytes(key);
   }
 
   clearRange(begin: Buffer, end: Buffer): void {
-    this.keys.deleteRange(begin, end, false);
-    this.cleared.add(begin, end);
-    this.mutations.push({ type: 'clearRange', begin, end });
+    const m: Mutation = { type: 'clearRange', begin, end };
+    this.mutations.push(m);
+    (this.clearedRanges ??= new RangeSet()).add(begin, end);
+    if (this.index) this.indexMutation(m);
     this.bytes += begin.length + end.length;
     this.addConflictRange(begin, end);
   }
 
   atomic(op: AtomicOp, key: Buffer, operand: Buffer): void {
-    this.keys.set(key, this.afterAtomic(key, { op, operand }));
-    this.mutations.push({ type: 'atomic', op, key, operand });
+    const m: Mutation = { type: 'atomic', op, key, operand };
+    this.mutations.push(m);
+    if (this.index) this.indexMutation(m);
     this.bytes += key.length + operand.length + keyConflictBytes(key);
   }
 
@@ -112,14 +179,15 @@ export class WriteSet {
    * FDB's commit proxy does.
    */
   setVersionstampedKey(key: VersionstampTemplate, value: Buffer, possibleKeys: KeyRange | undefined): void {
-    if (possibleKeys) this.unreadable.add(possibleKeys.begin, possibleKeys.end);
+    if (possibleKeys) (this.unreadableRanges ??= new RangeSet()).add(possibleKeys.begin, possibleKeys.end);
     this.mutations.push({ type: 'setVersionstampedKey', key, value });
     this.bytes += key.bytes.length + value.length + keyConflictBytes(key.bytes);
   }
 
   setVersionstampedValue(key: Buffer, value: VersionstampTemplate): void {
-    this.keys.set(key, { kind: 'unreadable' });
-    this.mutations.push({ type: 'setVersionstampedValue', key, value });
+    const m: Mutation = { type: 'setVersionstampedValue', key, value };
+    this.mutations.push(m);
+    if (this.index) this.indexMutation(m);
     this.bytes += key.length + value.bytes.length + keyConflictBytes(key);
   }
 
@@ -128,9 +196,33 @@ export class WriteSet {
     this.bytes += begin.length + end.length;
   }
 
+  /** Applies one logged mutation to the per-key index. */
+  private indexMutation(m: Mutation): void {
+    const index = this.index!;
+    switch (m.type) {
+      case 'set':
+        index.set(m.key, { kind: 'value', value: m.value });
+        break;
+      case 'clear':
+        index.set(m.key, { kind: 'value', value: undefined });
+        break;
+      case 'clearRange':
+        index.deleteRange(m.begin, m.end, false);
+        break;
+      case 'atomic':
+        index.set(m.key, this.afterAtomic(index, m.key, { op: m.op, operand: m.operand }));
+        break;
+      case 'setVersionstampedValue':
+        index.set(m.key, { kind: 'unreadable' });
+        break;
+      case 'setVersionstampedKey':
+        break;
+    }
+  }
+
   /** An atomic step folded into what is already known about the key. */
-  private afterAtomic(key: Buffer, step: AtomicStep): PendingWrite {
-    const previous = this.keys.get(key);
+  private afterAtomic(index: BTree<Buffer, PendingWrite>, key: Buffer, step: AtomicStep): PendingWrite {
+    const previous = index.get(key);
     if (previous === undefined) {
       return this.cleared.rangeContaining(key)
         ? { kind: 'value', value: applyAtomicOp(step.op, undefined, step.operand) }
@@ -146,6 +238,28 @@ export class WriteSet {
         return previous;
     }
   }
+}
+
+/**
+ * The keys the log writes one by one (sets, clears, atomic operations, versionstamped values), sorted
+ * and without duplicates. Logs written in key order (most are) cost one comparison per key.
+ */
+export function sortedUniqueKeys(mutations: readonly Mutation[]): Buffer[] {
+  const keys: Buffer[] = [];
+  let sorted = true;
+  for (const m of mutations) {
+    if (m.type === 'clearRange' || m.type === 'setVersionstampedKey') continue;
+    if (sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
+    keys.push(m.key);
+  }
+  if (sorted) return keys;
+  keys.sort(compareBytes);
+  let n = 1;
+  for (let i = 1; i < keys.length; i++) {
+    if (compareBytes(keys[i], keys[n - 1]) !== 0) keys[n++] = keys[i];
+  }
+  keys.length = n;
+  return keys;
 }
 
 /** Bytes of the conflict range `[key, key + '\x00')`. */

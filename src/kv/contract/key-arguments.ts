@@ -1,4 +1,4 @@
-import { compareBytes, keyAfter, toBuffer } from './bytes';
+import { compareBytes, copyOf, keyAfter, toBuffer } from './bytes';
 import { type KvError, kvError } from './errors';
 import { isKeySelector } from './key-selector';
 import { Limits } from './limits';
@@ -25,7 +25,7 @@ export function writableKey(key: Bytes, limit?: EngineKeyLimit): Buffer {
   const k = toBuffer(key);
   if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
   if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) throw keyTooLarge(k, limit);
-  return Buffer.from(k);
+  return copyOf(k);
 }
 
 /**
@@ -38,7 +38,7 @@ export function clearableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undef
   const k = toBuffer(key);
   if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
   if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) return undefined;
-  return Buffer.from(k);
+  return copyOf(k);
 }
 
 /**
@@ -59,7 +59,7 @@ export function checkedValue(value: Bytes): Buffer {
   if (v.length > Limits.maxValueBytes) {
     throw kvError('value_too_large', `${v.length} bytes, the limit is ${Limits.maxValueBytes}`);
   }
-  return Buffer.from(v);
+  return copyOf(v);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { compareBytes } from '../contract/bytes';
+import { compareBytes, keyAfter } from '../contract/bytes';
 import { coalesceRanges, findOverlap } from '../client/range-set';
 import type { KeyRange } from '../contract/key-range';
 
@@ -8,7 +8,9 @@ interface CommittedWrites {
   readonly time: number;
   /** Coalesced write conflict ranges. */
   readonly ranges: readonly KeyRange[];
-  /** Bounds of `ranges`, to skip most commits with two comparisons. */
+  /** Single keys written, sorted, without duplicates: each is the range `[key, key + '\x00')`. */
+  readonly keys: readonly Buffer[];
+  /** Bounds of `ranges` and `keys` (`high` exclusive), to skip most commits with two comparisons. */
   readonly low: Buffer;
   readonly high: Buffer;
 }
@@ -19,11 +21,16 @@ export interface Conflict {
   readonly version: bigint;
 }
 
+const NO_KEYS: readonly Buffer[] = [];
+
 /**
  * The write conflict ranges of recent commits, in version order: FDB's resolver. A transaction may
  * commit only if none of its read conflict ranges intersects the writes of a commit after its read
  * version. Entries older than the MVCC window are pruned; a read version from before the oldest pruned
  * commit can no longer be checked, and such a transaction is too old.
+ *
+ * A commit's single-key writes may be recorded as keys rather than ranges (see {@link record}): a
+ * commit of a thousand keys then costs no range object and no `key + '\x00'` per key.
  */
 export class ConflictLog {
   private entries: CommittedWrites[] = [];
@@ -51,17 +58,30 @@ export class ConflictLog {
     for (let i = this.firstAfter(readVersion); i < this.entries.length; i++) {
       const entry = this.entries[i];
       if (compareBytes(entry.low, high) >= 0 || compareBytes(entry.high, low) <= 0) continue;
-      const range = findOverlap(reads, entry.ranges);
+      const range = findOverlap(reads, entry.ranges) ?? keyIn(reads, entry.keys);
       if (range) return { range, version: entry.version };
     }
     return undefined;
   }
 
-  /** Records a commit's write conflict ranges. Versions must increase. */
-  record(version: bigint, time: number, writes: readonly KeyRange[]): void {
-    const ranges = coalesceRanges(writes);
-    if (ranges.length === 0) return;
-    this.entries.push({ version, time, ranges, low: ranges[0].begin, high: ranges[ranges.length - 1].end });
+  /**
+   * Records a commit's write conflicts: `writes`, and the single keys `keys` (sorted, no duplicates).
+   * Versions must increase. `coalesced`: `writes` are already sorted and coalesced (see
+   * `coalesceRanges`), as a write set's are.
+   */
+  record(version: bigint, time: number, writes: readonly KeyRange[], coalesced = false, keys: readonly Buffer[] = NO_KEYS): void {
+    const ranges = coalesced ? writes : coalesceRanges(writes);
+    if (ranges.length === 0 && keys.length === 0) return;
+    let low = ranges.length > 0 ? ranges[0].begin : keys[0];
+    let high = ranges.length > 0 ? ranges[ranges.length - 1].end : undefined;
+    if (keys.length > 0) {
+      if (compareBytes(keys[0], low) < 0) low = keys[0];
+      const last = keys[keys.length - 1];
+      // The exclusive end of the last key's range is `last + '\x00'`; `last` itself stands for it
+      // unless the ranges end at or below it.
+      if (high === undefined || compareBytes(high, last) <= 0) high = keyAfter(last);
+    }
+    this.entries.push({ version, time, ranges, keys, low, high: high! });
   }
 
   /** Drops commits made before `minTime` or at versions below `minVersion`. */
@@ -89,4 +109,21 @@ export class ConflictLog {
     }
     return lo;
   }
+}
+
+/** The first of `keys` (sorted) inside one of `reads` (coalesced), as the range holding just it. */
+function keyIn(reads: readonly KeyRange[], keys: readonly Buffer[]): KeyRange | undefined {
+  if (keys.length === 0) return undefined;
+  for (const read of reads) {
+    // The first key at or after the read's begin.
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(keys[mid], read.begin) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < keys.length && compareBytes(keys[lo], read.end) < 0) return { begin: keys[lo], end: keyAfter(keys[lo]) };
+  }
+  return undefined;
 }

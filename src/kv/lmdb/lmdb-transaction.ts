@@ -1,4 +1,5 @@
 import { ClientTransaction } from '../client/client-transaction';
+import { Backoff } from '../contract/backoff';
 import { copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { coalesceRanges } from '../client/range-set';
@@ -9,6 +10,14 @@ import type { LmdbCluster } from './lmdb-cluster';
 import type { ReadSnapshot } from './read-snapshot';
 import { SnapshotPairs } from './snapshot-pairs';
 import { nextTurn } from '../client/next-turn';
+
+/**
+ * The first retry delay after a conflict (FDB's is 10 ms, doubling to 1 s, as here after it). A conflict
+ * on LMDB is with a commit that took tens of microseconds, made by another process or an earlier batch:
+ * waiting 10 ms for it, and 20, 40 ms when the next attempt meets another one, left processes that
+ * share one hot key waiting most of the time (`npm run bench:lmdb-processes`, docs/performance.md).
+ */
+const FIRST_RETRY_DELAY_MS = 1;
 
 /** The read version of an attempt: when it was taken, and its snapshot until the reads are over. */
 interface ReadState {
@@ -45,7 +54,7 @@ export class LmdbTransaction extends ClientTransaction {
   private pointView: ReadYourWritesView | undefined;
 
   constructor(private readonly cluster: LmdbCluster) {
-    super(LMDB_KEY_LIMIT);
+    super(LMDB_KEY_LIMIT, new Backoff(FIRST_RETRY_DELAY_MS));
   }
 
   protected takeReadVersion(): bigint {

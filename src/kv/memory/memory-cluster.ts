@@ -1,5 +1,5 @@
 import type BTree from 'sorted-btree';
-import { keyAfter } from '../contract/bytes';
+import { compareBytes } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import { ConflictLog } from '../engine-parts/conflict-log';
@@ -7,8 +7,8 @@ import type { FaultInjector } from '../engine-parts/fault-injector';
 import type { Mutation } from '../client/mutation';
 import { coalesceRanges } from '../client/range-set';
 import type { KeyRange } from '../contract/key-range';
-import { VersionedStore } from './versioned-store';
-import { fillVersionstamp, versionstampOf } from '../client/versionstamp-template';
+import { VersionedStore, type AppliedCommit } from './versioned-store';
+import { versionstampOf } from '../client/versionstamp-template';
 import { WatchRegistry } from '../engine-parts/watch-registry';
 import { VersionHistory } from './version-history';
 
@@ -34,15 +34,18 @@ export interface CommitRequest {
   /** The transaction's read version, if it read anything or chose one. */
   readonly snapshot: ReadSnapshot | undefined;
   readonly readConflicts: readonly KeyRange[];
+  /**
+   * The write conflict ranges besides the keys the mutations write (range clears and explicit
+   * ranges), sorted and coalesced, as `WriteSet.rangeConflicts()` returns them: the commit adds the
+   * keys it applies.
+   */
   readonly writeConflicts: readonly KeyRange[];
   readonly mutations: readonly Mutation[];
 }
 
 export interface CommitResult {
-  /** The commit version, `-1n` for a read-only transaction. */
+  /** The commit version, `-1n` for a read-only transaction; its versionstamp is `versionstampOf(version)`. */
   readonly version: bigint;
-  /** The 10-byte versionstamp, absent for a read-only transaction. */
-  readonly versionstamp: Buffer | undefined;
 }
 
 /**
@@ -122,7 +125,7 @@ export class MemoryCluster {
   commit(request: CommitRequest): CommitResult {
     this.assertOpen();
     if (request.mutations.length === 0 && request.writeConflicts.length === 0) {
-      return { version: -1n, versionstamp: undefined };
+      return { version: -1n };
     }
     const fault = this.faults?.next();
     const now = this.now();
@@ -145,22 +148,18 @@ export class MemoryCluster {
     if (fault === 'notCommitted') throw kvError('not_committed', 'injected fault');
 
     const version = this.nextVersion(now);
-    const versionstamp = versionstampOf(version);
-    const writeConflicts = [...request.writeConflicts];
-    for (const m of request.mutations) {
-      if (m.type === 'setVersionstampedKey') {
-        const key = fillVersionstamp(m.key, versionstamp);
-        writeConflicts.push({ begin: key, end: keyAfter(key) });
-      }
-    }
+    // Made only for commits that fill placeholders with it.
+    let stamp: Buffer | undefined;
+    const versionstamp = () => (stamp ??= versionstampOf(version));
     const applied = this.store.apply(request.mutations, version, versionstamp);
     this.history.committed(version, now);
     this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
-    this.conflicts.record(version, now, writeConflicts);
+    // The keys applied (versionstamped keys with their final key) conflict as single keys.
+    this.conflicts.record(version, now, request.writeConflicts, true, appliedKeys(applied));
     this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
     if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
-    return { version, versionstamp };
+    return { version };
   }
 
   /** Stops the cluster: watches resolve `false`, later reads and commits fail. */
@@ -184,4 +183,35 @@ export class MemoryCluster {
   private versionAt(ms: number): bigint {
     return BigInt(Math.max(0, Math.floor(ms * VERSIONS_PER_MS)));
   }
+}
+
+/** The keys a commit applied, sorted, without duplicates: its merged runs are sorted already. */
+function appliedKeys(applied: AppliedCommit): Buffer[] {
+  const { keys, runs } = applied;
+  if (runs.length === 0) return sortedUnique(keys);
+  if (runs.length > 1) return sortedUnique([...keys, ...runs.flat()]);
+  const run = runs[0];
+  if (keys.length === 0) return run;
+  // A run and a few single keys (a document insert and its metadata): each key found by bisection.
+  const out = run.slice();
+  for (const key of sortedUnique(keys)) {
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(out[mid], key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === out.length || compareBytes(out[lo], key) !== 0) out.splice(lo, 0, key);
+  }
+  return out;
+}
+
+function sortedUnique(keys: Buffer[]): Buffer[] {
+  if (keys.length < 2) return keys;
+  const sorted = keys.slice().sort(compareBytes);
+  let n = 1;
+  for (let i = 1; i < sorted.length; i++) if (compareBytes(sorted[i], sorted[n - 1]) !== 0) sorted[n++] = sorted[i];
+  sorted.length = n;
+  return sorted;
 }

@@ -4,7 +4,9 @@ import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
 import { FrozenTree } from './frozen-tree';
+import { versionstampOf } from '../client/versionstamp-template';
 import { nextTurn } from '../client/next-turn';
+import type { KeyWatch } from '../client/key-watch';
 
 /**
  * A transaction of the memory engine: the client side of FDB's protocol ({@link ClientTransaction}).
@@ -39,19 +41,31 @@ export class MemoryTransaction extends ClientTransaction {
     this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
     try {
       this.committableSize();
+      if (this.writes.isReadOnly) {
+        // What the cluster does for a read-only commit (no version, no conflict check, no fault), without
+        // building a request; a version set without reads is still checked.
+        this.cluster.assertOpen();
+        if (this.requestedVersion !== undefined) this.acquireSnapshot();
+        this.activate(this.committed(-1n, undefined));
+        return;
+      }
       const result = this.cluster.commit({
         // A version set without reads is checked now, and conflicts count from it.
         snapshot: this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot(),
         readConflicts: this.readConflicts,
-        writeConflicts: this.writes.writeConflicts(),
+        writeConflicts: this.writes.rangeConflicts(),
         mutations: this.writes.mutations,
       });
-      const watches = this.committed(result.version, result.versionstamp);
-      for (const watch of watches) this.cluster.watches.add(watch, this.cluster.currentValue(watch.key));
+      this.activate(this.committed(result.version, result.version < 0n ? undefined : () => versionstampOf(result.version)));
     } catch (err) {
       this.commitFailed(err);
       throw err;
     }
+  }
+
+  /** Registers a committed transaction's watches against the keys' values now. */
+  private activate(watches: readonly KeyWatch[]): void {
+    for (const watch of watches) this.cluster.watches.add(watch, this.cluster.currentValue(watch.key));
   }
 
   // ---- the snapshot

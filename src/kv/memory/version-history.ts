@@ -13,6 +13,9 @@ interface HeldVersion {
   supersededAt: number;
 }
 
+/** What a forgotten slot holds, so that it keeps no tree alive. */
+const FORGOTTEN: HeldVersion = { version: -1n, data: undefined as never, until: -1n, supersededAt: -Infinity };
+
 /** The data at a version, and until when that version was the latest (ms; `undefined`: it still is). */
 export interface VersionData {
   readonly data: BTree<Buffer, Buffer>;
@@ -27,15 +30,16 @@ export interface VersionData {
  * {@link forgetSupersededBefore}, those superseded over 5 seconds ago.
  */
 export class VersionHistory {
-  /** Oldest first. */
+  /** Oldest first, from {@link head}: entries before it are forgotten (dropped in chunks, not one by one). */
   private held: HeldVersion[] = [];
+  private head = 0;
 
   /** Keeps `data` as the data of `version`, the latest; once per version. */
   remember(version: bigint, data: BTree<Buffer, Buffer>): void {
     const last = this.held[this.held.length - 1];
     if (last?.version === version) return;
     this.held.push({ version, data, until: undefined, supersededAt: Infinity });
-    if (this.held.length > MAX_HELD_VERSIONS) this.held.shift();
+    if (this.held.length - this.head > MAX_HELD_VERSIONS) this.forget(1);
   }
 
   /** A commit at `now` made `version` the latest: the data kept for the one before covers versions up to it. */
@@ -49,7 +53,7 @@ export class VersionHistory {
 
   /** The data of the database as of `version`, if kept. */
   dataAt(version: bigint): VersionData | undefined {
-    for (let i = this.held.length - 1; i >= 0; i--) {
+    for (let i = this.held.length - 1; i >= this.head; i--) {
       const entry = this.held[i];
       if (entry.version > version) continue;
       if (entry.until !== undefined && version >= entry.until) return undefined;
@@ -61,7 +65,17 @@ export class VersionHistory {
   /** Forgets the data of the versions superseded before `time` (ms). */
   forgetSupersededBefore(time: number): void {
     let stale = 0;
-    while (stale < this.held.length && this.held[stale].supersededAt < time) stale++;
-    if (stale > 0) this.held.splice(0, stale);
+    while (this.head + stale < this.held.length && this.held[this.head + stale].supersededAt < time) stale++;
+    if (stale > 0) this.forget(stale);
+  }
+
+  /** Forgets the `count` oldest entries; the array is compacted once half of it is forgotten. */
+  private forget(count: number): void {
+    for (let i = this.head; i < this.head + count; i++) this.held[i] = FORGOTTEN;
+    this.head += count;
+    if (this.head > 64 && this.head * 2 > this.held.length) {
+      this.held = this.held.slice(this.head);
+      this.head = 0;
+    }
   }
 }

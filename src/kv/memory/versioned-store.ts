@@ -1,17 +1,30 @@
 import BTree from 'sorted-btree';
-import { compareBytes } from '../contract/bytes';
+import { bulkLoad } from 'sorted-btree/extended/bulkLoad';
+import union from 'sorted-btree/extended/union';
+import { compareBytes, keyAfter } from '../contract/bytes';
 import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
 
-/** What a commit changed, for watches and the conflict log. */
+/** What a commit changed, for watches. */
 export interface AppliedCommit {
   /** Keys set, cleared or atomically modified, including the final keys of versionstamped keys. */
   readonly keys: Buffer[];
-  /** Ranges cleared by `clearRange`. */
+  /** Ranges cleared by `clearRange`, and the range each of {@link runs} spans. */
   readonly ranges: KeyRange[];
+  /** The keys of each run of sets merged in one pass (see {@link VersionedStore.apply}), sorted, unique. */
+  readonly runs: Buffer[][];
 }
+
+/**
+ * Consecutive sets at least this many are merged into the store as one sorted run when no stored key
+ * lies among them: a document insert writes a key per leaf, all new and next to each other.
+ */
+const RUN_MIN = 64;
+
+/** The new value of the store's version of a key set twice in one run: the later set. */
+const later = (_key: Buffer, _stored: Buffer, written: Buffer): Buffer => written;
 
 /**
  * The committed data, multi-versioned by copy-on-write: `sorted-btree`'s `clone()` is O(1) and shares
@@ -20,7 +33,7 @@ export interface AppliedCommit {
  * version; it is frozen so a reader can never modify the data another reader sees.
  */
 export class VersionedStore {
-  private readonly data = new BTree<Buffer, Buffer>(undefined, compareBytes);
+  private data = new BTree<Buffer, Buffer>(undefined, compareBytes);
   private snapshotOfCurrent: BTree<Buffer, Buffer> | undefined;
   private currentVersion: bigint;
 
@@ -50,47 +63,109 @@ export class VersionedStore {
 
   /**
    * Applies a transaction's mutations in order as the new version `version`, filling versionstamp
-   * placeholders with `versionstamp`. Synchronous, so no reader or committer observes half of it.
+   * placeholders with `versionstamp()`. Synchronous, so no reader or committer observes half of it.
+   *
+   * A run of {@link RUN_MIN} or more consecutive sets whose keys no stored key lies among is merged in
+   * one pass (`sorted-btree`'s union of the store with a tree bulk-loaded from the run: it copies the
+   * path to where the run goes once, instead of descending from the root for every key); the run is
+   * then reported to watches as the range it spans, and its sorted keys are returned for the conflict log. Other writes go key by key.
    */
-  apply(mutations: readonly Mutation[], version: bigint, versionstamp: Buffer): AppliedCommit {
-    const data = this.data;
+  apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer): AppliedCommit {
     const keys: Buffer[] = [];
     const ranges: KeyRange[] = [];
-    for (const m of mutations) {
-      switch (m.type) {
-        case 'set':
-          data.set(m.key, m.value);
-          keys.push(m.key);
-          break;
-        case 'clear':
-          data.delete(m.key);
-          keys.push(m.key);
-          break;
-        case 'clearRange':
-          data.deleteRange(m.begin, m.end, false);
-          ranges.push({ begin: m.begin, end: m.end });
-          break;
-        case 'atomic': {
-          const value = applyAtomicOp(m.op, data.get(m.key), m.operand);
-          if (value === undefined) data.delete(m.key);
-          else data.set(m.key, value);
-          keys.push(m.key);
-          break;
+    const runs: Buffer[][] = [];
+    for (let i = 0; i < mutations.length;) {
+      const m = mutations[i];
+      if (m.type === 'set') {
+        let end = i + 1;
+        while (end < mutations.length && mutations[end].type === 'set') end++;
+        if (end - i < RUN_MIN || !this.mergeRun(mutations, i, end, ranges, runs)) {
+          for (; i < end; i++) this.applyOne(mutations[i], versionstamp, keys, ranges);
         }
-        case 'setVersionstampedKey': {
-          const key = fillVersionstamp(m.key, versionstamp);
-          data.set(key, m.value);
-          keys.push(key);
-          break;
-        }
-        case 'setVersionstampedValue':
-          data.set(m.key, fillVersionstamp(m.value, versionstamp));
-          keys.push(m.key);
-          break;
+        i = end;
+        continue;
       }
+      this.applyOne(m, versionstamp, keys, ranges);
+      i++;
     }
     this.currentVersion = version;
     this.snapshotOfCurrent = undefined;
-    return { keys, ranges };
+    return { keys, ranges, runs };
   }
+
+  /**
+   * Merges the sets `mutations[from, to)` into the store in one union, if no stored key lies between
+   * the lowest and the highest of their keys; returns false (having changed nothing) otherwise.
+   */
+  private mergeRun(mutations: readonly Mutation[], from: number, to: number, ranges: KeyRange[], runs: Buffer[][]): boolean {
+    let keys: Buffer[] = [];
+    let values: Buffer[] = [];
+    let sorted = true;
+    for (let i = from; i < to; i++) {
+      const m = mutations[i] as Extract<Mutation, { type: 'set' }>;
+      if (sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
+      keys.push(m.key);
+      values.push(m.value);
+    }
+    if (!sorted) [keys, values] = sortedLastWins(keys, values);
+    const first = keys[0];
+    const last = keys[keys.length - 1];
+    const stored = this.data.getPairOrNextHigher(first);
+    if (stored !== undefined && compareBytes(stored[0], last) <= 0) return false;
+    this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
+    ranges.push({ begin: first, end: keyAfter(last) });
+    runs.push(keys);
+    return true;
+  }
+
+  private applyOne(m: Mutation, versionstamp: () => Buffer, keys: Buffer[], ranges: KeyRange[]): void {
+    const data = this.data;
+    switch (m.type) {
+      case 'set':
+        data.set(m.key, m.value);
+        keys.push(m.key);
+        break;
+      case 'clear':
+        data.delete(m.key);
+        keys.push(m.key);
+        break;
+      case 'clearRange':
+        data.deleteRange(m.begin, m.end, false);
+        ranges.push({ begin: m.begin, end: m.end });
+        break;
+      case 'atomic': {
+        const value = applyAtomicOp(m.op, data.get(m.key), m.operand);
+        if (value === undefined) data.delete(m.key);
+        else data.set(m.key, value);
+        keys.push(m.key);
+        break;
+      }
+      case 'setVersionstampedKey': {
+        const key = fillVersionstamp(m.key, versionstamp());
+        data.set(key, m.value);
+        keys.push(key);
+        break;
+      }
+      case 'setVersionstampedValue':
+        data.set(m.key, fillVersionstamp(m.value, versionstamp()));
+        keys.push(m.key);
+        break;
+    }
+  }
+}
+
+/** `keys` sorted with their `values`; of a key given more than once, the value given last. */
+function sortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] {
+  // Stable: of equal keys, the one given last stays last.
+  const order = keys.map((_, i) => i).sort((a, b) => compareBytes(keys[a], keys[b]));
+  const outKeys: Buffer[] = [];
+  const outValues: Buffer[] = [];
+  for (const i of order) {
+    if (outKeys.length > 0 && compareBytes(outKeys[outKeys.length - 1], keys[i]) === 0) outValues[outValues.length - 1] = values[i];
+    else {
+      outKeys.push(keys[i]);
+      outValues.push(values[i]);
+    }
+  }
+  return [outKeys, outValues];
 }
