@@ -41,7 +41,7 @@ import { flatten, type Entries } from '../values/flatten';
 import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
-import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
+import { describeId, notFound, readDocument, readDocuments, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
@@ -334,7 +334,7 @@ export class DocumentCollection {
    * Reads several whole documents in one transaction, all reads issued together; `undefined` for a
    * missing one.
    *
-   * Cost: 1 range read per id, as {@link get}.
+   * Cost: 1 range read per id, as {@link get}, issued before any is awaited (`readDocuments`).
    *
    * @throws DocumentError INVALID_ARGUMENT (an id).
    */
@@ -345,7 +345,7 @@ export class DocumentCollection {
       const prefix = await this.prefixToRead(tr);
       if (prefix === undefined) return elements.map(() => undefined);
       const now = this.context.now();
-      return Promise.all(elements.map((element) => readDocument(tr, new DocumentKeys(prefix, element), now, this.context.forms)));
+      return readDocuments(tr, prefix, elements, now, this.context.forms);
     });
   }
 
