@@ -14,7 +14,8 @@
  * (`counter.add(1)` | INCRBY), set add of a new member (`set.add` | SADD), map set (`map.set` | HSET),
  * list push (`list.push` | RPUSH), queue push (`queue.push` | LPUSH of the JSON), queue pop
  * (`queue.pop()` | RPOP + JSON.parse, of 30,000 items pushed first and what the push row left), document upsert of a 7-leaf
- * document (`upsert` | SET of its JSON) and get (`get` | GET + JSON.parse), over 1,000 ids.
+ * document (`upsert` | SET of its JSON) and get (`get` | GET + JSON.parse), over 1,000 ids (at 32
+ * callers, doclayer's concurrent upserts share transactions and so do its gets: docs/documents.md).
  * Each caller loops, one operation at a time, for `--ms`; a row alternates the sides `--rounds` times
  * and keeps each side's best round (the one least disturbed by other processes); every caller of a row works on the
  * same structure (so 32 callers of `counter incr` are 32 clients of one hot key). Redis is one

@@ -24,6 +24,7 @@ import type { DocId, JsonValue } from './document/types';
 import type { KeyValue } from './kv/contract/types';
 import type { DocLayer } from './open';
 import { decodeInt64 } from './structures/int64';
+import { sortedSetIndexProblems } from './structures/sorted-set';
 import { STRUCTURE_JSON_FORMS } from './structures/json-forms';
 import { bodyKey } from './structures/structure-keys';
 import type { TupleItem } from './tuple';
@@ -285,6 +286,8 @@ function structureProblems(kind: StructureKind, content: JsonValue, meta: Metada
         ...counterProblem('length', meta.length, (content as string).length, 'UTF-16 code units'),
         ...counterProblem('byte length', meta.bytes, Buffer.byteLength(content as string), 'UTF-8 bytes'),
       ];
+    case 'sortedset':
+      return [...counterProblem('size', meta.size, (content as JsonValue[]).length, 'members'), ...sortedSetIndexProblems(entries, keys)];
     case 'list':
       return listGaps(entries, bodyKey(keys));
     case 'counter':

@@ -14,6 +14,7 @@ import { DocMap } from './structures/map';
 import { Queue, type QueueOptions } from './structures/queue/queue';
 import { DocSet, type SetMember } from './structures/set';
 import { DocText } from './structures/text';
+import { DocSortedSet } from './structures/sorted-set';
 
 /**
  * A collection of JSON documents (every operation of {@link DocumentCollection}) and the handles of
@@ -160,6 +161,11 @@ export class Collection extends DocumentCollection {
   /** The text at `id` (reads as a string), as {@link list}. */
   text(id: DocId): DocText {
     return new DocText(this.structureAccess(), id);
+  }
+
+  /** The sorted set at `id` (string members ordered by score; reads as `[member, score]` pairs), as {@link list}. */
+  sortedSet(id: DocId): DocSortedSet {
+    return new DocSortedSet(this.structureAccess(), id);
   }
 
   // ---- queries (src/query, docs/queries.md)

@@ -12,7 +12,7 @@ import { stringifyJson } from './json-text';
  *     {"id":"countries","kind":"set","value":["AU","CA"]}
  *
  * A record holds the document's id (a string, or an integer: a bigint beyond 2^53 is an integer
- * literal), its `kind` when it is a data structure (list, map, set, queue, counter, text; absent for a
+ * literal), its `kind` when it is a data structure (list, map, set, queue, counter, text, sortedset; absent for a
  * plain JSON document), its `expiresAt` when it expires (ISO 8601, to the millisecond) and its `value`:
  * the document, or the structure's JSON form (what `get` returns: a set's members, a queue's items
  * with the next to pop last, a counter's number). Numbers are written as `json-text.ts` writes them,
@@ -37,7 +37,7 @@ export interface ExportRecord {
   readonly value: JsonValue;
 }
 
-const KINDS: ReadonlySet<string> = new Set<StructureKind>(['list', 'map', 'set', 'queue', 'counter', 'text']);
+const KINDS: ReadonlySet<string> = new Set<StructureKind>(['list', 'map', 'set', 'queue', 'counter', 'text', 'sortedset']);
 const FIELDS: ReadonlySet<string> = new Set(['id', 'kind', 'expiresAt', 'value']);
 /** An instant as `Date.prototype.toISOString` writes it (or with an offset, or fewer digits of seconds). */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/;
@@ -102,7 +102,15 @@ function shapeProblem(kind: StructureKind, value: JsonValue): string | undefined
       return typeof value === 'bigint' || Number.isInteger(value) ? undefined : "a counter's value is an integer";
     case 'text':
       return typeof value === 'string' ? undefined : "a text's value is a string";
+    case 'sortedset':
+      return Array.isArray(value) && value.every(isScoredMember)
+        ? undefined
+        : "a sorted set's value is an array of [member, score] pairs (a string and a finite number)";
   }
+}
+
+function isScoredMember(pair: JsonValue): boolean {
+  return Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'number' && Number.isFinite(pair[1]);
 }
 
 function isObject(value: JsonValue): value is { [field: string]: JsonValue } {

@@ -4,6 +4,7 @@ import type { DocId, JsonValue } from '../document/types';
 import type { Transaction } from '../kv/contract/types';
 import type { StructureKind } from '../document/keys/kind';
 import type { SetMember } from '../structures/set';
+import type { ScoredMember } from '../structures/sorted-set';
 import type { ExportRecord } from './export-format';
 import { stringifyJson } from './json-text';
 import type { Structure } from '../structures/structure';
@@ -68,6 +69,8 @@ function structureHandle(collection: Collection, kind: StructureKind, id: DocId)
       return collection.counter(id);
     case 'text':
       return collection.text(id);
+    case 'sortedset':
+      return collection.sortedSet(id);
   }
 }
 
@@ -121,6 +124,22 @@ function structureWrites(collection: Collection, record: ExportRecord, kind: Str
         async (tr) => {
           await set.add(null, { tr });
           await set.delete(null, { tr });
+        },
+      );
+    }
+    case 'sortedset': {
+      const sortedSet = collection.sortedSet(id);
+      return elementWrites(
+        collection,
+        id,
+        value as ScoredMember[],
+        ([member]) => member.length + 24,
+        async (pairs, tr) => {
+          for (const [member, score] of pairs) await sortedSet.add(member, score, { tr });
+        },
+        async (tr) => {
+          await sortedSet.add('', 0, { tr });
+          await sortedSet.remove('', { tr });
         },
       );
     }

@@ -17,8 +17,12 @@ import type { Transaction } from '../kv/contract/types';
  *   transaction, so each gets its own result or its own error and a failure fails only its own call;
  * - a call with the caller's `{ tr }` is never combined; a call that finds nothing running starts at
  *   once in a transaction of its own, exactly as without combining (a lone caller waits for nothing);
+ *   after a batch of several calls, the calls made over the next few turns of the event loop, while
+ *   they keep coming, join the next batch;
  * - calls of an operation that can merge them ({@link Merge}) and follow each other in a batch run as
- *   one step, which gives each its own outcome as if they had run one after another.
+ *   one step, which gives each its own outcome as if they had run one after another; a step may end
+ *   the batch early (it returns outcomes for the first calls only), and the calls after it wait for
+ *   the next batch.
  *
  * On a retry after commit_unknown_result every call of the batch runs again: what can repeat is what
  * each operation documents for its own transaction (operations with receipts, the queue's, read
@@ -31,6 +35,9 @@ import type { Transaction } from '../kv/contract/types';
 /** Calls per combined transaction. */
 export const MAX_BATCH = 64;
 
+/** Turns of the event loop a combiner waits, after a batch, for its callers' next calls. */
+const HOLD_TURNS = 4;
+
 /** A call's outcome when it ran merged with others: its result, or the error that failed it alone. */
 export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
 
@@ -38,8 +45,10 @@ export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly o
  * How calls of one operation that follow each other in a batch run as one (`counter.incr` of n
  * callers: one read of the value, one add of the sum, each caller's result a running sum). `runMany`
  * runs in the shared transaction and returns one outcome per argument, in order; a call that fails
- * alone must write nothing. If it throws, the batch fails as when a call throws (each call then runs
- * alone).
+ * alone must write nothing. It may return outcomes for the first calls only (at least one): the batch
+ * then ends after them, and the other calls go into the next batch (a document written twice in one
+ * commit, a batch grown large). If it throws, the batch fails as when a call throws (each call then
+ * runs alone).
  */
 export interface Merge<A, R> {
   /** Calls with the same `operation` next to each other in a batch are merged. */
@@ -61,7 +70,6 @@ export type RunTransaction = <T>(fn: (tr: Transaction) => Promise<T>) => Promise
 /** The calls queued on one thing, and whether a transaction of them is running. */
 export class Combiner {
   private queued: Call[] = [];
-  private draining = false;
 
   constructor(
     private readonly run: RunTransaction,
@@ -69,42 +77,70 @@ export class Combiner {
   ) {}
 
   submit<T>(fn: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T> | undefined): Promise<T> {
+    if (this.queued.length === 0) {
+      // Nothing running: start at once, as without combining; calls made meanwhile queue behind it.
+      this.queued.push(RUNNING_ALONE);
+      const result = this.run(fn);
+      result.then(this.afterAlone, this.afterAlone);
+      return result;
+    }
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, merge: merge, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.draining) {
-        this.draining = true;
-        void this.drain();
-      }
     });
   }
 
-  /** Runs batches until nothing is queued; the first is the call that found nothing running. */
+  /** Once a call that found nothing running has settled: runs what queued behind it. */
+  private readonly afterAlone = (): void => {
+    this.queued.shift();
+    if (this.queued.length === 0) this.onIdle();
+    else void this.drain();
+  };
+
+  /** Runs batches until nothing is queued. */
   private async drain(): Promise<void> {
     for (;;) {
+      // Calls stay queued while their batch runs, so that `submit` sees a running combiner.
       const batch = this.queued.slice(0, MAX_BATCH);
-      if (batch.length === 1) await this.runAlone(batch[0]);
-      else await this.runTogether(batch);
-      this.queued.splice(0, batch.length);
-      // The callers of a shared batch, resolved just now, often call again at once: one turn of the
-      // event loop lets them queue, so the next batch takes them all (not the first of them alone).
-      if (batch.length > 1 && this.queued.length < MAX_BATCH) await new Promise<void>((resolve) => setImmediate(resolve));
+      const ran = batch.length === 1 ? await this.runAlone(batch[0]) : await this.runTogether(batch);
+      this.queued.splice(0, ran);
+      if (ran > 1 && this.queued.length < ran) await this.holdForCallers(ran);
       if (this.queued.length === 0) {
-        this.draining = false;
         this.onIdle();
         return;
       }
     }
   }
 
-  private async runAlone(call: Call): Promise<void> {
+  /**
+   * The callers of a batch often call again as soon as they have their results, over the next turns
+   * of the event loop: when fewer calls are queued than the batch had, waiting for them (while calls
+   * keep arriving, until as many as the batch had, at most {@link HOLD_TURNS} turns) lets them share
+   * the next batch, instead of the first of them running alone and the rest behind it. With nothing
+   * queued, a hold keeps the calls made meanwhile queued.
+   */
+  private async holdForCallers(batchSize: number): Promise<void> {
+    const held = this.queued.length === 0;
+    if (held) this.queued.push(RUNNING_ALONE);
+    for (let turn = 0; turn < HOLD_TURNS; turn++) {
+      const before = this.queued.length;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.queued.length === before || this.queued.length - (held ? 1 : 0) >= batchSize) break;
+    }
+    if (held) this.queued.shift();
+  }
+
+  /** Runs `call` in a transaction of its own; returns 1, the calls it ran. */
+  private async runAlone(call: Call): Promise<number> {
     try {
       call.resolve(await this.run(call.fn));
     } catch (err) {
       call.reject(err);
     }
+    return 1;
   }
 
-  private async runTogether(batch: readonly Call[]): Promise<void> {
+  /** Runs `batch`, or the first calls of it when a merged step ends it early; returns how many ran. */
+  private async runTogether(batch: readonly Call[]): Promise<number> {
     let results: Settled<unknown>[];
     try {
       results = await this.run(async (tr): Promise<Settled<unknown>[]> => {
@@ -117,8 +153,9 @@ export class Combiner {
           if (merge !== undefined && end - i > 1) {
             const args = batch.slice(i, end).map((call) => call.merge?.arg);
             const outcomes = await merge.runMany(tr, args);
-            if (outcomes.length !== args.length) throw new Error('a merged run returned the wrong number of outcomes');
+            if (outcomes.length === 0 || outcomes.length > args.length) throw new Error('a merged run returned the wrong number of outcomes');
             out.push(...outcomes);
+            if (outcomes.length < args.length) break;
           } else {
             out.push({ ok: true, value: await batch[i].fn(tr) });
           }
@@ -129,15 +166,27 @@ export class Combiner {
     } catch {
       // Some call, or the commit, failed for good; nothing was committed: each call on its own.
       for (const call of batch) await this.runAlone(call);
-      return;
+      return batch.length;
     }
-    for (let i = 0; i < batch.length; i++) {
+    for (let i = 0; i < results.length; i++) {
       const outcome = results[i];
       if (outcome.ok) batch[i].resolve(outcome.value);
       else batch[i].reject(outcome.error);
     }
+    return results.length;
   }
 }
+
+/**
+ * Holds a combiner's queue while the call that found nothing running runs, or while a batch's callers
+ * get a turn to call again (it is no queued call).
+ */
+const RUNNING_ALONE: Call = {
+  fn: () => Promise.resolve(undefined),
+  merge: undefined,
+  resolve: () => undefined,
+  reject: () => undefined,
+};
 
 const combiners = new WeakMap<object, Map<string, Combiner>>();
 

@@ -83,6 +83,8 @@ export class DocTransaction {
   private observers: readonly ChangeObserver[] = NO_OBSERVERS;
   /** The collections (`latin1` of their key prefix) whose changes the observers are told of. */
   private observed: Set<string> | undefined;
+  /** Whether this attempt has its read conflict on the manifest uid and its read version (see `collection-registry.ts`). */
+  manifestConflict = false;
   /** Manifest updates this attempt wrote: its reads of the manifest are its own, not committed. */
   manifestWrites = 0;
   /**

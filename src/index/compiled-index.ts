@@ -115,17 +115,15 @@ function filterPaths(node: FilterNode): IndexPath[] {
   }
 }
 
-/** An entry's value, decoded: the document's expiry and the included values by path. */
-export function decodeEntryValue(
-  value: Uint8Array,
-  include: readonly IndexPath[],
-): { expiresAt: number | undefined; included: Map<string, IndexValue> } {
-  const reader = new ValueReader(value, 0);
-  const expiry = reader.read();
+/** The included values after an entry value's expiry (a shared empty map for an index without `include`). */
+export function readIncluded(reader: ValueReader, include: readonly IndexPath[]): ReadonlyMap<string, IndexValue> {
+  if (include.length === 0) return NOTHING_INCLUDED;
   const included = new Map<string, IndexValue>();
   for (const path of include) included.set(path.text, reader.read());
-  return { expiresAt: typeof expiry === 'number' ? expiry : undefined, included };
+  return included;
 }
+
+const NOTHING_INCLUDED: ReadonlyMap<string, IndexValue> = new Map();
 
 /** The expiry an entry's value records, without decoding the included values. */
 export function entryExpiry(value: Uint8Array): number | undefined {

@@ -3,10 +3,10 @@ import type { IndexedCollectionAccess } from '../document/index-port';
 import type { DocId, TransactionOption } from '../document/types';
 import { strinc } from '../kv/contract/bytes';
 import type { ReadTransaction, Transaction } from '../kv/contract/types';
-import { CompiledIndex } from './compiled-index';
+import type { CompiledIndex } from './compiled-index';
 import { checkSpec, encodeCatalog, MAX_INDEXES, sameDefinition, type Catalog, type IndexFieldDescription, type StoredIndex } from './definition';
 import { indexDocuments, MAX_DUPLICATES, readStep, splitParts, STEP_KEYS, type BuildPart } from './index-build';
-import { scanIndex, type IndexEntry, type IndexInterval, type IndexScanOptions } from './index-scan';
+import { readIndex, scanIndex, type IndexEntry, type IndexInterval, type IndexScanOptions } from './index-scan';
 import type { IndexMaintainer } from './maintainer';
 import type { Filter } from '../filter';
 
@@ -29,6 +29,11 @@ export interface IndexDescription {
 export interface IndexAccess {
   list(tr: Transaction): Promise<IndexDescription[]>;
   scan(tr: Transaction, name: string, interval: IndexInterval, opts?: IndexScanOptions): AsyncIterable<IndexEntry>;
+  /**
+   * What {@link scan} yields, as one array: one range read of at most `opts.limit` entries (another
+   * after it only when entries of expired documents left it short), without a promise per entry.
+   */
+  read(tr: Transaction, name: string, interval: IndexInterval, opts?: IndexScanOptions): Promise<IndexEntry[]>;
 }
 
 /** Progress of a build, as its callback gets it. */
@@ -159,6 +164,7 @@ export class IndexAdmin {
     return {
       list: (tr) => this.describeAll(tr),
       scan: (tr, name, interval, opts = {}) => this.scan(tr, name, interval, opts),
+      read: async (tr, name, interval, opts = {}) => readIndex(tr, await this.compiled(tr, name), interval, opts, this.collection.now()),
     };
   }
 
@@ -259,6 +265,8 @@ export class IndexAdmin {
     const target = await this.collection.forRead(tr);
     if (target === undefined) return [];
     const catalog = await this.maintainer.catalogOf(tr, target.id);
+    // Ready indexes have no progress to read: the common case makes no promise per index.
+    if (catalog.indexes.every((index) => index.state === 'ready')) return catalog.indexes.map((index) => describe(index, undefined));
     return Promise.all(
       catalog.indexes.map(async (index) => {
         if (index.state === 'ready') return describe(index, undefined);
@@ -277,18 +285,20 @@ export class IndexAdmin {
   }
 
   private async *scan(tr: Transaction, name: string, interval: IndexInterval, opts: IndexScanOptions): AsyncIterable<IndexEntry> {
-    const { index } = await this.find(tr, name);
-    yield* scanIndex(tr, index, interval, opts, this.collection.now());
+    yield* scanIndex(tr, await this.compiled(tr, name), interval, opts, this.collection.now());
   }
 
   /** The index named `name` as `tr` sees it. @throws DocumentError INDEX_NOT_FOUND. */
   private async find(tr: Transaction, name: string): Promise<{ target: { id: number; prefix: Buffer }; index: CompiledIndex }> {
     const target = await this.collection.forRead(tr);
     if (target === undefined) throw notFound(name);
-    const catalog = await this.maintainer.catalogOf(tr, target.id);
-    const stored = catalog.indexes.find((i) => i.name === name);
-    if (stored === undefined) throw notFound(name);
-    return { target, index: new CompiledIndex(stored, this.maintainer.keys(target.id)) };
+    const index = await this.maintainer.compiledIndex(tr, target.id, name);
+    if (index === undefined) throw notFound(name);
+    return { target, index };
+  }
+
+  private async compiled(tr: Transaction, name: string): Promise<CompiledIndex> {
+    return (await this.find(tr, name)).index;
   }
 
   private async readParts(tr: ReadTransaction, collectionId: number, indexId: number): Promise<BuildPart[]> {

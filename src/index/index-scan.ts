@@ -2,10 +2,10 @@ import { DocumentError } from '../document/errors';
 import { docIdOf } from '../document/keys/ids';
 import type { DocId } from '../document/types';
 import { keyAfter } from '../kv/contract/bytes';
-import type { Transaction } from '../kv/contract/types';
+import type { KeyValue, Transaction } from '../kv/contract/types';
 import type { IndexValue, ValueType } from '../filter/value-order';
 import { decodeItem, Reader } from '../tuple/codec';
-import { decodeEntryValue, type CompiledIndex } from './compiled-index';
+import { readIncluded, type CompiledIndex } from './compiled-index';
 import { encodeValue, invert, typeEndByte, typeStartByte, ValueReader } from './value-key';
 
 /**
@@ -125,19 +125,51 @@ export function intervalRange(index: CompiledIndex, interval: IndexInterval): { 
   return { begin: Buffer.concat([prefix, begin]), end: Buffer.concat([prefix, end]) };
 }
 
-/** Decodes an entry of `index` (its key and value). */
-export function decodeEntry(index: CompiledIndex, key: Buffer, value: Buffer): IndexEntry & { expiresAt: number | undefined } {
+/** The document id, field values and cursor of an entry's key. */
+function decodeKey(index: CompiledIndex, key: Buffer): { id: DocId; values: IndexValue[]; cursor: Buffer } {
   const prefixLength = index.entriesPrefix.length;
-  const values: IndexValue[] = [];
+  const fields = index.stored.fields;
+  const values: IndexValue[] = new Array<IndexValue>(fields.length);
   let pos = prefixLength;
-  for (const field of index.stored.fields) {
-    const reader = new ValueReader(key, pos, field.order === 'desc');
-    values.push(reader.read());
+  for (let i = 0; i < fields.length; i++) {
+    const reader = new ValueReader(key, pos, fields[i].order === 'desc');
+    values[i] = reader.read();
     pos = reader.pos;
   }
   const id = docIdOf(decodeItem(new Reader(key, pos)));
-  const { expiresAt, included } = decodeEntryValue(value, index.include);
-  return { id, values, included, cursor: key.subarray(prefixLength), expiresAt };
+  return { id, values, cursor: key.subarray(prefixLength) };
+}
+
+/**
+ * The entry in `pair` as a scan returns it, or `undefined` when its document expired at `now` (the
+ * expiry is read first: the included values of an expired entry are not decoded).
+ */
+function liveEntry(index: CompiledIndex, pair: KeyValue, now: number): IndexEntry | undefined {
+  const reader = new ValueReader(pair.value, 0);
+  const expiry = reader.read();
+  if (typeof expiry === 'number' && expiry <= now) return undefined;
+  const { id, values, cursor } = decodeKey(index, pair.key);
+  return { id, values, included: readIncluded(reader, index.include), cursor };
+}
+
+/** The key range an interval and the scan options' `after` leave, `undefined` when it is empty. */
+function scanRange(index: CompiledIndex, interval: IndexInterval, opts: IndexScanOptions): { begin: Buffer; end: Buffer } | undefined {
+  let { begin, end } = intervalRange(index, interval);
+  if (opts.after !== undefined) {
+    const at = Buffer.concat([index.entriesPrefix, opts.after]);
+    if (opts.reverse === true) {
+      if (Buffer.compare(at, end) < 0) end = at;
+    } else if (Buffer.compare(keyAfter(at), begin) > 0) begin = keyAfter(at);
+  }
+  return Buffer.compare(begin, end) < 0 ? { begin, end } : undefined;
+}
+
+function checkedLimit(opts: IndexScanOptions): number {
+  const limit = opts.limit ?? Infinity;
+  if (limit !== Infinity && (!Number.isSafeInteger(limit) || limit < 0)) {
+    throw new DocumentError('INVALID_ARGUMENT', `limit is a non-negative integer, got ${String(limit)}`);
+  }
+  return limit;
 }
 
 /** The entries of `interval` in `index`, in key order (or reversed), skipping those of documents expired at `now`. */
@@ -148,25 +180,49 @@ export async function* scanIndex(
   opts: IndexScanOptions,
   now: number,
 ): AsyncIterable<IndexEntry> {
-  let { begin, end } = intervalRange(index, interval);
-  if (opts.after !== undefined) {
-    const at = Buffer.concat([index.entriesPrefix, opts.after]);
-    if (opts.reverse === true) {
-      if (Buffer.compare(at, end) < 0) end = at;
-    } else if (Buffer.compare(keyAfter(at), begin) > 0) begin = keyAfter(at);
-  }
-  if (Buffer.compare(begin, end) >= 0) return;
-  const limit = opts.limit ?? Infinity;
-  if (limit !== Infinity && (!Number.isSafeInteger(limit) || limit < 0)) {
-    throw new DocumentError('INVALID_ARGUMENT', `limit is a non-negative integer, got ${String(limit)}`);
-  }
+  const range = scanRange(index, interval, opts);
+  if (range === undefined) return;
+  const limit = checkedLimit(opts);
   if (limit === 0) return;
   const reader = opts.snapshot === true ? tr.snapshot() : tr;
   let yielded = 0;
-  for await (const pair of reader.getRange(begin, end, { reverse: opts.reverse === true })) {
-    const entry = decodeEntry(index, pair.key, pair.value);
-    if (entry.expiresAt !== undefined && entry.expiresAt <= now) continue;
-    yield { id: entry.id, values: entry.values, included: entry.included, cursor: entry.cursor };
+  for await (const pair of reader.getRange(range.begin, range.end, { reverse: opts.reverse === true })) {
+    const entry = liveEntry(index, pair, now);
+    if (entry === undefined) continue;
+    yield entry;
     if (++yielded >= limit) return;
+  }
+}
+
+/**
+ * What {@link scanIndex} yields, as one array: a range read of at most `limit` entries (the whole
+ * interval without a limit), and another after it for each batch in which expired entries left the
+ * count short.
+ */
+export async function readIndex(
+  tr: Transaction,
+  index: CompiledIndex,
+  interval: IndexInterval,
+  opts: IndexScanOptions,
+  now: number,
+): Promise<IndexEntry[]> {
+  const range = scanRange(index, interval, opts);
+  const limit = checkedLimit(opts);
+  const out: IndexEntry[] = [];
+  if (range === undefined || limit === 0) return out;
+  const reader = opts.snapshot === true ? tr.snapshot() : tr;
+  const reverse = opts.reverse === true;
+  let { begin, end } = range;
+  for (;;) {
+    const want = limit - out.length;
+    const pairs = await reader.getRangeAll(begin, end, want === Infinity ? { reverse } : { reverse, limit: want });
+    for (const pair of pairs) {
+      const entry = liveEntry(index, pair, now);
+      if (entry !== undefined) out.push(entry);
+    }
+    if (out.length >= limit || pairs.length < want || pairs.length === 0) return out;
+    const last = pairs[pairs.length - 1].key;
+    if (reverse) end = last;
+    else begin = keyAfter(last);
   }
 }

@@ -77,6 +77,14 @@ export class IndexMaintainer implements IndexPort {
   }
 
   /**
+   * The compiled index named `name` of a collection as `tr` sees it (`undefined` when there is none):
+   * the one the attempt's catalog compiled, so a query's scans build nothing per call.
+   */
+  compiledIndex(tr: Transaction, collectionId: number, name: string): Promise<CompiledIndex | undefined> {
+    return this.loaded(tr, collectionId).then((found) => found.indexes?.all.find((index) => index.name === name));
+  }
+
+  /**
    * Records that the attempt has just rewritten a collection's catalog: bumps the metadata version
    * (so every writer that read it concurrently, in any process, conflicts) and forgets the attempt's
    * copy. The attempt reads catalogs directly from now on (its metadata version is unreadable).

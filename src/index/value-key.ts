@@ -138,6 +138,17 @@ function writeString(out: number[], s: string): void {
   out.push(END);
 }
 
+/** {@link binaryParts} of a non-zero safe integer, in doubles (exact below 2^53): no bigint work. */
+function integerParts(value: number): { odd: number; shift: number } {
+  let odd = Math.abs(value);
+  let shift = 0;
+  while (odd % 2 === 0) {
+    odd /= 2;
+    shift += 1;
+  }
+  return { odd, shift };
+}
+
 /** A non-zero number as `odd × 2^shift`: the odd integer and the power of two. */
 function binaryParts(value: number | bigint): { odd: bigint; shift: number } {
   let odd: bigint;
@@ -172,7 +183,7 @@ function writeNumber(out: number[], value: number | bigint): void {
     return;
   }
   const negative = typeof value === 'bigint' ? value < 0n : value < 0;
-  const { odd, shift } = binaryParts(value);
+  const { odd, shift } = typeof value === 'number' && Number.isSafeInteger(value) ? integerParts(value) : binaryParts(value);
   const bits = odd.toString(2).slice(1);
   const exponent = bits.length + shift;
   if (exponent + EXPONENT_BIAS < 0 || exponent + EXPONENT_BIAS > 0xffff) {
@@ -251,6 +262,20 @@ export class ValueReader {
   }
 
   private readString(): string {
+    // Most strings hold no 00 byte: their UTF-8 bytes are decoded in place.
+    if (!this.inverted) {
+      const bytes = this.bytes;
+      const end = bytes.indexOf(END, this.pos);
+      if (end >= 0 && (end + 1 >= bytes.length || bytes[end + 1] !== ESCAPE)) {
+        const s = Buffer.from(bytes.buffer, bytes.byteOffset + this.pos, end - this.pos).toString('utf8');
+        this.pos = end + 1;
+        return s;
+      }
+    }
+    return this.readEscapedString();
+  }
+
+  private readEscapedString(): string {
     const bytes: number[] = [];
     for (;;) {
       const byte = this.next();
@@ -268,6 +293,36 @@ export class ValueReader {
   }
 
   private readNumber(negative: boolean): number | bigint {
+    const start = this.pos;
+    const fast = this.readShortNumber(negative);
+    if (fast !== undefined) return fast;
+    this.pos = start;
+    return this.readLongNumber(negative);
+  }
+
+  /**
+   * The common case without bigints: at most 7 groups (49 bits after the leading 1) and an exponent
+   * far from a double's limits, where `(2^bits + m) × 2^(e − bits)` is exact (trailing zero bits
+   * change neither factor's exactness). `undefined` otherwise, for {@link readLongNumber}.
+   */
+  private readShortNumber(negative: boolean): number | undefined {
+    const flip = negative ? 0xff : 0;
+    const exponent = ((((this.next() ^ flip) << 8) | (this.next() ^ flip)) >>> 0) - EXPONENT_BIAS;
+    if (exponent > 1000 || exponent < -1000) return undefined;
+    let mantissa = 0;
+    let bits = 0;
+    for (;;) {
+      const byte = this.next() ^ flip;
+      mantissa = mantissa * 128 + (byte >> 1);
+      bits += 7;
+      if ((byte & 1) === 0) break;
+      if (bits === 49) return undefined;
+    }
+    const value = (2 ** bits + mantissa) * 2 ** (exponent - bits);
+    return negative ? -value : value;
+  }
+
+  private readLongNumber(negative: boolean): number | bigint {
     const flip = (byte: number) => (negative ? ~byte & 0xff : byte);
     const exponent = ((flip(this.next()) << 8) | flip(this.next())) - EXPONENT_BIAS;
     let bits = '';

@@ -14,7 +14,9 @@
  *
  * Round trips of an index page: the intervals' range reads are issued together, then the documents
  * of the entries read are read together (2 sequential round trips); a covered plan reads no
- * documents at all (index scans skip the entries of expired documents).
+ * documents at all (index scans skip the entries of expired documents). Each interval is read one
+ * entry past the page, so the page that takes a query's last entries ends it: no further transaction
+ * only to find nothing more.
  */
 import type { Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
@@ -154,21 +156,26 @@ async function unionPage(
   let examined = 0;
   while (k < plan.intervals.length && items.length < want && examined < PAGE_BUDGET) {
     const limit = Math.min(want - items.length, PAGE_BUDGET - examined);
-    // The intervals from k on are read together; each holds at most `limit` entries for this round.
+    // The intervals from k on are read together; each gives at most `limit` entries for this round,
+    // and is read one entry further: that entry only shows whether more follow, so a page that takes
+    // the union's last entries knows it is the last (no further transaction finds nothing).
     const reads = plan.intervals.map((_planned, j) =>
-      j < k ? Promise.resolve([]) : readEntries(indexes, tr, plan, j, j === k ? after : undefined, limit),
+      j < k ? Promise.resolve([]) : readEntries(indexes, tr, plan, j, j === k ? after : undefined, limit + 1),
     );
     const batches = await Promise.all(reads);
     for (const b of batches) stats.keysRead += b.length;
     const candidates: Candidate[] = [];
     let full = false;
     for (let j = k; j < batches.length && !full; j++) {
-      for (const entry of batches[j]) candidates.push({ entry, interval: j });
-      // More entries may follow in a full interval: later intervals wait for the next round.
-      full = batches[j].length === limit;
+      const batch = batches[j];
+      // More entries follow in a full interval: they, and later intervals, wait for the next round.
+      full = batch.length > limit;
+      const taken = full ? limit : batch.length;
+      for (let e = 0; e < taken; e++) candidates.push({ entry: batch[e], interval: j });
     }
     const resolved = await resolveCandidates(source, tr, query, plan, candidates, stats);
-    for (let c = 0; c < candidates.length && items.length < want && examined < PAGE_BUDGET; c++) {
+    let c = 0;
+    for (; c < candidates.length && items.length < want && examined < PAGE_BUDGET; c++) {
       const { entry, interval } = candidates[c];
       examined++;
       k = interval;
@@ -176,8 +183,8 @@ async function unionPage(
       const found = resolved[c];
       if (found !== undefined) items.push(found.item);
     }
-    // Every interval read returned less than asked and all were consumed: the union is done.
-    if (!full && items.length < want && examined < PAGE_BUDGET) k = plan.intervals.length;
+    // No interval has more entries and every candidate was consumed: the union is done.
+    if (!full && c === candidates.length) k = plan.intervals.length;
   }
   if (k >= plan.intervals.length) return { items, position: undefined };
   return { items, position: { plan: plan.index.name, interval: k, cursor: after } };
@@ -191,17 +198,8 @@ function readEntries(
   after: Buffer | undefined,
   limit: number,
 ): Promise<IndexEntry[]> {
-  return collect(indexes.scan(tr, plan.index.name, plan.intervals[j].interval, { reverse: plan.reverse, after, limit }), limit);
-}
-
-async function collect<T>(iterable: AsyncIterable<T>, limit: number): Promise<T[]> {
-  const out: T[] = [];
-  if (limit <= 0) return out;
-  for await (const x of iterable) {
-    out.push(x);
-    if (out.length >= limit) break;
-  }
-  return out;
+  if (limit <= 0) return Promise.resolve([]);
+  return indexes.read(tr, plan.index.name, plan.intervals[j].interval, { reverse: plan.reverse, after, limit });
 }
 
 /**

@@ -104,6 +104,19 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<FindItem<T>> {
+    for await (const items of this.pages()) for (const item of items) yield item;
+  }
+
+  /** All results (up to `limit`). */
+  async toArray(): Promise<FindItem<T>[]> {
+    const out: FindItem<T>[] = [];
+    // Page by page: no promise per result.
+    for await (const items of this.pages()) for (const item of items) out.push(item);
+    return out;
+  }
+
+  /** The results page by page (one transaction each unless `tr`), up to `limit`. */
+  private async *pages(): AsyncIterable<FindItem<T>[]> {
     let remaining = this.options.limit ?? Infinity;
     if (remaining === 0) return;
     const pageSize = this.options.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -113,18 +126,11 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
     const prepared = first.prepared;
     let page = first.page;
     for (;;) {
-      for (const item of page.items) yield item as FindItem<T>;
+      yield page.items as FindItem<T>[];
       remaining -= page.items.length;
       if (remaining <= 0 || page.position === undefined) return;
       page = await this.nextPage(prepared.query, page.position, want(prepared.query));
     }
-  }
-
-  /** All results (up to `limit`). */
-  async toArray(): Promise<FindItem<T>[]> {
-    const out: FindItem<T>[] = [];
-    for await (const item of this) out.push(item);
-    return out;
   }
 
   /**
@@ -142,7 +148,7 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
       page = await this.nextPage(prepared.query, page.position, want - items.length);
       items.push(...(page.items as FindItem<T>[]));
     }
-    return page.position === undefined ? { items } : { items, after: encodeToken(prepared.fingerprint, page.position) };
+    return page.position === undefined ? { items } : { items, after: encodeToken(fingerprintOf(prepared), page.position) };
   }
 
   /**
@@ -181,22 +187,32 @@ export class FindCursor<T = JsonValue> implements AsyncIterable<FindItem<T>> {
   private async prepareIn(tr: Transaction): Promise<Prepared> {
     const indexes = this.source.indexes === undefined ? [] : await this.source.indexes.list(tr);
     const query = prepareQuery(this.filter, this.options, indexes);
-    const fingerprint = queryFingerprint([query.filter.source, this.options.sort ?? null, query.projection ?? null, this.options.hint ?? null]);
-    const start = this.options.after === undefined ? undefined : decodeToken(this.options.after, fingerprint);
+    const prepared: Prepared = { query, options: this.options, fingerprint: undefined, start: undefined };
+    const start = this.options.after === undefined ? undefined : decodeToken(this.options.after, fingerprintOf(prepared));
     if (start !== undefined && start.plan !== planName(query.plan)) {
       throw new DocumentError(
         'INVALID_QUERY',
         `the continuation token was made by plan "${start.plan}", and this query now plans "${planName(query.plan)}" (an index was created or dropped): start again without after`,
       );
     }
-    return { query, fingerprint, start };
+    prepared.start = start;
+    return prepared;
   }
 }
 
 interface Prepared {
   readonly query: PreparedQuery;
-  readonly fingerprint: string;
-  readonly start: Position | undefined;
+  readonly options: FindOptions;
+  /** Made when a token is read or written (most queries never page by token). */
+  fingerprint: string | undefined;
+  start: Position | undefined;
+}
+
+/** What a continuation token of the prepared query carries: made once, on first use. */
+function fingerprintOf(prepared: Prepared): string {
+  const { query, options } = prepared;
+  prepared.fingerprint ??= queryFingerprint([query.filter.source, options.sort ?? null, query.projection ?? null, options.hint ?? null]);
+  return prepared.fingerprint;
 }
 
 /** Checks the filter and options and plans the query on `indexes`. */

@@ -1,7 +1,7 @@
 /**
  * Persistent, concurrent data structures, each a document of a collection (see docs/structures.md):
  * get handles with `collection.list(id)`, `.map(id)`, `.set(id)`, `.queue(id)`, `.counter(id)`,
- * `.text(id)`.
+ * `.text(id)`, `.sortedSet(id)`.
  */
 export { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
 export type { StructureKind } from '../document/keys/kind';
@@ -10,6 +10,17 @@ export { DocMap } from './map';
 export { DocSet, type SetMember } from './set';
 export { DocCounter } from './counter';
 export { DocText } from './text';
+export {
+  DocSortedSet,
+  type ScoredMember,
+  type SortedSetAddOptions,
+  type ScoreBounds,
+  type ScoreRangeOptions,
+  type RankRangeOptions,
+  type RankOptions,
+  type PrefixRangeOptions,
+  type SortedSetIterateOptions,
+} from './sorted-set';
 export {
   Queue,
   type QueueOptions,

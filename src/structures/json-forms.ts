@@ -4,6 +4,7 @@ import { listJsonForm } from './list';
 import { mapJsonForm } from './map';
 import { queueJsonForm } from './queue/json-form';
 import { setJsonForm } from './set';
+import { sortedSetJsonForm } from './sorted-set';
 import { textJsonForm } from './text';
 
 /**
@@ -17,4 +18,5 @@ export const STRUCTURE_JSON_FORMS: JsonForms = new Map([
   ['queue', queueJsonForm],
   ['counter', counterJsonForm],
   ['text', textJsonForm],
+  ['sortedset', sortedSetJsonForm],
 ]);

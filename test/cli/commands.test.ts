@@ -125,7 +125,7 @@ describe('doclayer import, scan, count, export', () => {
   });
 });
 
-describe('doclayer list, set, queue, counter', () => {
+describe('doclayer list, set, queue, counter, sortedset', () => {
   const db = () => ['--db', join(dir, 'structures'), '--collection', 'app.work'];
 
   it('works a list', async () => {
@@ -169,6 +169,22 @@ describe('doclayer list, set, queue, counter', () => {
     expect(await ok([...db(), 'counter', 'c', 'decr', '2'])).toBe('9\n');
     await ok([...db(), 'counter', 'c', 'set', '100']);
     expect(await ok([...db(), 'counter', 'c', 'get'])).toBe('100\n');
+  });
+
+  it('works a sorted set, with Redis-style score bounds', async () => {
+    expect(await ok([...db(), 'sortedset', 'z', 'add', 'ann', '30'])).toBe('true\n');
+    await ok([...db(), 'sortedset', 'z', 'add', 'bob', '20']);
+    await ok([...db(), 'sortedset', 'z', 'add', 'cy', '25.5']);
+    expect(await ok([...db(), 'sortedset', 'z', 'incr', 'bob', '15'])).toBe('35\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'rank', 'ann'])).toBe('1\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'revrank', 'ann'])).toBe('1\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'score', 'dan'])).toBe('null\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'range', '0', '-1'])).toBe('[["cy",25.5],["ann",30],["bob",35]]\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'rangebyscore', '(25.5', '+inf'])).toBe('[["ann",30],["bob",35]]\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'count', '--', '-inf', '(35'])).toBe('2\n');
+    expect(await ok([...db(), 'sortedset', 'z', 'popmax'])).toBe('[["bob",35]]\n');
+    expect(await ok([...db(), 'get', 'z'])).toBe('[\n  [\n    "cy",\n    25.5\n  ],\n  [\n    "ann",\n    30\n  ]\n]\n');
+    expect((await doclayer([...db(), 'sortedset', 'z', 'add', 'x', 'NaN'], { cwd: dir })).status).not.toBe(0);
   });
 });
 

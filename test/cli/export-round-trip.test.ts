@@ -41,7 +41,8 @@ type Entry =
   | { kind: 'set'; id: DocId; members: SetMember[] }
   | { kind: 'map'; id: DocId; entries: [string, JsonValue][] }
   | { kind: 'counter'; id: DocId; value: number | bigint }
-  | { kind: 'text'; id: DocId; text: string };
+  | { kind: 'text'; id: DocId; text: string }
+  | { kind: 'sortedset'; id: DocId; pairs: [string, number][] };
 
 const docId: fc.Arbitrary<DocId> = fc.oneof(
   fc.string({ minLength: 1, maxLength: 12 }),
@@ -83,6 +84,15 @@ const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
     },
     { weight: 1, arbitrary: counterValue.map((value): Entry => ({ kind: 'counter', id, value })) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map((text): Entry => ({ kind: 'text', id, text })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .uniqueArray(fc.tuple(fc.string({ unit: 'binary', maxLength: 8 }), fc.double({ noNaN: true, noDefaultInfinity: true })), {
+          selector: ([member]) => member,
+          maxLength: 8,
+        })
+        .map((pairs): Entry => ({ kind: 'sortedset', id, pairs })),
+    },
   );
 
 const collection: fc.Arbitrary<Entry[]> = fc
@@ -121,6 +131,11 @@ async function write(c: Collection, entries: readonly Entry[]): Promise<void> {
         break;
       case 'text':
         await c.text(entry.id).set(entry.text);
+        break;
+      case 'sortedset':
+        await c.sortedSet(entry.id).add('', 0);
+        await c.sortedSet(entry.id).remove('');
+        for (const [member, score] of entry.pairs) await c.sortedSet(entry.id).add(member, score);
         break;
     }
   }
@@ -186,6 +201,7 @@ const KIND_OF: Record<Entry['kind'], StructureKind | undefined> = {
   map: 'map',
   counter: 'counter',
   text: 'text',
+  sortedset: 'sortedset',
 };
 
 describe('doclayer export, then import into an empty database', () => {
@@ -355,7 +371,7 @@ describe('doclayer import of an export', () => {
     const failed = await doclayer([...db, 'import', '-'], `${lines.join('\n')}\n`);
     expect(failed.status).toBe(1);
     expect(failed.stderr.split('\n')).toContain(
-      'stdin:3:1: unknown kind "bag" (one of list, map, set, queue, counter, text; absent for a plain document) (record 3)',
+      'stdin:3:1: unknown kind "bag" (one of list, map, set, queue, counter, text, sortedset; absent for a plain document) (record 3)',
     );
     expect(failed.stdout).toMatch(/^imported 1 document into app\.things .*\nstopped at line 3: /);
     lines[2] = '{"id":"b","kind":"list","value":[]}';

@@ -358,6 +358,23 @@ documentSuite('Collection.getMany', (ctx) => {
     ]);
     expect(await c.getMany([])).toEqual([]);
   });
+
+  it("sees the transaction's own writes: written documents without a cas, removed ones missing", async () => {
+    const { docs } = await ctx.open();
+    const c = docs.collection();
+    const kept = await c.insert({ n: 1 }, { id: 'kept' });
+    await c.insert({ n: 2 }, { id: 'removed' });
+    await docs.transact(async (tr) => {
+      await c.upsert('new', { n: 3 }, { tr });
+      await c.remove('removed', { tr });
+      expect(await c.getMany(['new', 'kept', 'removed', 7], { tr })).toEqual([
+        { content: { n: 3 }, cas: undefined },
+        { content: { n: 1 }, cas: kept.cas },
+        undefined,
+        undefined,
+      ]);
+    });
+  });
 });
 
 documentSuite('Collection.scan', (ctx) => {

@@ -62,6 +62,37 @@ documentSuite('costs', (ctx) => {
     }
   });
 
+  it('getMany of n documents is n range reads, all issued before any is answered, whatever their sizes', async () => {
+    const { docs: layer, counter } = await ctx.open();
+    const c = layer.collection();
+    for (const [id, doc] of Object.entries({ small: documentWith(10), big: documentWith(2000), other: { a: 1 } })) await c.insert(doc, { id });
+    const ids = ['big', 'missing', 'small', 'other', 'small'];
+    const { counts, attempts } = await measure(counter, () => c.getMany(ids));
+    expect({ rangeReads: counts.rangeReads, gets: counts.gets, getKeys: counts.getKeys }).toEqual({ rangeReads: ids.length, gets: 0, getKeys: 0 });
+    expect(attempts[0].ranges.every((r) => r.limit === undefined && !r.reverse)).toBe(true);
+    // Issued together: a transaction that answers no range read until all have been asked for.
+    await layer.transact(async (tr) => {
+      let asked = 0;
+      let release!: () => void;
+      const all = new Promise<void>((resolve) => (release = resolve));
+      const held = new Proxy(tr, {
+        get(target, prop, receiver) {
+          if (prop !== 'getRangeAll') {
+            const value = Reflect.get(target, prop, receiver) as unknown;
+            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          }
+          return async (...args: Parameters<typeof tr.getRangeAll>) => {
+            if (++asked === ids.length) release();
+            await all;
+            return target.getRangeAll(...args);
+          };
+        },
+      });
+      const found = await c.getMany(ids, { tr: held });
+      expect(found.map((d) => d !== undefined)).toEqual([true, false, true, true, true]);
+    });
+  });
+
   it('get(id, path) of a small subtree reads the same keys whether the rest of the document has 10 or 10,000 leaves', async () => {
     const { c, counter } = await fixture(ctx, { small: documentWith(10), big: documentWith(10_000) });
     for (const path of ['target', 'target.z.deep', 'target.y[1]', 'target.y[-1]']) {

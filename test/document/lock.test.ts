@@ -186,16 +186,25 @@ documentSuite('getAndLock and unlock', (ctx) => {
 documentSuite('what locks cost the writers of collections that never lock', (ctx) => {
   const layer = clocked(ctx);
 
-  it('an upsert reads no key in a collection that never had a document locked, and the lock key once one was', async () => {
+  it('an upsert reads no key and clears 1 range in a collection that never had a document locked; the lock key and 2 ranges once one was', async () => {
     const { c, counter } = await layer();
     await c.upsert('warm', { a: 0 });
     await c.upsert('warm', { a: 1 });
     const blind = await counter.measure(() => c.upsert('d', { a: 1 }));
-    expect({ gets: blind.counts.gets, rangeReads: blind.counts.rangeReads }).toEqual({ gets: 0, rangeReads: 0 });
+    expect({ gets: blind.counts.gets, rangeReads: blind.counts.rangeReads, clearRanges: blind.counts.clearRanges }).toEqual({
+      gets: 0,
+      rangeReads: 0,
+      clearRanges: 1,
+    });
     await c.getAndLock('warm', 5);
     await c.upsert('other', { a: 0 });
     const checked = await counter.measure(() => c.upsert('d', { a: 2 }));
-    expect({ gets: checked.counts.gets, rangeReads: checked.counts.rangeReads }).toEqual({ gets: 1, rangeReads: 0 });
+    // Around the lock key it read, so that its read conflicts with no concurrent upsert of 'd'.
+    expect({ gets: checked.counts.gets, rangeReads: checked.counts.rangeReads, clearRanges: checked.counts.clearRanges }).toEqual({
+      gets: 1,
+      rangeReads: 0,
+      clearRanges: 2,
+    });
   });
 
   it("a writer that trusted 'never locked' conflicts with the collection's first lock, and its retry finds the lock", async () => {

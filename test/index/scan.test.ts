@@ -1,9 +1,10 @@
 /**
  * IndexAccess.scan as the query layer uses it: an interval in value order (equal prefix, then a lower
  * and upper bound by value or by type), on asc and desc fields, forward and reverse, resumable
- * strictly after a cursor, limited, reading only keys inside the interval.
+ * strictly after a cursor, limited, reading only keys inside the interval. IndexAccess.read returns
+ * the same entries as one array, in one range read unless expired entries left it short.
  */
-import type { Collection, DocLayer, IndexInterval, IndexScanOptions, JsonValue } from '../../src';
+import { open, type Collection, type DocLayer, type IndexEntry, type IndexInterval, type IndexScanOptions, type JsonValue } from '../../src';
 import { MISSING } from '../../src/filter/value-order';
 import { documentSuite } from '../document/document-suite';
 
@@ -89,5 +90,75 @@ documentSuite('IndexAccess.scan', (ctx) => {
       return out;
     });
     expect(entries.map((e) => [e.id, e.values, e.included.get('total')])).toEqual([['e', ['Paris', 2 ** 60], 2 ** 60]]);
+  });
+});
+
+/** An entry as toEqual compares them (the included values as pairs). */
+function shape(e: IndexEntry): unknown {
+  return { id: e.id, values: e.values, included: [...e.included], cursor: e.cursor.toString('hex') };
+}
+
+documentSuite('IndexAccess.read', (ctx) => {
+  it('returns what scan yields, for every interval, direction, cursor and limit', async () => {
+    const { docs: db } = await ctx.open();
+    const c = await setup(db);
+    const intervals: IndexInterval[] = [
+      { equal: [] },
+      { equal: ['Paris'] },
+      { equal: ['Paris'], lower: { value: 7, inclusive: false }, upper: { value: 2n ** 60n, inclusive: true } },
+      { equal: ['Paris'], lower: { typeStart: 'number' }, upper: { typeEnd: 'number' } },
+      { equal: ['Nowhere'] },
+    ];
+    const access = c.indexAccess();
+    await db.transact(async (tr) => {
+      for (const name of ['cityTotal', 'cityTotalDesc']) {
+        for (const interval of intervals) {
+          const all = await access.read(tr, name, interval);
+          const cursors = [undefined, ...all.map((e) => e.cursor)];
+          for (const reverse of [false, true]) {
+            for (const after of cursors) {
+              for (const limit of [undefined, 0, 1, 2, 100]) {
+                const opts: IndexScanOptions = { reverse, after, limit };
+                const scanned = [];
+                for await (const e of access.scan(tr, name, interval, opts)) scanned.push(shape(e));
+                expect({ name, interval, opts, entries: (await access.read(tr, name, interval, opts)).map(shape) }).toEqual({
+                  name,
+                  interval,
+                  opts,
+                  entries: scanned,
+                });
+              }
+            }
+          }
+        }
+      }
+    });
+  });
+
+  it('is one range read of at most limit entries, and reads on past entries of expired documents to fill the limit', async () => {
+    const { kv, counter } = await ctx.open();
+    const clock = { now: Date.now() };
+    const timed = await open({ database: kv, now: () => clock.now });
+    try {
+      const c = timed.collection('orders');
+      await c.createIndex('byCity', { fields: ['city'] });
+      for (let i = 0; i < 6; i++) {
+        // d0, d1 and d2 expire first: they sort before the live ones.
+        const expiry = i < 3 ? new Date(clock.now + 1000) : undefined;
+        await c.insert({ city: 'Paris' }, { id: `d${i}`, ...(expiry === undefined ? {} : { expiry }) });
+      }
+      const read = (limit: number) =>
+        timed.transact(async (tr) => (await c.indexAccess().read(tr, 'byCity', { equal: ['Paris'] }, { limit })).map((e) => e.id));
+      const before = await counter.measure(() => read(2));
+      expect(before.result).toEqual(['d0', 'd1']);
+      expect(before.counts.rangeReads).toBe(1);
+      clock.now += 2000;
+      const after = await counter.measure(() => read(2));
+      expect(after.result).toEqual(['d3', 'd4']);
+      // The first read's 2 entries expired, and so did the first of the next 2.
+      expect(after.counts.rangeReads).toBe(3);
+    } finally {
+      await timed.close();
+    }
   });
 });

@@ -560,18 +560,29 @@ describe('MemoryEngine', () => {
     });
 
     it('backs off longer on each retry of the same transaction', async () => {
+      // The delays asked of the timer, not the time that passed: a loaded machine stretches every wait.
       const tr = openMemoryDatabase().createTransaction();
-      const waits: number[] = [];
-      for (let i = 0; i < 4; i++) {
-        const start = Date.now();
+      const delays: number[] = [];
+      const timer = jest.spyOn(global, 'setTimeout');
+      const retry = async () => {
+        timer.mockClear();
         await tr.onError(new KvError(1020));
-        waits.push(Date.now() - start);
+        delays.push(...timer.mock.calls.map((call) => Number(call[1] ?? 0)));
+      };
+      try {
+        for (let i = 0; i < 4; i++) await retry();
+        // FDB's schedule: 10 ms doubling, each wait jittered into [0.5, 1] of its step.
+        expect(delays).toHaveLength(4);
+        expect(delays[0]).toBeGreaterThanOrEqual(5);
+        expect(delays[0]).toBeLessThanOrEqual(10);
+        expect(delays[3]).toBeGreaterThanOrEqual(40);
+        expect(delays[3]).toBeLessThanOrEqual(80);
+        tr.reset();
+        await retry();
+        expect(delays[4]).toBeLessThanOrEqual(10);
+      } finally {
+        timer.mockRestore();
       }
-      expect(waits[3]).toBeGreaterThanOrEqual(38);
-      tr.reset();
-      const start = Date.now();
-      await tr.onError(new KvError(1020));
-      expect(Date.now() - start).toBeLessThan(38);
     });
 
     it('fails a range iterator with transaction_cancelled (1025) when the transaction is reset between batches', async () => {

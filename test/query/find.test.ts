@@ -168,9 +168,15 @@ for (const engine of documentEngines) {
       const c = await collectionWith(docs);
       const { q } = await withIndexes(c, [{ name: 'group', fields: ['group'] }]);
       expect(await q.explain({ group: 7 })).toMatchObject({ plan: 'index', keysRead: 10, documentsRead: 10, returned: 10, transactions: 1 });
-      // A union reads its intervals together (one round trip), each up to the page's size; only the
-      // documents of the entries it consumes are read.
-      expect(await q.explain({ group: { $in: [1, 2] } }, { limit: 5 })).toMatchObject({ keysRead: 10, documentsRead: 5, returned: 5 });
+      // A union reads its intervals together (one round trip), each up to the page's size and one entry
+      // more (which shows whether more follow); only the documents of the entries it consumes are read.
+      expect(await q.explain({ group: { $in: [1, 2] } }, { limit: 5 })).toMatchObject({ keysRead: 12, documentsRead: 5, returned: 5 });
+      // A page that takes the last entries knows it is the last: 100 results of 100 in one transaction.
+      const hundred = await collectionWith(Array.from({ length: 100 }, () => ({ group: 1 })));
+      await hundred.createIndex('group', { fields: ['group'] });
+      expect(await hundred.explain({ group: 1 })).toMatchObject({ keysRead: 100, documentsRead: 100, returned: 100, transactions: 1 });
+      const page = await hundred.find({ group: 1 }, { limit: 100 }).page();
+      expect({ items: page.items.length, after: page.after }).toEqual({ items: 100, after: undefined });
       expect(await q.explain({ n: { $lt: 3 } }, { allowScan: true })).toMatchObject({ plan: 'scan', documentsRead: 300, returned: 3 });
       // Sorted in memory: iterating makes one pass for all 300 results, not one per page of 100.
       expect(await q.explain({ n: { $gte: 0 } }, { allowScan: true, sort: { n: -1 } })).toMatchObject({

@@ -98,6 +98,14 @@ const KINDS: readonly Kind[] = [
     handle: (c, id) => c.text(id),
   },
   {
+    name: 'sortedset',
+    write: (c, id, o) => c.sortedSet(id).add('m', 1, o),
+    read: (c, id) => c.sortedSet(id).range(0, -1),
+    empty: [],
+    written: [['m', 1]],
+    handle: (c, id) => c.sortedSet(id),
+  },
+  {
     name: 'queue',
     write: (c, id, o) => c.queue(id).push('job', o),
     read: (c, id) => c.queue(id).size(),
@@ -187,6 +195,7 @@ documentSuite('structure expiry', (ctx) => {
       ['text.prepend', (id) => c.text(id).prepend('x', { expiry: 5 })],
       ['text.set', (id) => c.text(id).set('x', { expiry: 5 })],
       ['queue.pushMany', (id) => c.queue(id).pushMany([1, 2], { expiry: 5 })],
+      ['sortedSet.increment', (id) => c.sortedSet(id).increment('m', 1, { expiry: 5 })],
     ];
     for (const [name, write] of writes) {
       await write(name);

@@ -14,6 +14,7 @@ async function fill(c: Collection): Promise<void> {
   await c.set('set').add('m');
   await c.counter('counter').add(5);
   await c.text('text').append('hi 😀');
+  await c.sortedSet('sortedset').add('m', 1.5);
   await c.upsert('doc', { plain: true });
 }
 
@@ -23,6 +24,7 @@ const JSON_FORMS = {
   set: ['m'],
   counter: 5,
   text: 'hi 😀',
+  sortedset: [['m', 1.5]],
   doc: { plain: true },
 };
 
@@ -34,6 +36,7 @@ function uses(c: Collection, id: string): Record<string, [() => Promise<unknown>
     set: [() => c.set(id).has('m'), () => c.set(id).add('x')],
     counter: [() => c.counter(id).get(), () => c.counter(id).add(1)],
     text: [() => c.text(id).get(), () => c.text(id).append('x')],
+    sortedset: [() => c.sortedSet(id).rank('m'), () => c.sortedSet(id).add('x', 1)],
   };
 }
 
@@ -47,6 +50,7 @@ documentSuite('structures as documents', (ctx) => {
     c.set('a');
     c.counter('a');
     c.text('a');
+    c.sortedSet('a');
     expect(counter.take().attempts).toBe(0);
     expect([await c.list('a').size(), await c.list('a').toArray(), await c.map('a').size(), await c.map('a').get('k')]).toEqual([
       0,
@@ -105,7 +109,7 @@ documentSuite('structures as documents', (ctx) => {
     const c = docs.collection();
     await fill(c);
     counter.take();
-    for (const id of ['list', 'map', 'set', 'counter', 'text']) {
+    for (const id of ['list', 'map', 'set', 'counter', 'text', 'sortedset']) {
       const attempts = [
         c.get(id, 'k'),
         c.get(id, '[0]'),

@@ -15,7 +15,7 @@ import { scanCommand } from './scan';
 import { serveCommand } from './serve';
 import { setCommand } from './set';
 import { statsCommand } from './stats';
-import { counterCommand, listCommand, queueCommand } from './structures';
+import { counterCommand, listCommand, queueCommand, sortedSetCommand } from './structures';
 
 /** Every command, in the order `doclayer help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -33,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   listCommand,
   queueCommand,
   counterCommand,
+  sortedSetCommand,
   manifestCommand,
   statsCommand,
   checkCommand,

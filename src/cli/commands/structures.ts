@@ -9,12 +9,12 @@ import { stringifyJson } from '../json-text';
 import type { Command, CommandContext } from './command';
 
 /**
- * The data structure commands: `list|set|queue|counter <id> <op> [args]`, each op one method of the
+ * The data structure commands: `list|set|queue|counter|sortedset <id> <op> [args]`, each op one method of the
  * structure's handle (`collection.list(id)` ...). Values are JSON arguments; an op that only reads
  * refuses a collection that does not exist, one that writes creates it (and the structure).
  */
 
-type Kind = 'list' | 'set' | 'queue' | 'counter';
+type Kind = 'list' | 'set' | 'queue' | 'counter' | 'sortedset';
 
 interface Op {
   /** Argument names, for the usage and the arity check. */
@@ -48,12 +48,51 @@ function amount(text: string | undefined): number | bigint {
   return parsed;
 }
 
+/** A score: a finite number. */
+function score(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`a score is a finite number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+/** A score bound as Redis writes one: a number, `-inf`/`+inf`, or `(` before it for an exclusive bound. */
+function scoreBound(text: string): { value: number; exclusive: boolean } {
+  const exclusive = text.startsWith('(');
+  const rest = exclusive ? text.slice(1) : text;
+  const lower = rest.toLowerCase();
+  const value = lower === '-inf' ? -Infinity : lower === '+inf' || lower === 'inf' ? Infinity : Number(rest);
+  if (rest.trim() === '' || Number.isNaN(value))
+    throw new UsageError(`a score bound is a number, -inf, +inf, or one of them after "(", got ${JSON.stringify(text)}`);
+  return { value, exclusive };
+}
+
+function scoreRange(minText: string, maxText: string): [number, number, { minExclusive: boolean; maxExclusive: boolean }] {
+  const min = scoreBound(minText);
+  const max = scoreBound(maxText);
+  return [min.value, max.value, { minExclusive: min.exclusive, maxExclusive: max.exclusive }];
+}
+
+function count(text: string | undefined): number {
+  if (text === undefined) return 1;
+  const n = index(text);
+  if (n < 0) throw new UsageError(`a count is not negative, got ${text}`);
+  return n;
+}
+
 /** An op's result, or `null` for a missing element (pop of an empty queue). */
 const orNull = (v: JsonValue | undefined): JsonValue => (v === undefined ? null : v);
 
 function clear(kind: Kind): Op {
   const handle = (c: Collection, id: DocId) =>
-    kind === 'list' ? c.list(id) : kind === 'set' ? c.set(id) : kind === 'queue' ? c.queue(id) : c.counter(id);
+    kind === 'list'
+      ? c.list(id)
+      : kind === 'set'
+        ? c.set(id)
+        : kind === 'queue'
+          ? c.queue(id)
+          : kind === 'sortedset'
+            ? c.sortedSet(id)
+            : c.counter(id);
   return { args: [], writes: true, summary: `remove the ${kind}`, run: async (c, id) => void (await handle(c, id).clear()) };
 }
 
@@ -138,6 +177,72 @@ export const STRUCTURE_OPS: Record<Kind, Record<string, Op>> = {
     },
     clear: clear('counter'),
   },
+  sortedset: {
+    add: {
+      args: ['member', 'score'],
+      writes: true,
+      summary: "set a member's score; true if it was new",
+      run: (c, id, [m, s]) => c.sortedSet(id).add(m, score(s)),
+    },
+    incr: {
+      args: ['member', 'by'],
+      writes: true,
+      summary: "add to a member's score; print the new score",
+      run: (c, id, [m, by]) => c.sortedSet(id).increment(m, score(by)),
+    },
+    remove: { args: ['member'], writes: true, summary: 'remove a member; true if it was there', run: (c, id, [m]) => c.sortedSet(id).remove(m) },
+    score: {
+      args: ['member'],
+      writes: false,
+      summary: "a member's score (null if none)",
+      run: async (c, id, [m]) => orNull(await c.sortedSet(id).score(m)),
+    },
+    rank: {
+      args: ['member'],
+      writes: false,
+      summary: "a member's rank from the lowest score (null if none)",
+      run: async (c, id, [m]) => orNull(await c.sortedSet(id).rank(m)),
+    },
+    revrank: {
+      args: ['member'],
+      writes: false,
+      summary: "a member's rank from the highest score",
+      run: async (c, id, [m]) => orNull(await c.sortedSet(id).rank(m, { reverse: true })),
+    },
+    range: {
+      args: ['start', 'stop'],
+      writes: false,
+      summary: '[member, score] pairs of ranks start..stop (-1: the last)',
+      run: (c, id, [start, stop]) => c.sortedSet(id).range(index(start), index(stop)),
+    },
+    rangebyscore: {
+      args: ['min', 'max'],
+      writes: false,
+      summary: 'pairs with scores in min..max ("(1" excludes 1; -inf, +inf; -- before a negative)',
+      run: (c, id, [min, max]) => c.sortedSet(id).rangeByScore(...scoreRange(min, max)),
+    },
+    count: {
+      args: ['min', 'max'],
+      writes: false,
+      summary: 'the number of members with scores in min..max',
+      run: (c, id, [min, max]) => c.sortedSet(id).count(...scoreRange(min, max)),
+    },
+    popmin: {
+      args: ['[n]'],
+      writes: true,
+      summary: 'remove and print the n (1) lowest pairs',
+      run: (c, id, [n]) => c.sortedSet(id).popMin(count(n)),
+    },
+    popmax: {
+      args: ['[n]'],
+      writes: true,
+      summary: 'remove and print the n (1) highest pairs',
+      run: (c, id, [n]) => c.sortedSet(id).popMax(count(n)),
+    },
+    size: { args: [], writes: false, summary: 'the number of members', run: (c, id) => c.sortedSet(id).size() },
+    members: { args: [], writes: false, summary: 'every [member, score] pair, lowest first', run: (c, id) => c.sortedSet(id).range(0, -1) },
+    clear: clear('sortedset'),
+  },
 };
 
 /** Whether `set <id> <op> ...` names an op of the set structure (rather than a document path). */
@@ -187,3 +292,4 @@ export function opLines(kind: Kind): string[] {
 export const listCommand = structureCommand('list', 'a list structure: push, pop, get, insert, ...');
 export const queueCommand = structureCommand('queue', 'a queue structure: push, pop, peek, size, items');
 export const counterCommand = structureCommand('counter', 'a counter structure: get, incr, decr, set');
+export const sortedSetCommand = structureCommand('sortedset', 'a sorted set: add, rank, range, rangebyscore, popmin, ...');

@@ -1,7 +1,7 @@
 import { strinc } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
-import type { TupleItem } from '../../tuple';
+import { pack, type TupleItem } from '../../tuple';
 import { packPrefixed } from '../../tuple/pack';
 import { DocTransaction, type ChangeObserver } from '../doc-transaction';
 import { DocumentError, isDocumentError } from '../errors';
@@ -41,12 +41,12 @@ import { flatten, type Entries } from '../values/flatten';
 import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
 import { writeEntries } from '../values/tree';
-import { describeId, notFound, readDocument, readPath, withExpiry } from './document-read';
+import { describeId, notFound, readDocument, readDocuments, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
-import { clearUnlockedDocument, encodeLock, isLocked, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
-import { runWrite } from './run-write';
+import { clearUnlockedDocument, encodeLock, isLocked, LOCK_NOT_READ, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
+import { runRead, runWrite, writtenUntracked, type CombineKey } from './run-write';
 import { readPage } from './scan-page';
 import { documentOf, readDocumentEntries } from './document-read';
 
@@ -75,7 +75,9 @@ const DEFAULT_PAGE_SIZE = 100;
 /**
  * The documents of one collection. Every method runs in its own transaction (retried on conflicts),
  * or joins the caller's with `{ tr }`: then it neither commits nor retries, and its writes are the
- * caller's to commit.
+ * caller's to commit. Without `tr`, writes and reads made while another runs on the collection share
+ * a transaction with the other calls queued meanwhile, each caller with the result it would get alone
+ * (`run-write.ts`; docs/documents.md): the costs below are each call's, in whichever transaction.
  *
  * Costs are in KV operations: point reads, range reads (R), keys written (W), range clears. `n` is the
  * number of entries (containers plus leaves, plus chunks of long strings) of the value concerned; a
@@ -101,6 +103,8 @@ const DEFAULT_PAGE_SIZE = 100;
 export class DocumentCollection {
   private access: StructureAccess | undefined;
   private readonly path: CollectionPath;
+  /** Where calls on this collection without a transaction meet to share one (every handle of it in the layer). */
+  private readonly combineKey: CombineKey;
 
   /** @internal Use `DocLayer.collection()`. */
   constructor(
@@ -109,6 +113,7 @@ export class DocumentCollection {
     readonly name: string,
   ) {
     this.path = { scope, collection: name };
+    this.combineKey = { owner: context.registry, collection: `${scope}.${name}` };
   }
 
   /**
@@ -131,7 +136,7 @@ export class DocumentCollection {
     const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
-    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+    const { cas } = await this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
@@ -161,9 +166,9 @@ export class DocumentCollection {
    *
    * Cost: the metadata version (no round trip on a cluster); 1 point read of the lock key only in a
    * collection that has ever had a document locked (see `lock-flags.ts`; with `preserveExpiry`, also 1
-   * of the expiry key, issued together; none when the write creates the collection); 2 range clears (the old document around
-   * its lock key, so concurrent upserts of one document do not conflict; 1 when the lock key holds an
-   * ended lock), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
+   * of the expiry key, issued together; none when the write creates the collection); 1 range clear
+   * of the old document (2 around its lock key when it read the lock key and found none, so
+   * concurrent upserts of one document do not conflict), n keys written, the version key (plus the expiry and its index entry). The old expiry's index entry is
    * left for `purgeExpired`, which drops it when due. With secondary indexes it also reads the catalog
    * key and, when the collection has indexes, the old document's indexed parts (see the class
    * comment): the entries to clear.
@@ -178,17 +183,17 @@ export class DocumentCollection {
     const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const entries = flattened(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
-      let lockedUntil: number | undefined;
+      let lockedUntil: number | undefined | typeof LOCK_NOT_READ;
       if (target.create === undefined) {
         let stored: number | undefined;
         [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, this.readLockIfAny(tr, target.id, keys)]);
-        if (isLocked(lockedUntil, now)) throw lockedError(id);
+        if (lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
@@ -220,7 +225,7 @@ export class DocumentCollection {
     const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
@@ -251,7 +256,7 @@ export class DocumentCollection {
   async remove(id: DocId, opts: CasOptions = {}): Promise<MutationResult> {
     const element = docIdElement(id);
     const now = this.context.now();
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
@@ -288,7 +293,7 @@ export class DocumentCollection {
     const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
     const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
     const element = docIdElement(id);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
@@ -317,7 +322,7 @@ export class DocumentCollection {
    */
   async exists(id: DocId, opts: TransactionOption = {}): Promise<boolean> {
     const element = docIdElement(id);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) return false;
       const presence = await readPresence(tr, keys);
@@ -329,18 +334,18 @@ export class DocumentCollection {
    * Reads several whole documents in one transaction, all reads issued together; `undefined` for a
    * missing one.
    *
-   * Cost: 1 range read per id, as {@link get}.
+   * Cost: 1 range read per id, as {@link get}, issued before any is awaited (`readDocuments`).
    *
    * @throws DocumentError INVALID_ARGUMENT (an id).
    */
   async getMany(ids: readonly DocId[], opts: TransactionOption = {}): Promise<(GetResult | undefined)[]> {
     if (!Array.isArray(ids)) throw new DocumentError('INVALID_ARGUMENT', 'getMany takes an array of ids');
     const elements = ids.map(docIdElement);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const prefix = await this.prefixToRead(tr);
       if (prefix === undefined) return elements.map(() => undefined);
       const now = this.context.now();
-      return Promise.all(elements.map((element) => readDocument(tr, new DocumentKeys(prefix, element), now, this.context.forms)));
+      return readDocuments(tr, prefix, elements, now, this.context.forms);
     });
   }
 
@@ -396,7 +401,7 @@ export class DocumentCollection {
    */
   async lookupIn(id: DocId, specs: readonly LookupInSpec[], opts: TransactionOption = {}): Promise<LookupInResult> {
     const element = docIdElement(id);
-    return this.transact(opts.tr, async (tr) => {
+    return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
@@ -454,7 +459,7 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     let values: (JsonValue | undefined)[] = [];
-    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+    const { cas } = await this.write(element, opts.tr, async (tr) => {
       // A missing collection is created only if the specs create the document.
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
@@ -469,7 +474,7 @@ export class DocumentCollection {
         if ((opts.storeSemantics ?? 'replace') === 'replace') throw notFound(id);
         await this.discard(tr, keys, target, element, stored, indexing);
       }
-      const locked = !expired && isLocked(lockedUntil, now);
+      const locked = !expired && lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now);
       if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
       const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
@@ -504,7 +509,7 @@ export class DocumentCollection {
     const element = docIdElement(id);
     const now = this.context.now();
     const requested = requestedExpiry(expiry, now);
-    return runWrite(this.context.kv, opts.tr, async (tr) => {
+    return this.write(element, opts.tr, async (tr) => {
       await this.retouch(tr, id, element, requested, now);
     });
   }
@@ -523,7 +528,7 @@ export class DocumentCollection {
     const requested = requestedExpiry(expiry, now);
     let content: JsonValue = null;
     let expiresAt: number | undefined;
-    const { cas } = await runWrite(this.context.kv, opts.tr, async (tr) => {
+    const { cas } = await this.write(element, opts.tr, async (tr) => {
       ({ content, expiresAt } = await this.retouch(tr, id, element, requested, now));
     });
     return withExpiry({ content: content as T, cas }, expiresAt);
@@ -643,11 +648,11 @@ export class DocumentCollection {
 
   /**
    * When the document's lock ends, for a writer that learns of locks by reading the lock key (upsert,
-   * mutateIn): `undefined` without a read in a collection that never had a document locked (see
-   * `lock-flags.ts`).
+   * mutateIn): {@link LOCK_NOT_READ} without a read in a collection that never had a document locked
+   * (see `lock-flags.ts`).
    */
-  private async readLockIfAny(tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<number | undefined> {
-    return (await this.context.locks.mayBeLocked(tr, collectionId)) ? readLock(tr, keys) : undefined;
+  private async readLockIfAny(tr: Transaction, collectionId: number, keys: DocumentKeys): Promise<number | undefined | typeof LOCK_NOT_READ> {
+    return (await this.context.locks.mayBeLocked(tr, collectionId)) ? readLock(tr, keys) : LOCK_NOT_READ;
   }
 
   /** @internal The port through which data structure handles (`src/structures`) use this collection. */
@@ -731,6 +736,7 @@ export class DocumentCollection {
     expiresAt: number | undefined,
     indexing: Promise<IndexWrite | undefined>,
   ): Promise<void> {
+    writtenUntracked(tr);
     if ((await indexing) !== undefined) await removeIndexEntries(this.context.indexes, tr, target.id, keys);
     tr.clearRange(keys.begin, keys.end);
     if (expiresAt !== undefined) this.context.expiry.forget(tr, target.id, element, expiresAt);
@@ -765,6 +771,19 @@ export class DocumentCollection {
 
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
     return this.context.kv.transact(fn, { tr });
+  }
+
+  /**
+   * Runs a write of the document `element` in `tr`, or without one combined with the concurrent
+   * writes to this collection (`run-write.ts`).
+   */
+  private write(element: TupleItem, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<void | 'removed'>): Promise<MutationResult> {
+    return runWrite(this.context.kv, tr, fn, tr === undefined ? { ...this.combineKey, document: documentKey(element) } : undefined);
+  }
+
+  /** Runs a read in `tr`, or without one combined with the concurrent reads of this collection (`run-write.ts`). */
+  private read<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
+    return runRead(this.context.kv, tr, fn, this.combineKey);
   }
 
   /**
@@ -814,4 +833,9 @@ function settle<T>(promise: Promise<T>): Promise<() => T> {
 /** An expiry that has not passed, else `undefined`. */
 function liveExpiry(expiresAt: number | undefined, now: number): number | undefined {
   return isExpired(expiresAt, now) ? undefined : expiresAt;
+}
+
+/** A document among its collection's, for keeping it to one write per combined batch. */
+function documentKey(element: TupleItem): string {
+  return typeof element === 'string' ? `s${element}` : pack([element]).toString('latin1');
 }

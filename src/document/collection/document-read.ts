@@ -3,7 +3,10 @@ import { isKvError } from '../../kv/contract/errors';
 import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { structureJson, type JsonForms } from '../keys/kind';
-import { DATA_SECTION, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf, type DocumentKeys } from '../keys/layout';
+import type { TupleItem } from '../../tuple';
+import { packPrefixed } from '../../tuple/pack';
+import { DocTransaction } from '../doc-transaction';
+import { concat, DATA_SECTION, DocumentKeys, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf } from '../keys/layout';
 import { casOf, wasWritten } from '../keys/version';
 import type { Cas, DocId, GetResult, JsonValue } from '../types';
 import { unflatten } from '../values/flatten';
@@ -35,6 +38,42 @@ export async function readDocumentEntries(tr: Transaction, keys: DocumentKeys): 
     if (!isKvError(err, 'accessed_unreadable')) throw err;
     return readUnversioned(tr, keys);
   }
+}
+
+/**
+ * Whole documents of the collection whose key prefix is `collectionPrefix`, in the order of `ids`
+ * (their tuple elements): `undefined` for one that is missing or expired at `now`.
+ *
+ * Keys read per call: 1 range read per document (its metadata and data, as {@link readDocument}),
+ * all issued before any is awaited; 2 for a document this attempt wrote (its version key is
+ * unreadable until commit). Each document's range is built once, without a per-document async frame.
+ */
+export function readDocuments(
+  tr: Transaction,
+  collectionPrefix: Buffer,
+  ids: readonly TupleItem[],
+  now: number,
+  forms: JsonForms,
+): Promise<(GetResult | undefined)[]> {
+  const written = DocTransaction.existing(tr)?.writtenDocuments();
+  const reads: Promise<GetResult | undefined>[] = new Array<Promise<GetResult | undefined>>(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    const prefix = packPrefixed(collectionPrefix, [id]);
+    const keysOf = () => new DocumentKeys(collectionPrefix, id);
+    if (written !== undefined && written.size > 0 && written.has(prefix.toString('latin1'))) {
+      reads[i] = readDocument(tr, keysOf(), now, forms);
+      continue;
+    }
+    reads[i] = tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
+      (entries) => documentOf(forms, entries, prefix.length, 0, entries.length, keysOf, now),
+      (err: unknown) => {
+        if (!isKvError(err, 'accessed_unreadable')) throw err;
+        return readDocument(tr, keysOf(), now, forms);
+      },
+    );
+  }
+  return Promise.all(reads);
 }
 
 /**

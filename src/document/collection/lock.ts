@@ -55,6 +55,9 @@ export function isLocked(lockedUntil: number | undefined, now: number): boolean 
   return lockedUntil !== undefined && lockedUntil > now;
 }
 
+/** What a writer that skipped the lock key's read (see `lock-flags.ts`) knows of the lock: there is none. */
+export const LOCK_NOT_READ: unique symbol = Symbol('doclayer lock not read');
+
 /** When the document's lock ends, `undefined` for none. One point read. */
 export async function readLock(tr: Transaction, keys: DocumentKeys): Promise<number | undefined> {
   const value = await tr.get(lockKey(keys));
@@ -62,12 +65,14 @@ export async function readLock(tr: Transaction, keys: DocumentKeys): Promise<num
 }
 
 /**
- * Clears the whole document for a writer that replaces it blind (upsert) and has read its lock key:
- * around the lock key when there was none, so that the writer writes nothing its own lock read
- * conflicts with and two upserts of one document stay free of conflicts (last to commit wins, as
- * before locks); the whole range when an ended lock is there, to drop it. 1 or 2 range clears.
+ * Clears the whole document for a writer that replaces it blind (upsert): when it read the lock key
+ * and found none, around the lock key, so that the writer writes nothing its own lock read conflicts
+ * with and two upserts of one document stay free of conflicts (last to commit wins, as before locks);
+ * the whole range when an ended lock is there, to drop it, or when the writer did not read the lock
+ * key ({@link LOCK_NOT_READ}: a collection that never had a document locked, which has no lock key to
+ * keep and no writer reading one). 1 or 2 range clears.
  */
-export function clearUnlockedDocument(tr: Transaction, keys: DocumentKeys, lockedUntil: number | undefined): void {
+export function clearUnlockedDocument(tr: Transaction, keys: DocumentKeys, lockedUntil: number | undefined | typeof LOCK_NOT_READ): void {
   if (lockedUntil !== undefined) {
     tr.clearRange(keys.begin, keys.end);
     return;

@@ -1,28 +1,157 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
+import { combinerFor, type Merge, type Settled } from '../combiner';
+import { ContextSlot, DocTransaction } from '../doc-transaction';
+import { isDocumentError } from '../errors';
 import { casOf } from '../keys/version';
 import type { MutationResult } from '../types';
 
 /**
+ * Running document writes and reads without a caller's transaction: combined with the concurrent
+ * calls on the same collection (`../combiner.ts`: a lone call starts at once in a transaction of its
+ * own; calls made while one runs share the next transaction, each with its own outcome in a serial
+ * order). Writes run one after another in the shared transaction; reads share a read-only one and
+ * are issued together.
+ *
+ * A write batch keeps what each caller would see alone:
+ * - its commit's versionstamp is the CAS of every document it wrote, so it writes each document at
+ *   most once: a call on a document written earlier in the batch ends the batch and goes into the
+ *   next (else two callers would hold one CAS for two versions);
+ * - a write that fails with a DocumentError before it wrote anything (DOCUMENT_EXISTS,
+ *   DOCUMENT_NOT_FOUND, CAS_MISMATCH, DOCUMENT_LOCKED, UNIQUE_VIOLATION, a limit...) fails alone in
+ *   the batch, which goes on; any other failure (or a DocumentError after the call wrote, as when an
+ *   insert first deleted an expired document) fails the shared attempt, and every call of the batch
+ *   then runs alone;
+ * - once the transaction holds {@link BATCH_BYTES}, the batch ends (the next call goes into the next
+ *   one), so that the largest document a single write may hold still fits FDB's 10 MB.
+ */
+
+/** The bytes (as `getApproximateSize` counts them) after which a write batch takes no more calls. */
+export const BATCH_BYTES = 500_000;
+
+/** Where calls of one collection meet: one combiner for its writes and one for its reads. */
+export interface CombineKey {
+  /** What owns the combiners (the layer's collection registry: one per layer). */
+  readonly owner: object;
+  /** The collection, as `scope.collection`. */
+  readonly collection: string;
+}
+
+/**
  * Runs a document write in the caller's transaction (the cas is then `undefined`: the caller commits)
- * or in one of its own with retries, whose versionstamp is the cas, unless `fn` says the document is
- * gone (a removed document has no version).
+ * or, combined as above, in one of its own with retries whose versionstamp is the cas, unless `fn`
+ * says the document is gone (a removed document has no version). `document` names the document the
+ * write changes (its packed id), to keep it to one write per batch.
  */
 export async function runWrite(
   kv: Database,
   tr: Transaction | undefined,
   fn: (tr: Transaction) => Promise<void | 'removed'>,
+  combine?: CombineKey & { readonly document: string },
 ): Promise<MutationResult> {
   if (tr !== undefined) {
     await kv.transact(fn, { tr });
     return { cas: undefined };
   }
-  let versionstamp: Promise<Buffer> | undefined;
-  const outcome = await kv.transact(async (own) => {
-    versionstamp = own.getVersionstamp();
-    // Attempts that fail reject theirs; only the committed attempt's is awaited.
-    versionstamp.catch(() => undefined);
-    return fn(own);
+  let ran: Ran;
+  if (combine === undefined) {
+    ran = await kv.transact((own) => ranIn(own, fn));
+  } else {
+    const merge: Merge<unknown, Ran> = {
+      operation: WRITES,
+      arg: { document: combine.document, fn },
+      runMany: (own, calls) => runWrites(own, calls as WriteCall[]),
+    };
+    ran = await combinerFor(combine.owner, `w ${combine.collection}`, (body) => kv.transact(body)).submit((own) => ranIn(own, fn), merge);
+  }
+  return { cas: ran.outcome === 'removed' ? undefined : casOf(await ran.versionstamp) };
+}
+
+/**
+ * Runs a read in the caller's transaction or, combined as above, in a read-only transaction shared
+ * with the concurrent reads of the collection, all issued together.
+ */
+export function runRead<T>(kv: Database, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>, combine: CombineKey): Promise<T> {
+  if (tr !== undefined) return kv.transact(fn, { tr });
+  const merge: Merge<unknown, T> = { operation: READS, arg: fn, runMany: (own, reads) => runReads(own, reads as Read<T>[]) };
+  return combinerFor(combine.owner, `r ${combine.collection}`, (body) => kv.transact(body)).submit(fn, merge);
+}
+
+/**
+ * Records that `tr` was written by the current call in a way its document context does not record
+ * (a write that deletes an expired document first): a DocumentError after it fails the shared attempt.
+ */
+export function writtenUntracked(tr: Transaction): void {
+  DocTransaction.of(tr).local(UNTRACKED).writes++;
+}
+
+/** What a write returned, and the versionstamp of the transaction it ran in (its cas once committed). */
+interface Ran {
+  readonly outcome: void | 'removed';
+  readonly versionstamp: Promise<Buffer>;
+}
+
+type Read<T> = (tr: Transaction) => Promise<T>;
+
+interface WriteCall {
+  readonly document: string;
+  readonly fn: (tr: Transaction) => Promise<void | 'removed'>;
+}
+
+/** The operation every write of a collection merges under, and every read. */
+const WRITES = { name: 'document writes' };
+const READS = { name: 'document reads' };
+
+/** The versionstamp of an attempt, asked for once (before commit, as `getVersionstamp` requires). */
+const VERSIONSTAMP = new ContextSlot('versionstamp', (context) => {
+  const versionstamp = context.tr.getVersionstamp();
+  // Attempts that fail reject theirs; only the committed attempt's is awaited.
+  versionstamp.catch(() => undefined);
+  return versionstamp;
+});
+
+/** Writes of the current attempt that no document change records (see {@link writtenUntracked}). */
+const UNTRACKED = new ContextSlot('untracked writes', () => ({ writes: 0 }));
+
+async function ranIn(tr: Transaction, fn: (tr: Transaction) => Promise<void | 'removed'>): Promise<Ran> {
+  const versionstamp = DocTransaction.of(tr).local(VERSIONSTAMP);
+  return { outcome: await fn(tr), versionstamp };
+}
+
+/** The writes of a batch, one after another; see the module comment for where a batch ends. */
+async function runWrites(tr: Transaction, calls: WriteCall[]): Promise<Settled<Ran>[]> {
+  const context = DocTransaction.of(tr);
+  const untracked = context.local(UNTRACKED);
+  const documents = new Set<string>();
+  const outcomes: Settled<Ran>[] = [];
+  for (const call of calls) {
+    if (outcomes.length > 0 && (documents.has(call.document) || (await tr.getApproximateSize()) >= BATCH_BYTES)) break;
+    documents.add(call.document);
+    const changes = context.changes.length;
+    const writes = untracked.writes;
+    try {
+      outcomes.push({ ok: true, value: await ranIn(tr, call.fn) });
+    } catch (error) {
+      const wrote = context.changes.length !== changes || untracked.writes !== writes;
+      if (wrote || !isDocumentError(error)) throw error;
+      outcomes.push({ ok: false, error });
+    }
+  }
+  return outcomes;
+}
+
+/**
+ * The reads of a batch, issued together. A read writes nothing, so a DocumentError is its own
+ * outcome; any other failure (a retryable conflict or timeout) fails the attempt.
+ */
+async function runReads<T>(tr: Transaction, calls: Read<T>[]): Promise<Settled<T>[]> {
+  // A context for the batch, so that what every read does once per attempt (the manifest's read
+  // conflict) is done once.
+  DocTransaction.of(tr);
+  const settled = await Promise.allSettled(calls.map((fn) => fn(tr)));
+  return settled.map((result) => {
+    if (result.status === 'fulfilled') return { ok: true, value: result.value };
+    if (!isDocumentError(result.reason)) throw result.reason;
+    return { ok: false, error: result.reason };
   });
-  return { cas: outcome === 'removed' ? undefined : casOf(await (versionstamp as Promise<Buffer>)) };
 }

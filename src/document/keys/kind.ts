@@ -23,9 +23,9 @@ import type { JsonValue } from '../types';
  * structure has expired, with no extra key read. Whoever changes a structure's expiry writes both: a
  * structure's creation and `touch` (src/structures), and the document layer's `touch`.
  */
-export type StructureKind = 'list' | 'map' | 'set' | 'queue' | 'counter' | 'text';
+export type StructureKind = 'list' | 'map' | 'set' | 'queue' | 'counter' | 'text' | 'sortedset';
 
-const KINDS: ReadonlySet<string> = new Set<StructureKind>(['list', 'map', 'set', 'queue', 'counter', 'text']);
+const KINDS: ReadonlySet<string> = new Set<StructureKind>(['list', 'map', 'set', 'queue', 'counter', 'text', 'sortedset']);
 
 /** The first byte of a structure's root entry: no JSON value's entry starts with it ('$'). */
 export const STRUCTURE_MARKER = 0x24;

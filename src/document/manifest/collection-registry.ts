@@ -4,6 +4,7 @@ import { DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
 import type { Layout } from '../keys/layout';
 import { resolveCollection, type CollectionPath, type Manifest, type ResolvedCollection } from './manifest';
+import { StagedTransaction } from '../../kv/client/staged-transaction';
 import { getManifest, manifestUidKey, planCollection, readManifestUid, wroteManifest } from './manifest-store';
 
 /**
@@ -141,18 +142,24 @@ export class CollectionRegistry {
    */
   private async manifestFor(tr: Transaction): Promise<{ manifest: Manifest; stored: boolean }> {
     if (wroteManifest(tr)) return { manifest: await getManifest(tr, this.layout.system), stored: true };
-    tr.addReadConflictKey(this.uidKey);
-    // The conflict only covers updates after the read version: take it now (not awaited; a failure
-    // shows in the operation's own reads), so that a blind write cannot take a later one at commit
-    // and land under the id of a collection dropped in between.
-    tr.getReadVersion().catch(() => undefined);
+    // Once per attempt that has a context (the calls of a combined batch share theirs); every time on a
+    // stage, whose conflict ranges its parent gets only if it is applied.
+    const context = tr instanceof StagedTransaction ? undefined : DocTransaction.existing(tr);
+    if (context?.manifestConflict !== true) {
+      tr.addReadConflictKey(this.uidKey);
+      // The conflict only covers updates after the read version: take it now (not awaited; a failure
+      // shows in the operation's own reads), so that a blind write cannot take a later one at commit
+      // and land under the id of a collection dropped in between.
+      tr.getReadVersion().catch(() => undefined);
+      if (context !== undefined) context.manifestConflict = true;
+    }
     const cached = this.cached ?? (await this.load());
     if (tr.attempt === 0) return { manifest: cached, stored: false };
-    const context = DocTransaction.of(tr);
+    const retried = context ?? DocTransaction.of(tr);
     // A retry, perhaps because the manifest changed after the last attempt's read version: the watch
     // may not have said so yet.
-    context.manifestUid ??= readManifestUid(tr, this.layout.system);
-    const uid = (await context.manifestUid) ?? '0';
+    retried.manifestUid ??= readManifestUid(tr, this.layout.system);
+    const uid = (await retried.manifestUid) ?? '0';
     if (uid === cached.uid) return { manifest: cached, stored: false };
     return { manifest: await this.storedManifest(tr, cached), stored: true };
   }

@@ -8,6 +8,9 @@ type Pair = [Buffer, Buffer];
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NOTHING: Iterator<Pair> = { next: () => DONE };
 
+/** Pairs a range read compares with its end before it looks its last key up instead. */
+const SHORT_RANGE = 16;
+
 /**
  * A frozen copy-on-write clone of the memory engine's sorted map, as a transaction's read-your-writes
  * merge reads it. Scans stop on reaching the range's last stored key (the very object: a frozen tree
@@ -21,13 +24,27 @@ export class FrozenTree implements StoredPairs {
     return this.tree.get(key);
   }
 
-  /** Steps the tree's own iterator, without a wrapper per pair: range reads spend their time here. */
+  /**
+   * Steps the tree's own iterator, without a wrapper per pair: range reads spend their time here. The
+   * first {@link SHORT_RANGE} pairs are compared with the range's far end as they come, so a short
+   * read (a document, a page of index entries) descends the tree once; a longer one then finds its
+   * last stored key (a second descent) and stops on that object, comparing nothing more.
+   */
   collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     if (out.length >= total) return;
-    const last = reverse ? this.lowestKey(begin, end) : this.highestKey(begin, end);
-    if (last === undefined) return;
     const stored = reverse ? this.tree.entriesReversed(end, [], true) : this.tree.entries(begin, []);
-    for (let s = stored.next(); !s.done; s = stored.next()) {
+    let s = stored.next();
+    for (let n = 0; !s.done; n++, s = stored.next()) {
+      const key = s.value[0];
+      if (reverse ? compareBytes(key, begin) < 0 : compareBytes(key, end) >= 0) return;
+      if (n === SHORT_RANGE) break;
+      out.push({ key, value: s.value[1] });
+      if (out.length >= total) return;
+    }
+    if (s.done) return;
+    // `s` holds a pair inside the range, not yet taken: the range's last key is at or past it.
+    const last = reverse ? this.lowestKey(begin, end) : this.highestKey(begin, end);
+    for (; !s.done; s = stored.next()) {
       const key = s.value[0];
       out.push({ key, value: s.value[1] });
       if (key === last || out.length >= total) return;

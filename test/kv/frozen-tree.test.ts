@@ -1,0 +1,48 @@
+import BTree from 'sorted-btree';
+import { compareBytes } from '../../src/kv/contract/bytes';
+import type { KeyValue } from '../../src/kv/contract/types';
+import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
+import { FrozenTree } from '../../src/kv/memory/frozen-tree';
+import { testSeed } from '../support/random';
+
+/**
+ * The memory engine's stored pairs as range reads take them: `collect` returns the pairs of
+ * `[begin, end)` in either direction up to a total, whether the range is short (compared with its end
+ * pair by pair) or long (stopped on its last key, found by a second descent), and appends after what
+ * the output already holds.
+ */
+describe('FrozenTree.collect', () => {
+  const seed = testSeed();
+
+  it(`returns the pairs of a range in order, short and long ranges alike, up to the total (seed ${seed})`, () => {
+    const rnd = seededRandom(seed);
+    const int = (n: number) => Math.floor(rnd() * n);
+    // Keys of 1 to 3 letters from 8: ranges of every length from none to all of a few hundred keys.
+    const key = () => Buffer.from(Array.from({ length: 1 + int(3) }, () => String.fromCharCode(97 + int(8))).join(''));
+    const show = (pairs: readonly KeyValue[]) => pairs.map((p) => `${p.key.toString()}=${p.value[0]}`).join(',');
+    for (let round = 0; round < 300; round++) {
+      const store = new BTree<Buffer, Buffer>(undefined, compareBytes);
+      for (let i = int(400); i > 0; i--) store.set(key(), Buffer.from([int(256)]));
+      const frozen = store.clone();
+      frozen.freeze();
+      const tree = new FrozenTree(frozen);
+      for (let q = 0; q < 10; q++) {
+        let [a, b] = [rnd() < 0.1 ? Buffer.alloc(0) : key(), rnd() < 0.1 ? Buffer.from([0xff]) : key()];
+        if (compareBytes(a, b) > 0) [a, b] = [b, a];
+        const reverse = rnd() < 0.5;
+        const have = rnd() < 0.2 ? 3 : 0;
+        const total = rnd() < 0.5 ? Infinity : have + int(40);
+        const inRange = [...frozen.entries()]
+          .filter(([k]) => compareBytes(k, a) >= 0 && compareBytes(k, b) < 0)
+          .map(([k, v]) => ({ key: k, value: v }));
+        if (reverse) inRange.reverse();
+        const expected = inRange.slice(0, Math.max(0, total - have));
+        const out: KeyValue[] = Array.from({ length: have }, () => ({ key: Buffer.from('before'), value: Buffer.of(0) }));
+        tree.collect(a, b, reverse, total, out);
+        const where = `round ${round}, [${a.toString()}, ${b.toString()}) total ${total}${reverse ? ' reverse' : ''}`;
+        expect(`${where}: ${show(out.slice(have))}`).toBe(`${where}: ${show(expected)}`);
+        expect(out.slice(0, have).every((p) => p.key.toString() === 'before')).toBe(true);
+      }
+    }
+  });
+});
