@@ -5,25 +5,10 @@
  *
  * Every layer here runs on a clock the test moves (`open({ now })`), in ms since the epoch.
  */
-import { LOCKED_CAS, LookupInSpec, MutateInSpec, open, type DocLayer } from '../../src';
+import { LOCKED_CAS, LookupInSpec, MutateInSpec, open } from '../../src';
 import { expectDocumentError } from '../support/document-assertions';
-import { documentSuite, type DocumentTestContext } from './document-suite';
-
-const T0 = Date.UTC(2030, 0, 1);
-
-function clocked(ctx: DocumentTestContext) {
-  const layers: DocLayer[] = [];
-  afterEach(async () => {
-    for (const layer of layers.splice(0)) await layer.close();
-  });
-  return async () => {
-    const { kv, counter } = await ctx.open();
-    const clock = { now: T0 };
-    const docs = await open({ database: kv, now: () => clock.now });
-    layers.push(docs);
-    return { docs, kv, counter, clock, c: docs.collection('app.items') };
-  };
-}
+import { documentSuite } from './document-suite';
+import { clocked, T0 } from './clocked';
 
 documentSuite('touch and getAndTouch', (ctx) => {
   const layer = clocked(ctx);
