@@ -1,6 +1,6 @@
 /**
- * Collection.find / findOne / count / explain, planned over the contract's `IndexAccess` (a fake that
- * recomputes entries from the documents: test/support/fake-index-access.ts). The results of every plan
+ * Collection.find / findOne / count / explain, planned over the indexes the tests create (the index
+ * layer's `IndexAccess`, kept in the writers' transactions). The results of every plan
  * must be exactly the documents the filter matches (compileFilter, itself tested against a reference
  * model), each once, in sort order, and must page through continuation tokens across transactions.
  */
