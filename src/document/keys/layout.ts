@@ -52,6 +52,12 @@ export const META_BYTES = 0x62; // 'b'
 export const META_PUSHED = 0x70; // 'p'
 /** The prefix of a queue's idempotency tokens and receipts. */
 export const META_TOKENS = 0x74; // 't'
+/** A queue's event log (`structures/queue/events.ts`): its watched head key, and the events after it. */
+export const META_EVENTS = 0x65; // 'e'
+/** The prefix of a queue's job records (`structures/queue/events.ts`): state and progress per job. */
+export const META_JOBS = 0x6a; // 'j'
+/** A queue's stored settings of its event log (`structures/queue/events.ts`). */
+export const META_NOTIFY = 0x6e; // 'n'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;

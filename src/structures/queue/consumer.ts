@@ -1,4 +1,5 @@
 import { DocumentError } from '../../document/errors';
+import type { JsonValue } from '../../document/types';
 import type { Transaction, Watch } from '../../kv/contract/types';
 import { Combiner } from '../../document/combiner';
 import { sleep, waitForChange } from './wait';
@@ -25,8 +26,26 @@ export const SLOW_HANDLER_MS = 1;
 /** The most a shared transaction's handlers may take in all, by the average, for workers to share one. */
 export const SHARED_BUDGET_MS = 250;
 
-/** Runs on each item inside the transaction that pops it; its writes commit with the pop. */
-export type QueueHandler<T> = (item: T, tr: Transaction) => Promise<void> | void;
+/**
+ * Runs on each item inside the transaction that pops it; its writes commit with the pop. `job` says
+ * which job the item is and reports progress (in a transaction of its own: see {@link JobHandle}).
+ */
+export type QueueHandler<T> = (item: T, tr: Transaction, job: JobHandle) => Promise<void> | void;
+
+/** The job a consumer's handler is running (docs/queue.md, "Job ids, progress and events"). */
+export interface JobHandle {
+  /** The job id: the same in events, `queue.job(id)`, leases and the dead-letter queue. */
+  readonly id: string;
+  /** Leases the item had before (expired or nacked ones); a consumer's own failures are counted in memory. */
+  readonly attempts: number;
+  /**
+   * Reports progress: written at once in a transaction of its own (the handler's commits only when
+   * the handler is done), so `queue.job(id)` and `queue.events()` see it while the handler runs. Needs
+   * the queue's events on (`queue.configure({ events: true })`); resolves `false` otherwise, or when the
+   * job is no longer in the queue. A retried handler reports its progress again.
+   */
+  progress(value: JsonValue): Promise<boolean>;
+}
 
 export interface ConsumeOptions<T> {
   /** Workers, each running its own transactions (default 1). */
@@ -78,9 +97,11 @@ export interface Consumer {
   stop(): Promise<ConsumerStats>;
 }
 
-/** One item of a batch: an id of its position (the key, in hex) and its value. */
+/** One item of a batch: an id of its position (the key, in hex), its job id and attempts, and its value. */
 export interface BatchItem<T> {
   readonly id: string;
+  readonly jobId: string;
+  readonly attempts: number;
   readonly value: T;
 }
 
@@ -100,6 +121,13 @@ export interface ConsumerSource<T> {
   runOwn<R>(fn: (tr: Transaction) => Promise<R>): Promise<R>;
   /** Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead. */
   takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>>;
+  /** Reports a job's progress in a transaction of its own. */
+  progress(jobId: string, value: JsonValue): Promise<boolean>;
+  /**
+   * Records that a handler failed on jobs (a `failed` event each, with the consumer's count of
+   * failures, when events are on), in a transaction of its own.
+   */
+  failed(jobs: readonly { readonly jobId: string; readonly attempts: number }[], error: unknown): Promise<void>;
 }
 
 function positiveInteger(value: number | undefined, fallback: number, what: string): number {
@@ -162,7 +190,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
           const started = b.items.length > 0 && shared !== undefined ? performance.now() : 0;
           for (const item of b.items) {
             failing = item;
-            await handler(item.value, tr);
+            await handler(item.value, tr, jobHandle(source, item));
           }
           failing = undefined;
           // A moving average of the handler's time per item.
@@ -179,6 +207,8 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
         stats.failures++;
         for (const item of blamed) failures.set(item.id, (failures.get(item.id) ?? 0) + 1);
         report(err, failing?.value);
+        const failed = blamed.map((item) => ({ jobId: item.jobId, attempts: failures.get(item.id) ?? 1 }));
+        await source.failed(failed, err).catch((e: unknown) => report(e, undefined));
         await sleep(pause.next(), stopping.signal);
         continue;
       }
@@ -224,6 +254,10 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       return done;
     },
   };
+}
+
+function jobHandle<T>(source: ConsumerSource<T>, item: BatchItem<T>): JobHandle {
+  return { id: item.jobId, attempts: item.attempts, progress: (value) => source.progress(item.jobId, value) };
 }
 
 /**

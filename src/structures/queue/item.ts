@@ -9,8 +9,12 @@ import { Double, pack, unpack, type Tuple, type TupleItem } from '../../tuple';
  * What is stored at an item's key (see docs/queue.md, "Values"): one value per item,
  *
  * ```
- * flags (1 byte: bit 0 leased) | attempts (unsigned LEB128) | payload
+ * flags (1 byte: bit 0 leased, bit 1 job id) | attempts (unsigned LEB128) | [job id: 12 bytes] | payload
  * ```
+ *
+ * The job id (job.ts) is the versionstamp of the item's push: its key says it while the item stays at
+ * its push key, and the record carries it (bit 1) once the item has moved (leased, nacked,
+ * dead-lettered). Records written before job ids (without bit 1) still decode.
  *
  * where the payload is the item as one tuple: scalars as tuple scalars (numbers and bigints as the
  * document layer stores them, so an item reads back exactly as a document leaf would), an array as a
@@ -23,6 +27,8 @@ import { Double, pack, unpack, type Tuple, type TupleItem } from '../../tuple';
 export const MAX_ITEM_BYTES = 99_900;
 
 const LEASED = 0x01;
+const JOB_ID = 0x02;
+const JOB_ID_BYTES = 12;
 const OBJECT_TAG = Buffer.alloc(0);
 
 /** An item as stored. `payload` may be a view of a read-only Buffer from the engine. */
@@ -31,6 +37,8 @@ export interface ItemRecord {
   /** How many times the item was leased: deliveries that may be retried. */
   readonly attempts: number;
   readonly payload: Buffer;
+  /** The job id carried by a moved item (12 bytes: its push's versionstamp); see job.ts. */
+  readonly jobId?: Buffer;
 }
 
 /**
@@ -57,19 +65,25 @@ export function decodePayload(payload: Uint8Array): JsonValue {
   return fromTupleItem(items[0]);
 }
 
-export function encodeRecord(leased: boolean, attempts: number, payload: Uint8Array): Buffer {
+export function encodeRecord(leased: boolean, attempts: number, payload: Uint8Array, jobId?: Uint8Array): Buffer {
   const count = encodeLeb128(attempts);
-  const out = Buffer.allocUnsafe(1 + count.length + payload.length);
-  out[0] = leased ? LEASED : 0;
+  const idLength = jobId === undefined ? 0 : JOB_ID_BYTES;
+  const out = Buffer.allocUnsafe(1 + count.length + idLength + payload.length);
+  out[0] = (leased ? LEASED : 0) | (jobId === undefined ? 0 : JOB_ID);
   count.copy(out, 1);
-  out.set(payload, 1 + count.length);
+  if (jobId !== undefined) out.set(jobId.subarray(0, JOB_ID_BYTES), 1 + count.length);
+  out.set(payload, 1 + count.length + idLength);
   return out;
 }
 
 export function decodeRecord(value: Buffer): ItemRecord {
-  if (value.length < 2 || (value[0] & ~LEASED) !== 0) throw corrupt('an item record');
+  if (value.length < 2 || (value[0] & ~(LEASED | JOB_ID)) !== 0) throw corrupt('an item record');
   const { value: attempts, length } = decodeLeb128(value, 1);
-  return { leased: (value[0] & LEASED) !== 0, attempts, payload: value.subarray(1 + length) };
+  const leased = (value[0] & LEASED) !== 0;
+  if ((value[0] & JOB_ID) === 0) return { leased, attempts, payload: value.subarray(1 + length) };
+  const at = 1 + length;
+  if (value.length < at + JOB_ID_BYTES + 1) throw corrupt('an item record');
+  return { leased, attempts, jobId: value.subarray(at, at + JOB_ID_BYTES), payload: value.subarray(at + JOB_ID_BYTES) };
 }
 
 /** The record of a fresh item: not leased, no attempts. */

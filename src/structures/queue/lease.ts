@@ -23,6 +23,8 @@ import { bucketOf, TokenKind } from './tokens';
 export interface Lease<T = JsonValue> {
   /** The fencing token: a random UUID given to this lease only. */
   readonly id: string;
+  /** The job's id (job.ts): the same across its leases, nacks and the dead-letter queue. */
+  readonly jobId: string;
   readonly value: T;
   /** When the lease expires: milliseconds since the epoch, by the queue's clock. */
   readonly deadline: number;

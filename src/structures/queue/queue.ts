@@ -16,11 +16,59 @@ import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
 import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
-import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
-import { waitForChange } from './wait';
+import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
+import { FALLBACK_MS, waitForChange } from './wait';
+import {
+  decodeEvent,
+  parseCursor,
+  DEFAULT_EVENT_SETTINGS,
+  encodeSettings,
+  QueueEventLog,
+  settingsWith,
+  type QueueEvent,
+  type QueueEventSettings,
+} from './events';
+import { jobIdBytes, parseJobId } from './job';
+import {
+  countScheduled,
+  encodeProgress,
+  jobInfo,
+  jobState,
+  listedJob,
+  listingRanges,
+  nextFrom,
+  SCAN_PAGE,
+  writeProgress,
+  type JobState,
+  type QueueCounts,
+  type QueueJob,
+  type QueueJobInfo,
+} from './jobs';
 import type { StructureWriteOptions } from '../structure';
 
 export type { Lease } from './lease';
+export type { QueueEvent, QueueEventType, QueueEventSettings } from './events';
+export type { JobState, QueueCounts, QueueJob, QueueJobInfo } from './jobs';
+export type { JobHandle } from './consumer';
+
+/** Options of {@link Queue.events}. */
+export interface EventsOptions extends TransactionOption {
+  /** Where to start: an event's `cursor` (the events after it), `'start'` or `'now'` (default). */
+  from?: string;
+  /** Stops the iteration (also while it waits). */
+  signal?: AbortSignal;
+  /** Events per range read (default 100). */
+  pageSize?: number;
+}
+
+/** Options of {@link Queue.jobs}. */
+export interface JobsOptions extends TransactionOption {
+  state: JobState;
+  /** At most this many jobs (default: all). */
+  limit?: number;
+  /** Items per range read (default 100). */
+  pageSize?: number;
+}
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
 
 /** Options of a queue handle. Every handle of one queue should be given the same. */
@@ -142,6 +190,8 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sweeper = new TokenSweeper();
+  /** @internal Events, job records, progress, counts and listings (events.ts, jobs.ts). */
+  protected readonly eventLog = new QueueEventLog(() => this.now());
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
   /**
@@ -375,14 +425,17 @@ export class Queue<T = JsonValue> extends Structure {
         const taken = prefetched ?? (await this.take(scope, count, spread, now));
         const deadline = now + visibilityMs;
         const leases: Lease<T>[] = [];
+        const events = taken.items.length > 0 ? await this.eventLog.sink(tr, scope.keys) : undefined;
         for (const item of taken.items) {
           const id = randomUUID();
           const attempts = item.record.attempts + 1;
+          const jobId = jobIdBytes(keys, item);
           tr.clear(item.key);
-          tr.set(keys.scheduledKey(deadline, new Uuid(id)), encodeRecord(true, attempts, item.record.payload));
-          leases.push({ id, value: decodePayload(item.record.payload) as T, deadline, attempts });
+          tr.set(keys.scheduledKey(deadline, new Uuid(id)), encodeRecord(true, attempts, item.record.payload, jobId));
+          events?.leased(jobId, attempts, deadline);
+          leases.push({ id, jobId: jobId.toString('hex'), value: decodePayload(item.record.payload) as T, deadline, attempts });
         }
-        await this.finishTake(scope, keys, taken.exhausted, 0);
+        await this.finishTake(scope, keys, taken.exhausted, []);
         if (leases.length > 0) this.changed(tr, scope.keys);
         if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
           const body = pack([deadline, ...leases.map((l) => new Uuid(l.id))]);
@@ -415,6 +468,7 @@ export class Queue<T = JsonValue> extends Structure {
       const held = heldAt(state, now, lease.id);
       tr.clear(held.key);
       tr.add(keys.size, -1);
+      (await this.eventLog.sink(tr, doc))?.completed(jobIdBytes(keys, held));
       tr.set(keys.token(bucketOf(held.deadline), uuid), tokenValue(TokenKind.acked));
       this.sweeper.sweep(tr, keys, now);
       this.changed(tr, doc);
@@ -439,15 +493,19 @@ export class Queue<T = JsonValue> extends Structure {
       if (state.kind === 'nacked') return state.deadLettered ? 'dead-lettered' : 'requeued';
       const held = heldAt(state, now, lease.id);
       const token = keys.token(bucketOf(held.deadline), uuid);
+      const jobId = jobIdBytes(keys, held);
+      const events = await this.eventLog.sink(tr, doc);
       tr.clear(held.key);
       let outcome: 'requeued' | 'dead-lettered';
       if (held.record.attempts >= this.maxAttempts) {
         tr.add(keys.size, -1);
-        await this.deadLetters.appendIn(tr, [held.record.payload]);
+        events?.deadLettered(jobId, held.record.attempts);
+        await this.deadLetters.appendIn(tr, [held.record.payload], [jobId]);
         tr.set(token, tokenValue(TokenKind.deadLettered));
         outcome = 'dead-lettered';
       } else {
-        tr.set(keys.scheduledKey(now + delayMs, uuid), encodeRecord(false, held.record.attempts, held.record.payload));
+        events?.retried(jobId, held.record.attempts, now + delayMs);
+        tr.set(keys.scheduledKey(now + delayMs, uuid), encodeRecord(false, held.record.attempts, held.record.payload, jobId));
         tr.add(keys.pushed, 1);
         tr.set(token, tokenValue(TokenKind.nacked));
         outcome = 'requeued';
@@ -476,8 +534,10 @@ export class Queue<T = JsonValue> extends Structure {
       const state = await findLease(tr, keys, uuid, deadline);
       if (state.kind === 'held' && state.deadline === to) return { ...lease, deadline: to };
       const held = heldAt(state, now, lease.id);
+      const jobId = jobIdBytes(keys, held);
       tr.clear(held.key);
-      tr.set(keys.scheduledKey(to, uuid), encodeRecord(true, held.record.attempts, held.record.payload));
+      tr.set(keys.scheduledKey(to, uuid), encodeRecord(true, held.record.attempts, held.record.payload, jobId));
+      (await this.eventLog.sink(tr, doc))?.extended(jobId, held.record.attempts, to);
       tr.set(keys.token(bucketOf(held.deadline), uuid), extendedTo(to));
       this.sweeper.sweep(tr, keys, now);
       this.changed(tr, doc);
@@ -504,16 +564,232 @@ export class Queue<T = JsonValue> extends Structure {
       maxAttempts: this.maxAttempts,
       runOwn: (fn) => this.access.run(undefined, fn),
       takeBatch: (tr, count, spread, poisoned) => this.takeBatch(tr, count, spread, poisoned),
+      progress: (jobId, value) => this.progress(jobId, value),
+      failed: (jobs, error) => this.recordFailures(jobs, error),
     };
     return startConsumer(source, handler, opts);
   }
 
+  // ---- job ids, progress, events, counts (events.ts, jobs.ts; docs/queue.md "Job ids, progress and events")
+
+  /**
+   * Changes the queue's stored event settings (every handle, in every process, obeys them from its
+   * next transaction on) and returns them: `events` switches lifecycle events and job records on or
+   * off (default off: they cost a write per event), `maxAgeMs` and `maxEvents` bound the log. Creates
+   * the queue if it does not exist; `clear()` removes the settings with the queue.
+   *
+   * Reads: the kind key, the settings key. Writes: the settings key (which every operation of the
+   * queue reads, so it conflicts with all of them), the version key.
+   *
+   * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
+   */
+  async configure(settings: Partial<QueueEventSettings>, opts: StructureWriteOptions = {}): Promise<QueueEventSettings> {
+    settingsWith(DEFAULT_EVENT_SETTINGS, settings);
+    return this.writeWith(opts, this.primeEvents, async (scope) => {
+      const next = settingsWith(await this.eventLog.settings(scope.tr, scope.keys), settings);
+      scope.create();
+      scope.tr.set(this.eventLog.keys(scope.keys).settings, encodeSettings(next));
+      this.eventLog.settingsWritten(scope.tr, scope.keys, next);
+      this.changed(scope.tr, scope.keys);
+      return next;
+    });
+  }
+
+  /** The queue's stored event settings (the defaults for a queue that has none). Reads: the kind key, the settings key. */
+  async eventSettings(opts: TransactionOption = {}): Promise<QueueEventSettings> {
+    return this.read(opts, async (tr, doc) => (doc === undefined ? DEFAULT_EVENT_SETTINGS : this.eventLog.settings(tr, doc)));
+  }
+
+  /**
+   * Reports a job's progress (any JSON value, checked as an item is): kept in the job's record (see
+   * {@link job}) and written as a `progress` event. Without `tr` it commits at once, in a transaction of
+   * its own, so it is seen while a consumer's handler (whose transaction commits at its end) still runs.
+   * Returns `false`, writing nothing, when the queue's events are off or the job is no longer in the queue.
+   *
+   * Reads: the kind key, the settings key, the job record (which conflicts with a concurrent lease, ack
+   * or nack of the job). Writes: the job record, 1 event, the event head (add).
+   * What can repeat: after commit_unknown_result, the `progress` event (the record is the same).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (not a lease or job id), INVALID_VALUE, VALUE_TOO_DEEP,
+   *   DOCUMENT_TOO_LARGE, WRONG_KIND.
+   */
+  async progress(job: Lease<T> | string, value: JsonValue, opts: TransactionOption = {}): Promise<boolean> {
+    const id = parseJobId(typeof job === 'string' ? job : ((job as Partial<Lease<T>> | null)?.jobId ?? ''));
+    const progress = encodeProgress(value);
+    return this.writeWith(opts, this.primeEvents, async (scope) =>
+      scope.existed ? writeProgress(scope.tr, this.eventLog, scope.keys, id, progress) : false,
+    );
+  }
+
+  /**
+   * A job in the queue: its state (by the handle's clock), attempts and last progress, from its job
+   * record; `undefined` when it is not in the queue (completed, dead-lettered, never pushed) or the
+   * queue's events are off (no records are kept then).
+   *
+   * Reads: the kind key, the job record.
+   *
+   * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
+   */
+  async job(id: string, opts: TransactionOption = {}): Promise<QueueJobInfo | undefined> {
+    const bytes = parseJobId(id);
+    return this.read(opts, async (tr, doc) => {
+      const value = doc === undefined ? undefined : await tr.get(this.eventLog.keys(doc).job(bytes));
+      return value === undefined ? undefined : jobInfo(id, value, this.now());
+    });
+  }
+
+  /**
+   * The queue's events in commit order, from `from` (an event's `cursor`: the events after it;
+   * `'start'`: the oldest kept; `'now'`, the default: those committed from now on). Waits for new
+   * events by a watch on the event head key, which every transaction writing events changes (no
+   * polling), until `signal` aborts; with `tr`, yields the events visible in it and ends.
+   *
+   * Reads per page: the event range (`pageSize`, default 100), and when it is empty, a watch of the
+   * head key; each page in a transaction of its own unless `tr` is given. A cursor whose events were
+   * trimmed meanwhile continues at the oldest event kept.
+   *
+   * @throws DocumentError INVALID_ARGUMENT.
+   */
+  async *events(opts: EventsOptions = {}): AsyncGenerator<QueueEvent, void, undefined> {
+    const pageSize = positiveInteger(opts.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
+    let from = opts.from ?? 'now';
+    if (from !== 'now' && from !== 'start') parseCursor(from);
+    while (!opts.signal?.aborted) {
+      const page = await this.access.run(opts.tr, async (tr) => {
+        const doc = await this.access.keysToRead(tr, this.element);
+        if (doc === undefined) return undefined;
+        const keys = this.eventLog.keys(doc);
+        let resume = from;
+        if (from === 'now') {
+          // From now on: after the newest event so far.
+          const [last] = await tr.snapshot().getRangeAll(keys.begin, keys.end, { limit: 1, reverse: true });
+          resume = last === undefined ? 'start' : keys.versionstampOf(last.key).toString('hex');
+        }
+        const start = resume === 'start' ? keys.begin : keyAfter(keys.event(parseCursor(resume)));
+        const pairs = await tr.getRangeAll(start, keys.end, { limit: pageSize });
+        const events = pairs.map((pair) => decodeEvent(keys, pair));
+        const watch = events.length === 0 && opts.tr === undefined ? tr.watch(keys.head) : undefined;
+        watch?.promise.catch(() => undefined);
+        return { events, watch, resume };
+      });
+      if (page === undefined) {
+        // No collection yet: whatever comes is new.
+        if (opts.tr !== undefined) return;
+        from = from === 'now' ? 'start' : from;
+        await waitForChange(undefined, FALLBACK_MS * 10, opts.signal);
+        continue;
+      }
+      from = page.resume;
+      for (const event of page.events) {
+        from = event.cursor;
+        yield event;
+        if (opts.signal?.aborted) return;
+      }
+      if (page.events.length < pageSize && opts.tr !== undefined) return;
+      if (page.watch !== undefined) await waitForChange(page.watch, Infinity, opts.signal);
+    }
+  }
+
+  /**
+   * Jobs per state (see {@link QueueCounts}): `active` leased and not expired, `delayed` not yet visible
+   * and not leased, `waiting` the rest of the queue's items, `dead` the dead-letter queue's size.
+   *
+   * Reads: the kind key, the size key and the whole scheduled area (values included: delayed, leased
+   * and nacked items), in pages of 1,000 items, each page in a transaction of its own unless `tr` is
+   * given (a queue changing meanwhile then gives approximate counts); the dead-letter queue's kind and
+   * size. Its cost grows with the delayed and leased items, not with the ready ones.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async counts(opts: TransactionOption = {}): Promise<QueueCounts> {
+    const now = this.now();
+    const seen = { delayed: 0, active: 0, visible: 0 };
+    let size = 0;
+    let from: Buffer | undefined;
+    for (;;) {
+      const last = await this.read(opts, async (tr, doc) => {
+        if (doc === undefined) return true;
+        const keys = this.queueKeys(doc);
+        const own = await ownWrites(tr);
+        const earliestOwn = own.earliestDelayed.get(doc.identity);
+        const end = earliestOwn === undefined ? keys.scheduledEnd : keys.scheduledAfter(earliestOwn - 1);
+        const [sizeValue, page] = await Promise.all([
+          from === undefined ? tr.get(keys.size) : undefined,
+          tr.getRangeAll(from ?? keys.scheduled, end, { limit: SCAN_PAGE }),
+        ]);
+        if (from === undefined) size = Number(decodeInt64(sizeValue));
+        countScheduled(keys, page, now, seen);
+        if (page.length < SCAN_PAGE) return true;
+        from = nextFrom(page);
+        return false;
+      });
+      if (last) break;
+    }
+    const dead = await this.deadLetters.size(opts);
+    return { waiting: Math.max(0, size - seen.delayed - seen.active), delayed: seen.delayed, active: seen.active, dead };
+  }
+
+  /**
+   * The jobs of one state, up to `limit`: waiting ones in pop order, delayed and active ones by time,
+   * dead ones in the dead-letter queue's pop order. Reads: the kind key and range reads of the areas
+   * that hold the state (items of other states in the scheduled area are read and skipped), in pages
+   * of `pageSize`, each in a transaction of its own unless `tr` is given.
+   *
+   * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
+   */
+  async *jobs(opts: JobsOptions): AsyncGenerator<QueueJob<T>, void, undefined> {
+    const state = jobState(opts?.state);
+    const limit = opts.limit === undefined ? Infinity : positiveInteger(opts.limit, 1, 'limit');
+    const pageSize = positiveInteger(opts.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
+    const source = state === 'dead' ? this.deadLetters : this;
+    const now = this.now();
+    let count = 0;
+    for (let range = 0, from: Buffer | undefined; count < limit;) {
+      const page = await source.read(opts, async (tr, doc) => {
+        if (doc === undefined) return undefined;
+        const keys = source.queueKeys(doc);
+        const own = await ownWrites(tr);
+        const ranges = listingRanges(keys, state, now, keys.readyBound(own.readVersion));
+        if (range >= ranges.length) return undefined;
+        const [begin, end] = ranges[range];
+        const pairs = await tr.getRangeAll(from ?? begin, end, { limit: pageSize });
+        return { pairs, jobs: pairs.map((pair) => listedJob<T>(keys, pair, state, now)) };
+      });
+      if (page === undefined) return;
+      for (const job of page.jobs) {
+        if (job === undefined) continue;
+        yield job;
+        if (++count >= limit) return;
+      }
+      if (page.pairs.length < pageSize) {
+        range++;
+        from = undefined;
+      } else from = nextFrom(page.pairs);
+    }
+  }
+
   // ---- internals
 
-  /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
-  async appendIn(tr: Transaction, payloads: readonly Buffer[]): Promise<void> {
-    await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined));
+  /** `failed` events for jobs a consumer's handler failed on, in a transaction of their own (if events are on). */
+  private async recordFailures(jobs: readonly { readonly jobId: string; readonly attempts: number }[], error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    await this.access.run(undefined, async (tr) => {
+      const doc = await this.access.keysToRead(tr, this.element);
+      const sink = doc === undefined ? undefined : await this.eventLog.sink(tr, doc);
+      for (const job of jobs) sink?.failed(parseJobId(job.jobId), job.attempts, message);
+    });
   }
+
+  /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
+  async appendIn(tr: Transaction, payloads: readonly Buffer[], jobIds?: readonly Buffer[]): Promise<void> {
+    await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined, jobIds));
+  }
+
+  /** A prefetch that starts reading the event settings with the kind check (see events.ts). */
+  private readonly primeEvents = (tr: Transaction, doc: DocumentKeys): Promise<undefined> => {
+    this.eventLog.prime(tr, doc);
+    return Promise.resolve(undefined);
+  };
 
   private queueKeys(doc: DocumentKeys): QueueKeys {
     const cached = this.cachedKeys;
@@ -544,7 +820,7 @@ export class Queue<T = JsonValue> extends Structure {
         : undefined;
     await this.writeWith(
       opts,
-      undefined,
+      this.primeEvents,
       async (scope) => {
         const attempt = ++state.attempts;
         const keys = this.queueKeys(scope.keys);
@@ -587,7 +863,7 @@ export class Queue<T = JsonValue> extends Structure {
     const now = this.now();
     const run = calls[0].state.run ?? { bucket: bucketOf(now), token: newToken() };
     for (const c of calls) c.state.run = run;
-    return this.write({ tr }, async (scope) => {
+    return this.writeWith({ tr }, this.primeEvents, async (scope) => {
       const keys = this.queueKeys(scope.keys);
       keys.assertFits(this.access.kv.maxKeyBytes);
       const t = scope.tr;
@@ -607,17 +883,24 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined): Promise<void> {
+  private async writeItems(
+    scope: StructureScope,
+    payloads: readonly Uint8Array[],
+    at: number | undefined,
+    jobIds?: readonly (Buffer | undefined)[],
+  ): Promise<void> {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    const own = await ownWrites(tr);
+    const [own, events] = await Promise.all([ownWrites(tr), this.eventLog.sink(tr, scope.keys)]);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
       const key = at === undefined ? keys.readyTemplate(first + i) : keys.scheduledTemplate(at, first + i);
-      tr.setVersionstampedKey(key, freshRecord(payloads[i]));
+      const jobId = jobIds?.[i];
+      tr.setVersionstampedKey(key, jobId === undefined ? freshRecord(payloads[i]) : encodeRecord(false, 0, payloads[i], jobId));
     }
+    events?.pushed(first, payloads.length, at, jobIds);
     if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
     tr.add(keys.size, payloads.length);
     tr.add(keys.pushed, 1);
@@ -631,6 +914,7 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** As {@link take}, given the transaction and the queue's document keys. */
   private async takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
+    this.eventLog.prime(tr, doc);
     return takeHead({
       tr,
       keys: this.queueKeys(doc),
@@ -648,15 +932,19 @@ export class Queue<T = JsonValue> extends Structure {
    * Completes a take: exhausted items (and `removed` more, already cleared by the caller) leave the
    * queue; exhausted ones go to the dead-letter queue.
    */
-  private async finishTake(scope: StructureScope, keys: QueueKeys, exhausted: readonly Candidate[], removed: number): Promise<void> {
+  private async finishTake(scope: StructureScope, keys: QueueKeys, exhausted: readonly Candidate[], removed: readonly Candidate[]): Promise<void> {
     const { tr } = scope;
     for (const item of exhausted) tr.clear(item.key);
-    const gone = exhausted.length + removed;
+    const gone = exhausted.length + removed.length;
     if (gone > 0) tr.add(keys.size, -gone);
+    const events = gone > 0 ? await this.eventLog.sink(tr, scope.keys) : undefined;
+    for (const item of removed) events?.completed(jobIdBytes(keys, item));
+    for (const item of exhausted) events?.deadLettered(jobIdBytes(keys, item), item.record.attempts);
     if (exhausted.length > 0)
       await this.deadLetters.appendIn(
         tr,
         exhausted.map((c) => c.record.payload),
+        exhausted.map((c) => jobIdBytes(keys, c)),
       );
     if (gone > 0) this.changed(tr, scope.keys);
   }
@@ -688,7 +976,7 @@ export class Queue<T = JsonValue> extends Structure {
         }
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
         for (const item of taken.items) scope.tr.clear(item.key);
-        await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
+        await this.finishTake(scope, keys, taken.exhausted, taken.items);
         const item = taken.items[0];
         if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
           scope.tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
@@ -743,7 +1031,7 @@ export class Queue<T = JsonValue> extends Structure {
         if (fresh.length > 0) {
           const taken = prefetched ?? (await this.take(scope, fresh.length, 1, now));
           for (const item of taken.items) t.clear(item.key);
-          await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
+          await this.finishTake(scope, keys, taken.exhausted, taken.items);
           let wakeAt: { next: number | undefined } | undefined;
           for (let j = 0; j < fresh.length; j++) {
             const call = calls[fresh[j]];
@@ -779,7 +1067,8 @@ export class Queue<T = JsonValue> extends Structure {
         const keys = this.queueKeys(scope.keys);
         if (!scope.existed) return { items: [], deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: Infinity } };
         const taken = prefetched ?? (await this.take(scope, count, spread, now));
-        const items: { id: string; value: T }[] = [];
+        const items: BatchItem<T>[] = [];
+        const kept: Candidate[] = [];
         const dead: Candidate[] = [...taken.exhausted];
         const poisonedIds: string[] = [];
         for (const item of taken.items) {
@@ -790,9 +1079,11 @@ export class Queue<T = JsonValue> extends Structure {
             continue;
           }
           tr.clear(item.key);
-          items.push({ id, value: decodePayload(item.record.payload) as T });
+          kept.push(item);
+          const jobId = jobIdBytes(keys, item).toString('hex');
+          items.push({ id, jobId, attempts: item.record.attempts, value: decodePayload(item.record.payload) as T });
         }
-        await this.finishTake(scope, keys, dead, items.length);
+        await this.finishTake(scope, keys, dead, kept);
         if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
         const next = await nextVisibleAt(tr, keys, now);
         return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
@@ -810,6 +1101,7 @@ export class Queue<T = JsonValue> extends Structure {
     return access.run(tr, async (t) => {
       const doc = await access.keysToRead(t, this.element);
       if (doc === undefined) throw new DocumentError('LEASE_EXPIRED', `lease ${id}: the queue does not exist`);
+      this.eventLog.prime(t, doc);
       return fn(t, this.queueKeys(doc), doc, this.now());
     });
   }
@@ -823,7 +1115,8 @@ export class Queue<T = JsonValue> extends Structure {
       const value = await tr.get(keys.scheduledKey(deadline, id));
       if (value === undefined) continue;
       const record = decodeRecord(value);
-      leases.push({ id: id.toString(), value: decodePayload(record.payload) as T, deadline, attempts: record.attempts });
+      const jobId = jobIdBytes(keys, { key: keys.scheduledKey(deadline, id), record }).toString('hex');
+      leases.push({ id: id.toString(), jobId, value: decodePayload(record.payload) as T, deadline, attempts: record.attempts });
     }
     return leases;
   }
