@@ -173,6 +173,15 @@ export class QueueModel {
   }
 
   /** The item a lease holds, if it still holds it now. */
+  /** The values of each job state as of now (test/structures/queue-events.test.ts), in listing order. */
+  jobsIn(state: 'waiting' | 'delayed' | 'active' | 'dead'): JsonValue[] {
+    const now = this.now();
+    if (state === 'dead') return [...this.deadLetters];
+    if (state === 'waiting') return this.visible().map((i) => i.value);
+    const later = this.ordered().filter((i) => i.area === 'scheduled' && i.at > now);
+    return later.filter((i) => i.leased === (state === 'active')).map((i) => i.value);
+  }
+
   private held(id: string): Item | undefined {
     const item = this.items.find((i) => i.uuid === id && i.leased);
     if (item === undefined || this.leases.get(id) !== 'held' || this.now() >= item.at) return undefined;

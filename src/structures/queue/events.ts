@@ -277,9 +277,14 @@ export class EventSink {
     this.tr.set(this.keys.job(jobId), encodeJobRecord({ leased: true, attempts, at: deadline, progress: undefined }));
   }
 
-  /** A lease moved to a new deadline: the job record only (no event). */
-  extended(jobId: Buffer, attempts: number, deadline: number): void {
-    this.tr.set(this.keys.job(jobId), encodeJobRecord({ leased: true, attempts, at: deadline, progress: undefined }));
+  /**
+   * A lease moved to a new deadline: the job record only (no event), keeping its progress. Reads the
+   * record, so an extend conflicts with a concurrent progress report of the job.
+   */
+  async extended(jobId: Buffer, attempts: number, deadline: number): Promise<void> {
+    const before = await this.tr.get(this.keys.job(jobId));
+    const progress = before === undefined ? undefined : decodeJobRecord(before).progress;
+    this.tr.set(this.keys.job(jobId), encodeJobRecord({ leased: true, attempts, at: deadline, progress }));
   }
 
   /** Acked, popped, or consumed: the job left the queue. */

@@ -537,7 +537,7 @@ export class Queue<T = JsonValue> extends Structure {
       const jobId = jobIdBytes(keys, held);
       tr.clear(held.key);
       tr.set(keys.scheduledKey(to, uuid), encodeRecord(true, held.record.attempts, held.record.payload, jobId));
-      (await this.eventLog.sink(tr, doc))?.extended(jobId, held.record.attempts, to);
+      await (await this.eventLog.sink(tr, doc))?.extended(jobId, held.record.attempts, to);
       tr.set(keys.token(bucketOf(held.deadline), uuid), extendedTo(to));
       this.sweeper.sweep(tr, keys, now);
       this.changed(tr, doc);
