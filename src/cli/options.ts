@@ -19,6 +19,7 @@ export const COMMAND_OPTIONS: readonly OptionSpec[] = [
   { name: 'skip-bad', value: 'none', description: 'skip bad records instead of stopping' },
   { name: 'from-line', value: 'required', valueName: 'n', description: 'skip the records before line n' },
   { name: 'limit', value: 'required', valueName: 'n', description: 'at most n documents' },
+  { name: 'state', value: 'required', valueName: 'state', description: 'the state of the jobs to list: waiting, delayed, active or dead' },
   { name: 'sort', value: 'required', valueName: 'spec', description: 'result order: path[:desc],... or JSON' },
   { name: 'after', value: 'required', valueName: 'token', description: "continue after an earlier page's token" },
   { name: 'explain', value: 'none', description: 'print the query plan and what it read' },

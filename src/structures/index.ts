@@ -35,3 +35,15 @@ export {
   type ConsumerStats,
   type QueueHandler,
 } from './queue/queue';
+export type {
+  JobHandle,
+  EventsOptions as QueueEventsOptions,
+  JobsOptions as QueueJobsOptions,
+  QueueEvent,
+  QueueEventType,
+  QueueEventSettings,
+  JobState,
+  QueueCounts,
+  QueueJob,
+  QueueJobInfo,
+} from './queue/queue';

@@ -2,7 +2,9 @@ import type { Collection } from '../../collection';
 import { DocumentError } from '../../document/errors';
 import type { DocId, JsonValue } from '../../document/types';
 import type { SetMember } from '../../structures/set';
-import { UsageError } from '../args';
+import { UsageError, type ParsedArgs } from '../args';
+import { GLOBAL_OPTION_NAMES } from '../options';
+import { QUEUE_JOB_OPS } from './queue-jobs';
 import { formatIdArgument, parseIdArgument, parseJsonArgument } from '../argument-values';
 import { requireCollection } from '../collections';
 import { stringifyJson } from '../json-text';
@@ -23,6 +25,10 @@ interface Op {
   readonly summary: string;
   /** The result, as JSON; `undefined` for none. */
   run(collection: Collection, id: DocId, args: readonly string[]): Promise<JsonValue | undefined>;
+  /** Options of its own (`--state`), if any. */
+  readonly options?: readonly string[];
+  /** For an op that prints many results: them, one JSON value per line (instead of `run`'s). */
+  lines?(collection: Collection, id: DocId, args: ParsedArgs): AsyncIterable<JsonValue>;
 }
 
 const value = (text: string) => parseJsonArgument(text, 'the value');
@@ -159,6 +165,7 @@ export const STRUCTURE_OPS: Record<Kind, Record<string, Op>> = {
       },
     },
     clear: clear('queue'),
+    ...QUEUE_JOB_OPS,
   },
   counter: {
     get: { args: [], writes: false, summary: 'the value (0 when missing)', run: (c, id) => c.counter(id).get() },
@@ -261,8 +268,15 @@ export async function runStructureOp(kind: Kind, context: CommandContext): Promi
   if (rest.length < required || rest.length > op.args.length) {
     throw new UsageError(`${kind} ${opName} takes ${op.args.length === 0 ? 'no arguments' : op.args.join(' ')}`, kind);
   }
+  for (const name of context.args.options.keys()) {
+    if (!GLOBAL_OPTION_NAMES.has(name) && !(op.options ?? []).includes(name)) throw new UsageError(`${kind} ${opName} does not take --${name}`, kind);
+  }
   const id = parseIdArgument(idText);
   const collection = op.writes ? (await context.session()).collection(context.collectionName) : await requireCollection(context);
+  if (op.lines !== undefined) {
+    for await (const line of op.lines(collection, id, context.args)) await context.output.write(`${stringifyJson(line)}\n`);
+    return;
+  }
   const result = await op.run(collection, id, rest);
   await context.output.result(() => (result === undefined ? `${kind} ${formatIdArgument(id)}: ${opName} done` : stringifyJson(result)), {
     id,
@@ -276,7 +290,7 @@ function structureCommand(kind: Exclude<Kind, 'set'>, summary: string): Command 
     name: kind,
     forms: [{ usage: `${kind} <id> <op> [args]`, summary }],
     details: opLines(kind),
-    options: [],
+    options: Object.values(STRUCTURE_OPS[kind]).flatMap((op) => op.options ?? []),
     createsDatabase: true,
     run: (context) => runStructureOp(kind, context),
   };
@@ -285,11 +299,12 @@ function structureCommand(kind: Exclude<Kind, 'set'>, summary: string): Command 
 /** The ops of a kind, one per line, for `help`. */
 export function opLines(kind: Kind): string[] {
   return Object.entries(STRUCTURE_OPS[kind]).map(
-    ([name, op]) => `  ${[kind, '<id>', name, ...op.args.map((a) => (a.startsWith('[') ? a : `<${a}>`))].join(' ').padEnd(34)} ${op.summary}`,
+    ([name, op]) =>
+      `  ${[kind, '<id>', name, ...op.args.map((a) => (a.startsWith('[') ? a : `<${a}>`)), ...(op.options ?? []).map((o) => `[--${o}]`)].join(' ').padEnd(34)} ${op.summary}`,
   );
 }
 
 export const listCommand = structureCommand('list', 'a list structure: push, pop, get, insert, ...');
-export const queueCommand = structureCommand('queue', 'a queue structure: push, pop, peek, size, items');
+export const queueCommand = structureCommand('queue', 'a queue structure: push, pop, peek, size, items, stats, jobs');
 export const counterCommand = structureCommand('counter', 'a counter structure: get, incr, decr, set');
 export const sortedSetCommand = structureCommand('sortedset', 'a sorted set: add, rank, range, rangebyscore, popmin, ...');
