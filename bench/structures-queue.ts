@@ -179,6 +179,24 @@ async function measure(engine: Engine, label: string, items: number, rows: Bench
         await itemsPerSecond(items, () => drainWith(b, 8, items)),
       );
     }
+    {
+      // Lifecycle events (docs/queue.md, "Job ids, progress and events"): a queue with them on against
+      // one with them off (the default), in this run. The ratio is on / off.
+      const off = ours();
+      const q = c.queue<Job>(`q${fresh++}`);
+      await q.configure({ events: true });
+      const on: Side = { push: (v) => q.push(v), pop: () => q.pop() };
+      row(
+        'push, 1 producer, events on vs off',
+        await itemsPerSecond(items, () => fill(on, items)),
+        await itemsPerSecond(items, () => fill(off, items)),
+      );
+      row(
+        'pop, 1 consumer, events on vs off',
+        await itemsPerSecond(items, () => drainWith(on, 1, items)),
+        await itemsPerSecond(items, () => drainWith(off, 1, items)),
+      );
+    }
     for (const spread of [8, 32]) {
       const a = ours(spread);
       await fill(a, items);
