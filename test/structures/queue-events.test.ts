@@ -228,6 +228,29 @@ for (const engine of documentEngines) {
         expect(await events.next()).toEqual({ done: true, value: undefined });
       });
 
+      it('waits for the first events of a queue that does not exist yet', async () => {
+        const { docs, engine } = await setUp({ events: false });
+        const q = docs.collection().queue<JsonValue>('later');
+        const stop = new AbortController();
+        const events = q.events({ signal: stop.signal });
+        const next = events.next();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const idleFrom = engine.attempts.length;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(engine.attempts.length).toBe(idleFrom);
+        await q.configure({ events: true });
+        await q.push('first');
+        expect((await next).value).toMatchObject({ type: 'waiting' });
+        stop.abort();
+        await events.return(undefined);
+      });
+
+      it('refuses another kind of document at the id', async () => {
+        const { docs } = await setUp({ events: false });
+        await docs.collection().set('tags').add('x');
+        await expect(docs.collection().queue('tags').events().next()).rejects.toMatchObject({ code: 'WRONG_KIND' });
+      });
+
       it("resumes after a cursor, and 'now' starts after the newest event", async () => {
         const { q, docs } = await setUp();
         await q.pushMany([1, 2, 3]);
@@ -352,8 +375,10 @@ for (const engine of documentEngines) {
           seenDuring = await q.job(job.id);
           void consumer.stop();
         });
-        await consumer.done;
+        const stats = await consumer.done;
         expect(seenDuring).toMatchObject({ state: 'waiting', progress: { step: 1 } });
+        // The progress's own transaction did not make the handler's conflict.
+        expect(stats).toMatchObject({ consumed: 1, retries: 0 });
         expect(await q.size()).toBe(0);
       });
     });

@@ -645,15 +645,17 @@ export class Queue<T = JsonValue> extends Structure {
    * polling), until `signal` aborts; with `tr`, yields the events visible in it and ends.
    *
    * Reads per page: the event range (`pageSize`, default 100), and when it is empty, a watch of the
-   * head key; each page in a transaction of its own unless `tr` is given. A cursor whose events were
-   * trimmed meanwhile continues at the oldest event kept.
+   * head key; each page in a transaction of its own unless `tr` is given; first, the kind key. A cursor
+   * whose events were trimmed meanwhile continues at the oldest event kept.
    *
-   * @throws DocumentError INVALID_ARGUMENT.
+   * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
    */
   async *events(opts: EventsOptions = {}): AsyncGenerator<QueueEvent, void, undefined> {
     const pageSize = positiveInteger(opts.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
     let from = opts.from ?? 'now';
     if (from !== 'now' && from !== 'start') parseCursor(from);
+    // WRONG_KIND for another kind of document at the id (the pages below read the keys of any).
+    await this.read(opts, () => Promise.resolve(undefined));
     while (!opts.signal?.aborted) {
       const page = await this.access.run(opts.tr, async (tr) => {
         const doc = await this.access.keysToRead(tr, this.element);
