@@ -50,6 +50,7 @@ export type { Lease } from './lease';
 export type { QueueEvent, QueueEventType, QueueEventSettings } from './events';
 export type { JobState, QueueCounts, QueueJob, QueueJobInfo } from './jobs';
 export type { JobHandle } from './consumer';
+export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
 
 /** Options of {@link Queue.events}. */
 export interface EventsOptions extends TransactionOption {
@@ -69,7 +70,6 @@ export interface JobsOptions extends TransactionOption {
   /** Items per range read (default 100). */
   pageSize?: number;
 }
-export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
 
 /** Options of a queue handle. Every handle of one queue should be given the same. */
 export interface QueueOptions {
@@ -181,7 +181,10 @@ const DEFAULT_PAGE_SIZE = 100;
  *
  * Every operation reads the kind key (1 point read, conflicting only with the queue's creation and
  * removal) except `ack`, `nack` and `extend`, which read the leased item's key instead. Every change
- * sets the document's version key (a blind versionstamped write).
+ * sets the document's version key (a blind versionstamped write). Every operation also reads the
+ * queue's event settings (1 point read, issued with its first reads; it conflicts only with
+ * `configure`), and with events on writes events and job records in the same transaction (see
+ * docs/queue.md, "Job ids, progress and events", for what each operation writes).
  */
 export class Queue<T = JsonValue> extends Structure {
   readonly kind = 'queue' as const;
@@ -190,8 +193,8 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sweeper = new TokenSweeper();
-  /** @internal Events, job records, progress, counts and listings (events.ts, jobs.ts). */
-  protected readonly eventLog = new QueueEventLog(() => this.now());
+  /** Events, job records and their settings (events.ts). */
+  private readonly eventLog = new QueueEventLog(() => this.now());
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
   /**
