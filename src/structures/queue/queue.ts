@@ -5,7 +5,7 @@ import { docIdElement } from '../../document/keys/ids';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { DocId, JsonValue, TransactionOption } from '../../document/types';
 import { keyAfter } from '../../kv/contract/bytes';
-import type { Transaction, Watch } from '../../kv/contract/types';
+import type { KeyValue, Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
 import type { Merge, Settled } from '../combiner';
@@ -14,7 +14,8 @@ import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
-import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
+import { noteDelayedPush, notePriorityPush, ownWrites, takeUserVersions } from './own-writes';
+import { checkedPriority } from './priority';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
@@ -40,8 +41,13 @@ export interface QueueOptions {
 
 /** Options of a push; `expiry` (see {@link StructureWriteOptions}) applies when the push creates the queue. */
 export interface PushOptions extends StructureWriteOptions {
-  /** Makes the item visible only this many milliseconds from now (default 0: at once). */
+  /** Makes the item visible only this many milliseconds from now (default 0: at once). Not with `priority`. */
   delayMs?: number;
+  /**
+   * An integer from 0 (the default) to 2^31 - 1: higher priorities are popped first, FIFO within one
+   * priority (docs/queue.md, "Priorities"). Strict: a lower priority waits while a higher one has items.
+   */
+  priority?: number;
   /**
    * Pushes at most once per id within one to two minutes: a push that finds a push with the same id
    * does nothing. Makes a push inside your own transaction safe to run again after
@@ -102,6 +108,7 @@ interface PopOutcome<T> {
 interface PushCall {
   readonly payloads: readonly Buffer[];
   readonly at: number | undefined;
+  readonly priority: number;
   readonly state: PushState;
 }
 
@@ -309,15 +316,20 @@ export class Queue<T = JsonValue> extends Structure {
         const keys = this.queueKeys(doc);
         const own = await ownWrites(tr);
         const earliestOwn = own.earliestDelayed.get(doc.identity) ?? Infinity;
-        const ranges: [Buffer, Buffer][] = [
-          [keys.scheduled, keys.scheduledAfter(Math.min(now, earliestOwn - 1))],
-          [keys.ready, keys.readyBound(own.readVersion)],
-          [keys.scheduledAfter(now), earliestOwn === Infinity ? keys.scheduledEnd : keys.scheduledAfter(earliestOwn - 1)],
+        // Areas: visible scheduled items, ready items (the readable ranges, in key order), the others.
+        const ranges: [Buffer, Buffer][][] = [
+          [[keys.scheduled, keys.scheduledAfter(Math.min(now, earliestOwn - 1))]],
+          keys.readyRanges(own.readVersion, own.priorities.get(doc.identity)),
+          [[keys.scheduledAfter(now), earliestOwn === Infinity ? keys.scheduledEnd : keys.scheduledAfter(earliestOwn - 1)]],
         ];
-        const [begin, end] = ranges[area];
-        const start = from ?? begin;
-        if (Buffer.compare(start, end) >= 0) return [];
-        return tr.getRangeAll(start, end, { limit: pageSize });
+        const out: KeyValue[] = [];
+        for (const [begin, end] of ranges[area]) {
+          const start = from === undefined || Buffer.compare(from, begin) < 0 ? begin : from;
+          if (Buffer.compare(start, end) >= 0) continue;
+          out.push(...(await tr.getRangeAll(start, end, { limit: pageSize - out.length })));
+          if (out.length >= pageSize) break;
+        }
+        return out;
       });
       if (page === undefined) return;
       for (const { value } of page) yield decodePayload(decodeRecord(value).payload) as T;
@@ -529,6 +541,13 @@ export class Queue<T = JsonValue> extends Structure {
   private async pushAll(values: readonly T[], opts: PushOptions): Promise<void> {
     const payloads = values.map((v) => encodePayload(v as JsonValue));
     const delayMs = nonNegative(opts.delayMs, 'delayMs');
+    const priority = checkedPriority(opts.priority);
+    if (priority > 0 && delayMs > 0) {
+      throw new DocumentError(
+        'INVALID_ARGUMENT',
+        'a push takes delayMs or priority, not both: a delayed item goes ahead of every ready item once visible',
+      );
+    }
     if (opts.dedupeId !== undefined && (typeof opts.dedupeId !== 'string' || opts.dedupeId === '')) {
       throw new DocumentError('INVALID_ARGUMENT', 'dedupeId is a non-empty string');
     }
@@ -540,7 +559,7 @@ export class Queue<T = JsonValue> extends Structure {
     const state: PushState = { attempts: 0, run: undefined };
     const merge: Merge<PushCall, void> | undefined =
       opts.dedupeId === undefined && token !== undefined && typeof token !== 'string'
-        ? { operation: this.pushOperation, arg: { payloads, at, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
+        ? { operation: this.pushOperation, arg: { payloads, at, priority, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
         : undefined;
     await this.writeWith(
       opts,
@@ -562,7 +581,7 @@ export class Queue<T = JsonValue> extends Structure {
           ]);
           if (own !== undefined || merged !== undefined) return;
         }
-        await this.writeItems(scope, payloads, at);
+        await this.writeItems(scope, payloads, at, priority);
         if (token !== undefined) {
           tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
           this.sweeper.sweep(tr, keys, now);
@@ -576,7 +595,7 @@ export class Queue<T = JsonValue> extends Structure {
    * Concurrent pushes without a caller's transaction or dedupe id merged (structures/combiner.ts): the
    * items of all calls written in call order (consecutive user versions of the commit's versionstamp,
    * as pushes one after another in one transaction), with one add to the size and pushed keys per run
-   * of calls with the same visibility time, and one token for the merged run, which each call
+   * of calls with the same visibility time and priority, and one token for the merged run, which each call
    * remembers. A retry of the run reads it first and, finding it, pushes nothing again; a call that
    * runs alone afterwards (the merged run failed for good after an unknown commit) reads it too.
    */
@@ -594,11 +613,11 @@ export class Queue<T = JsonValue> extends Structure {
       const runKey = keys.token(run.bucket, run.token);
       if (retry && (await t.get(runKey)) !== undefined) return calls.map((): Settled<void> => ({ ok: true, value: undefined }));
       for (let i = 0; i < calls.length;) {
-        const at = calls[i].at;
+        const { at, priority } = calls[i];
         let end = i + 1;
-        while (end < calls.length && calls[end].at === at) end++;
+        while (end < calls.length && calls[end].at === at && calls[end].priority === priority) end++;
         const payloads = end === i + 1 ? calls[i].payloads : calls.slice(i, end).flatMap((c) => c.payloads);
-        await this.writeItems(scope, payloads, at);
+        await this.writeItems(scope, payloads, at, priority);
         i = end;
       }
       t.set(runKey, tokenValue(TokenKind.pushed));
@@ -607,7 +626,7 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined): Promise<void> {
+  private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined, priority = 0): Promise<void> {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
@@ -615,10 +634,11 @@ export class Queue<T = JsonValue> extends Structure {
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
-      const key = at === undefined ? keys.readyTemplate(first + i) : keys.scheduledTemplate(at, first + i);
+      const key = at === undefined ? keys.readyTemplate(first + i, priority) : keys.scheduledTemplate(at, first + i);
       tr.setVersionstampedKey(key, freshRecord(payloads[i]));
     }
     if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
+    else notePriorityPush(own, scope.keys.identity, priority);
     tr.add(keys.size, payloads.length);
     tr.add(keys.pushed, 1);
     this.changed(tr, scope.keys);
