@@ -16,6 +16,7 @@ import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
 import { noteDelayedPush, notePriorityPush, ownWrites, takeUserVersions } from './own-writes';
 import { checkedPriority } from './priority';
+import { backoffDelay, checkedBackoff, type BackoffPolicy } from './backoff';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
@@ -23,6 +24,7 @@ import type { StructureWriteOptions } from '../structure';
 
 export type { Lease } from './lease';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
+export type { BackoffPolicy } from './backoff';
 
 /** Options of a queue handle. Every handle of one queue should be given the same. */
 export interface QueueOptions {
@@ -35,8 +37,14 @@ export interface QueueOptions {
   deadLetter?: DocId;
   /** The clock for visibility times and lease deadlines, in ms since the epoch. Default `Date.now`. */
   now?: () => number;
-  /** Randomness for spreading pops, in [0, 1). Default `Math.random`. */
+  /** Randomness for spreading pops and backoff jitter, in [0, 1). Default `Math.random`. */
   random?: () => number;
+  /**
+   * How long a failed item waits before it is visible again (docs/queue.md, "Retry backoff"): applied
+   * by `nack` without `delayMs`, and by consumers to an item whose handler threw. Default none: a nack
+   * makes the item visible at once, and a consumer's failing item stays at the head.
+   */
+  backoff?: BackoffPolicy;
 }
 
 /** Options of a push; `expiry` (see {@link StructureWriteOptions}) applies when the push creates the queue. */
@@ -79,8 +87,10 @@ export interface LeaseOptions extends TransactionOption {
 }
 
 export interface NackOptions extends TransactionOption {
-  /** Makes the item visible again only after this many milliseconds (default 0). */
+  /** Makes the item visible again only after this many milliseconds (default: from `backoff`, else 0). */
   delayMs?: number;
+  /** The delay from the item's attempts, when no `delayMs` is given (default: the queue's `backoff`). */
+  backoff?: BackoffPolicy;
 }
 
 export interface IterateOptions extends TransactionOption {
@@ -148,6 +158,7 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly deadLetterId: DocId;
   private readonly now: () => number;
   private readonly random: () => number;
+  private readonly backoff: BackoffPolicy | undefined;
   private readonly sweeper = new TokenSweeper();
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
@@ -174,6 +185,7 @@ export class Queue<T = JsonValue> extends Structure {
     docIdElement(this.deadLetterId);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.backoff = checkedBackoff(options.backoff);
     const defaults = Object.values(options).every((v) => v === undefined);
     this.popOperation = defaults ? DEFAULT_POP : {};
     this.pushOperation = defaults ? DEFAULT_PUSH : {};
@@ -434,8 +446,9 @@ export class Queue<T = JsonValue> extends Structure {
   }
 
   /**
-   * Gives a leased item back: visible again after `delayMs` (default at once), ahead of ready items
-   * once visible; or, when it has had `maxAttempts` leases, moved to the dead-letter queue. Repeating a
+   * Gives a leased item back: visible again after `delayMs` (default: the backoff policy's delay for
+   * the item's attempts, from `opts.backoff` or the queue's, else at once), ahead of ready items once
+   * visible; or, when it has had `maxAttempts` leases, moved to the dead-letter queue. Repeating a
    * nack that succeeded returns the same outcome.
    *
    * Reads: as {@link ack}; for a dead-letter move, the dead-letter queue's kind. Writes: the item moved
@@ -445,7 +458,8 @@ export class Queue<T = JsonValue> extends Structure {
    */
   async nack(lease: Lease<T>, opts: NackOptions = {}): Promise<'requeued' | 'dead-lettered'> {
     const { uuid, deadline } = leaseKey(lease);
-    const delayMs = nonNegative(opts.delayMs, 'delayMs');
+    const delayMs = opts.delayMs === undefined ? undefined : nonNegative(opts.delayMs, 'delayMs');
+    const backoff = opts.backoff === undefined ? this.backoff : checkedBackoff(opts.backoff);
     return this.onLease(opts.tr, lease.id, async (tr, keys, doc, now) => {
       const state = await findLease(tr, keys, uuid, deadline);
       if (state.kind === 'nacked') return state.deadLettered ? 'dead-lettered' : 'requeued';
@@ -459,7 +473,8 @@ export class Queue<T = JsonValue> extends Structure {
         tr.set(token, tokenValue(TokenKind.deadLettered));
         outcome = 'dead-lettered';
       } else {
-        tr.set(keys.scheduledKey(now + delayMs, uuid), encodeRecord(false, held.record.attempts, held.record.payload));
+        const delay = delayMs ?? (backoff === undefined ? 0 : backoffDelay(backoff, held.record.attempts, this.random));
+        tr.set(keys.scheduledKey(now + delay, uuid), encodeRecord(false, held.record.attempts, held.record.payload));
         tr.add(keys.pushed, 1);
         tr.set(token, tokenValue(TokenKind.nacked));
         outcome = 'requeued';
@@ -514,6 +529,8 @@ export class Queue<T = JsonValue> extends Structure {
   consume(handler: QueueHandler<T>, opts: ConsumeOptions<T> = {}): Consumer {
     const source: ConsumerSource<T> = {
       maxAttempts: this.maxAttempts,
+      backoff: this.backoff,
+      deferFailed: (id, backoff, maxAttempts) => this.deferFailed(id, backoff, maxAttempts),
       runOwn: (fn) => this.access.run(undefined, fn),
       takeBatch: (tr, count, spread, poisoned) => this.takeBatch(tr, count, spread, poisoned),
     };
@@ -818,6 +835,41 @@ export class Queue<T = JsonValue> extends Structure {
         return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
       },
     );
+  }
+
+  /**
+   * A consumer's failed item, after the transaction that failed it aborted: moved, in a transaction of
+   * its own, to the scheduled area at now + the backoff for its attempts (counted in its record, so
+   * any process sees them), or to the dead-letter queue once attempted `maxAttempts` times.
+   *
+   * Reads: the kind key, the item's key (which conflicts with any take of the item). Writes: the item's
+   * clear and its new key, pushed (add), the version key; or the clear, size (add) and a push to the
+   * dead-letter queue. Exactly-once without a token: a retry after an applied attempt finds the item's
+   * key empty and does nothing ('gone'), as it does when another consumer took the item meanwhile.
+   */
+  private deferFailed(id: string, backoff: BackoffPolicy, maxAttempts: number): Promise<'deferred' | 'dead-lettered' | 'gone'> {
+    const key = Buffer.from(id, 'hex');
+    const uniq = new Uuid(randomUUID());
+    return this.write(undefined, async (scope) => {
+      const { tr } = scope;
+      const keys = this.queueKeys(scope.keys);
+      if (!scope.existed || !(keys.isReady(key) || keys.isScheduled(key))) return 'gone';
+      const value = await tr.get(key);
+      if (value === undefined) return 'gone';
+      const record = decodeRecord(value);
+      const attempts = record.attempts + 1;
+      tr.clear(key);
+      this.changed(tr, scope.keys);
+      if (attempts >= maxAttempts) {
+        tr.add(keys.size, -1);
+        await this.deadLetters.appendIn(tr, [record.payload]);
+        return 'dead-lettered';
+      }
+      const at = this.now() + backoffDelay(backoff, attempts, this.random);
+      tr.set(keys.scheduledKey(at, uniq), encodeRecord(false, attempts, record.payload));
+      tr.add(keys.pushed, 1);
+      return 'deferred';
+    });
   }
 
   /** Runs a lease operation: in `tr` or its own retry loop, with the queue's keys. */
