@@ -208,7 +208,8 @@ export class Queue<T = JsonValue> extends Structure {
    * in its own transaction, on a retry, its token. Writes: the item, size (add), pushed (add), the
    * version key, and in its own transaction or with `dedupeId` a token (concurrent pushes merged
    * into one transaction write one token for all, see `pushMerged`). With `delayMs` the item goes to
-   * the scheduled area, at its visibility time.
+   * the scheduled area, at its visibility time; with `priority` p > 0 to `tuple(0, -p, versionstamp)`,
+   * ahead of lower priorities (docs/queue.md, "Priorities"). Conflicts with no pop at any priority.
    *
    * What can repeat: nothing without `tr`. With `tr` and no `dedupeId`, running the caller's
    * transaction again after commit_unknown_result pushes again.
