@@ -34,6 +34,7 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
+  type BackoffPolicy,
 } from './queue/queue';
 export type {
   JobHandle,
@@ -47,3 +48,4 @@ export type {
   QueueJob,
   QueueJobInfo,
 } from './queue/queue';
+export { MAX_PRIORITY } from './queue/priority';

@@ -211,6 +211,33 @@ for (const engine of documentEngines) {
         expect(failed).toMatchObject({ attempts: 1, error: 'no good', jobId: events[1].jobId });
       });
 
+      it('a consumer with a backoff policy writes failed, then retried or dead-lettered, with the move', async () => {
+        const { docs } = await setUp({ events: false });
+        const q = docs.collection().queue<JsonValue>('q', { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 1 } });
+        await q.configure({ events: true });
+        await q.push('bad');
+        const consumer = q.consume(
+          () => {
+            throw new Error('still bad');
+          },
+          { onError: () => undefined },
+        );
+        for (let i = 0; i < 200 && (await q.deadLetters.size()) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        await consumer.stop();
+        const events = await allEvents(q, docs);
+        const id = events[0].jobId;
+        expect(events.map((e) => [e.type, e.jobId, 'attempts' in e ? e.attempts : undefined])).toEqual([
+          ['waiting', id, undefined],
+          ['failed', id, 1],
+          ['retried', id, 1],
+          ['failed', id, 2],
+          ['dead-lettered', id, 2],
+        ]);
+        expect(events[1]).toMatchObject({ error: 'still bad' });
+        const [dead] = await q.deadLetters.lease(1);
+        expect(dead.jobId).toBe(id);
+      });
+
       it('the iterator waits by a watch: no reads while idle, woken by the next event', async () => {
         const { q, engine } = await setUp();
         await q.push('before');
