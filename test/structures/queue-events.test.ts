@@ -465,6 +465,25 @@ for (const engine of documentEngines) {
         }
       });
 
+      it('lists waiting jobs in pop order across priorities, and not the own pushes of the reading transaction', async () => {
+        const clock = manualClock();
+        const { q, docs } = await setUp({ now: clock.fn, events: false });
+        await q.push('low');
+        await q.push('high', { priority: 3 });
+        const listed = await docs.transact(async (tr) => {
+          await q.push('own', { priority: 5, tr });
+          await q.push('own later', { delayMs: 5, tr });
+          const out: JsonValue[] = [];
+          for await (const job of q.jobs({ state: 'waiting', tr })) out.push(job.value);
+          expect(await q.counts({ tr })).toMatchObject({ delayed: 0, active: 0 });
+          return out;
+        });
+        expect(listed).toEqual(['high', 'low']);
+        const after: JsonValue[] = [];
+        for await (const job of q.jobs({ state: 'waiting' })) after.push(job.value);
+        expect(after).toEqual(['own', 'high', 'low']);
+      });
+
       it('lists jobs with their ids, attempts and times, up to a limit', async () => {
         const clock = manualClock();
         const { q } = await setUp({ now: clock.fn });

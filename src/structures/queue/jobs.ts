@@ -99,15 +99,21 @@ export function listedJob<T>(keys: QueueKeys, pair: KeyValue, state: JobState, n
 
 /**
  * The ranges a listing of `state` reads, in pop order; for `dead`, every item of the dead-letter queue
- * (`keys` are then its keys).
+ * (`keys` are then its keys). `ready` are the readable ranges of the ready area and `earliestOwn` the
+ * earliest delayed push of the reading transaction (`own-writes.ts`): the keys of its own pushes are
+ * unreadable until it commits.
  */
-export function listingRanges(keys: QueueKeys, state: JobState, now: number, readyEnd: Buffer): [Buffer, Buffer][] {
-  const later: [Buffer, Buffer] = [keys.scheduledAfter(now), keys.scheduledEnd];
+export function listingRanges(
+  keys: QueueKeys,
+  state: JobState,
+  now: number,
+  ready: readonly (readonly [Buffer, Buffer])[],
+  earliestOwn: number | undefined,
+): (readonly [Buffer, Buffer])[] {
+  const own = earliestOwn ?? Infinity;
+  const later = [keys.scheduledAfter(now), own === Infinity ? keys.scheduledEnd : keys.scheduledAfter(own - 1)] as const;
   if (state === 'delayed' || state === 'active') return [later];
-  const head: [Buffer, Buffer][] = [
-    [keys.scheduled, keys.scheduledAfter(now)],
-    [keys.ready, readyEnd],
-  ];
+  const head = [[keys.scheduled, keys.scheduledAfter(Math.min(now, own - 1))] as const, ...ready];
   return state === 'dead' ? [...head, later] : head;
 }
 

@@ -784,10 +784,12 @@ export class Queue<T = JsonValue> extends Structure {
         if (doc === undefined) return undefined;
         const keys = source.queueKeys(doc);
         const own = await ownWrites(tr);
-        const ranges = listingRanges(keys, state, now, keys.readyBound(own.readVersion));
+        const ready = keys.readyRanges(own.readVersion, own.priorities.get(doc.identity));
+        const ranges = listingRanges(keys, state, now, ready, own.earliestDelayed.get(doc.identity));
         if (range >= ranges.length) return undefined;
         const [begin, end] = ranges[range];
-        const pairs = await tr.getRangeAll(from ?? begin, end, { limit: pageSize });
+        const start = from ?? begin;
+        const pairs = Buffer.compare(start, end) < 0 ? await tr.getRangeAll(start, end, { limit: pageSize }) : [];
         return { pairs, jobs: pairs.map((pair) => listedJob<T>(keys, pair, state, now)) };
       });
       if (page === undefined) return;
