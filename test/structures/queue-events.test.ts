@@ -15,6 +15,8 @@ import type { Lease, Queue } from '../../src/structures/queue/queue';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
 import { QueueModel } from '../support/queue-model';
 import { Random, testSeed } from '../support/random';
+import type { Transaction } from '../../src/kv/contract/types';
+import { retriesOf } from './support';
 
 let current: DocumentEngine = documentEngines[0];
 const opened: { close(): Promise<void> }[] = [];
@@ -367,6 +369,43 @@ for (const engine of documentEngines) {
         });
         for (const e of events) counted[e.type]++;
         expect({ seed, counted }).toEqual({ seed, counted: expected });
+      });
+    });
+
+    describe('conflicts with events on', () => {
+      it('pushes conflict neither with each other nor with a pop: events and job records are blind writes', async () => {
+        const { q, docs } = await setUp();
+        await q.pushMany([0, 1]);
+        const pushes = [1, 2, 3, 4].map((n) => (tr: Transaction) => q.push(n, { tr }));
+        expect(await retriesOf(docs, [...pushes, (tr) => q.pop({ tr })])).toBe(0);
+      });
+
+      it("progress conflicts with an ack of its job only, not with another job's", async () => {
+        const { q, docs } = await setUp();
+        await q.pushMany(['a', 'b']);
+        const [a, b] = await q.lease(2);
+        expect(await retriesOf(docs, [(tr) => q.progress(a, 1, { tr }), (tr) => q.ack(b, { tr })])).toBe(0);
+        // A progress report that read the job record before an ack committed is retried, and finds the job gone.
+        let readDone!: () => void;
+        const read = new Promise<void>((resolve) => (readDone = resolve));
+        let ackDone!: () => void;
+        const acked = new Promise<void>((resolve) => (ackDone = resolve));
+        let attempts = 0;
+        const reporting = docs.transact(async (tr) => {
+          const first = attempts++ === 0;
+          const result = await q.progress(a, 2, { tr });
+          if (first) {
+            readDone();
+            await acked;
+          }
+          return result;
+        });
+        await read;
+        await q.ack(a);
+        ackDone();
+        expect(await reporting).toBe(false);
+        expect(attempts).toBe(2);
+        expect(await q.job(a.jobId)).toBeUndefined();
       });
     });
 
