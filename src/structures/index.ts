@@ -34,4 +34,11 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
+  type RepeatEvery,
+  type RepeatInfo,
+  type RepeatOptions,
+  type RunSchedulesOptions,
+  type RunSchedulesResult,
+  type Scheduler,
+  type SchedulerOptions,
 } from './queue/queue';
