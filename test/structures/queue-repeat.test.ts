@@ -11,11 +11,10 @@ import type { JsonValue } from '../../src/document/types';
 import { Database } from '../../src/kv/contract/database';
 import { CountingEngine } from '../../src/kv/counting-engine';
 import { parseCron } from '../../src/structures/queue/cron';
-import { QueueKeys } from '../../src/structures/queue/keys';
-import { decodePayload, decodeRecord } from '../../src/structures/queue/item';
 import type { Queue } from '../../src/structures/queue/queue';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
 import { Random, testSeed } from '../support/random';
+import { scheduledItems } from '../support/queue-scheduled';
 
 let current: DocumentEngine = documentEngines[0];
 const opened: { close(): Promise<void> }[] = [];
@@ -35,21 +34,7 @@ async function setUp(now?: () => number) {
   return { docs, database, q, engine };
 }
 
-/** Every item of the queue as [value, visible-at] pairs, in key order (scheduled items: by time). */
-async function enqueued(docs: DocLayer): Promise<[JsonValue, number][]> {
-  const c = docs.collection();
-  return docs.transact(async (tr) => {
-    const doc = await c.structureAccess().keysToRead(tr, 'q');
-    if (doc === undefined) return [];
-    const keys = new QueueKeys(doc);
-    const out: [JsonValue, number][] = [];
-    for (const { key, value } of await tr.getRangeAll(keys.scheduled, keys.scheduledEnd)) {
-      const position = keys.position(key);
-      if (position.area === 'scheduled') out.push([decodePayload(decodeRecord(value).payload), position.at]);
-    }
-    return out;
-  });
-}
+const enqueued = (docs: DocLayer) => scheduledItems(docs);
 
 async function code(promise: Promise<unknown>): Promise<string | undefined> {
   try {
