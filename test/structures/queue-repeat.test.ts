@@ -290,6 +290,27 @@ for (const engine of documentEngines) {
         expect(as.length).toBe(Math.floor((clock.now + 50 - start) / 100));
       });
 
+      it("passes over many schedules a page per transaction, and stop at the write budget in a caller's transaction", async () => {
+        const clock = manualClock();
+        const { docs, q, engine } = await setUp(clock.fn);
+        for (let i = 0; i < 120; i++) await q.repeat(`small-${String(i).padStart(3, '0')}`, { everyMs: 1000 }, i);
+        clock.now += 1000;
+        const own = await engine.measure(() => q.runSchedules({ lookaheadMs: 0 }));
+        expect(own.result).toEqual({ enqueued: 120, nextAt: clock.now + 1000 });
+        // Pages of 50: three transactions.
+        expect(own.counts.attempts).toBe(3);
+        // 40 values of 60 kB: about 4.8 MB to write (item and schedule each), over the 2 MB budget.
+        const big = 'x'.repeat(60_000);
+        for (let i = 0; i < 40; i++) await q.repeat(`big-${String(i).padStart(2, '0')}`, { everyMs: 60_000 }, big);
+        clock.now += 60_000;
+        const first = await docs.transact((tr) => q.runSchedules({ tr, lookaheadMs: 0 }));
+        expect(first.enqueued).toBeLessThan(40);
+        expect(first.nextAt).toBe(clock.now);
+        const second = await q.runSchedules({ lookaheadMs: 0 });
+        expect(first.enqueued + second.enqueued).toBe(40 + 120);
+        expect((await enqueued(docs)).filter(([v]) => v === big)).toHaveLength(40);
+      });
+
       it('a pass with nothing due reads the kind and one page of schedules, and writes nothing', async () => {
         const clock = manualClock();
         const { docs, q, engine } = await setUp(clock.fn);
@@ -320,6 +341,15 @@ for (const engine of documentEngines) {
         const ats = (await enqueued(docs)).map(([, at]) => at);
         expect(ats.length).toBeGreaterThanOrEqual(4);
         expect(ats).toEqual(Array.from({ length: ats.length }, (_, i) => (info.next as number) + 40 * i));
+      });
+
+      it('a consumer with schedules: false does not', async () => {
+        const { docs, q } = await setUp();
+        await q.repeat('tick', { everyMs: 10 }, 'tick');
+        const consumer = q.consume(() => undefined, { schedules: false });
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        await consumer.stop();
+        expect(await enqueued(docs)).toEqual([]);
       });
 
       it('a consumer runs the schedules by default', async () => {

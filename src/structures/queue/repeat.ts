@@ -9,7 +9,7 @@ import type { StructureScope, StructureWriteOptions } from '../structure';
 import type { Consumer, ConsumerStats } from './consumer';
 import { parseCron, type CronSchedule } from './cron';
 import { decodePayload, encodePayload } from './item';
-import { sleep, waitForChange } from './wait';
+import { waitForChange } from './wait';
 
 /**
  * Repeatable jobs (docs/queue.md, "Repeatable jobs"): named schedules stored in the queue's document,
@@ -103,8 +103,6 @@ const PAGE = 50;
 const WRITE_BUDGET = 2_000_000;
 /** FDB's largest value. */
 const MAX_VALUE_BYTES = 100_000;
-/** The pause after a failed pass, doubling up to {@link MAX_PAUSE_MS}. */
-const MAX_PAUSE_MS = 1_000;
 
 /** A schedule decoded. */
 interface Schedule {
@@ -148,7 +146,7 @@ function decodeSchedule(value: Buffer): Schedule {
   return {
     kind: kind as typeof CRON | typeof EVERY,
     spec: spec as string | number,
-    tz: tz === null ? undefined : (tz),
+    tz: tz === null ? undefined : tz,
     startAt: num(startAt),
     endAt: num(endAt),
     limit: num(limit),
@@ -460,19 +458,9 @@ export class Repeatables<T> {
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.signal?.aborted) stopping.abort();
     const loop = async () => {
-      let pauseMs = 10;
       while (!stopping.signal.aborted) {
-        let outcome: RunSchedulesResult & { watch?: Watch };
-        try {
-          outcome = await this.pass(undefined, lookaheadMs, true);
-        } catch (err) {
-          if (!(err instanceof DocumentError) || err.code === 'CORRUPT_DATA') throw err;
-          // A typed error of one pass (a transaction too large, say): paused, then tried again.
-          await sleep(pauseMs * (0.5 + this.host.random() / 2), stopping.signal);
-          pauseMs = Math.min(pauseMs * 2, MAX_PAUSE_MS);
-          continue;
-        }
-        pauseMs = 10;
+        // Retryable errors are retried inside the pass; any other stops the scheduler (see `done`).
+        const outcome = await this.pass(undefined, lookaheadMs, true);
         const wait =
           outcome.nextAt === undefined ? Infinity : outcome.nextAt - lookaheadMs - this.host.now() + (this.host.random() * lookaheadMs) / 2;
         await waitForChange(outcome.watch, wait, stopping.signal);
