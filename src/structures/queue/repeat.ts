@@ -150,9 +150,9 @@ function decodeSchedule(value: Buffer): Schedule {
     startAt: num(startAt),
     endAt: num(endAt),
     limit: num(limit),
-    anchor: anchor,
+    anchor,
     next: num(next),
-    count: count,
+    count,
     payload: Buffer.from(payload),
   };
 }
