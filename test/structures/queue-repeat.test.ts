@@ -343,6 +343,17 @@ for (const engine of documentEngines) {
         expect(ats).toEqual(Array.from({ length: ats.length }, (_, i) => (info.next as number) + 40 * i));
       });
 
+      it('sleeps without spinning when the next occurrence is further than a timer can wait', async () => {
+        const { q, engine } = await setUp();
+        await q.repeat('yearly', { cron: '@yearly' }, 'y', { startAt: Date.now() + 400 * 86_400_000 });
+        const scheduler = q.scheduler();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const attempts = engine.counts().attempts;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await scheduler.stop();
+        expect(engine.counts().attempts).toBe(attempts);
+      });
+
       it('a consumer with schedules: false does not', async () => {
         const { docs, q } = await setUp();
         await q.repeat('tick', { everyMs: 10 }, 'tick');

@@ -101,6 +101,11 @@ export const MAX_PER_PASS = 100;
 const PAGE = 50;
 /** Bytes a pass writes per transaction before it commits and goes on in another (FDB allows 10 MB). */
 const WRITE_BUDGET = 2_000_000;
+/**
+ * The longest a scheduler sleeps before it runs a pass again: a timer cannot wait past 2^31 - 1 ms
+ * (Node fires it at once), and a wall clock set forward (or a machine resumed) is noticed within it.
+ */
+export const MAX_SLEEP_MS = 60_000;
 /** FDB's largest value. */
 const MAX_VALUE_BYTES = 100_000;
 
@@ -449,7 +454,7 @@ export class Repeatables<T> {
   /**
    * Runs passes until stopped: after each, sleeps until the next occurrence is within the lookahead
    * (less a random part of it, so that schedulers of one queue seldom wake together), or until a
-   * schedule is upserted or removed (a watch on the changed key). Never polls.
+   * schedule is upserted or removed (a watch on the changed key), or {@link MAX_SLEEP_MS} at most.
    */
   scheduler(opts: SchedulerOptions = {}): Scheduler {
     const lookaheadMs = lookaheadOf(opts.lookaheadMs);
@@ -461,9 +466,8 @@ export class Repeatables<T> {
       while (!stopping.signal.aborted) {
         // Retryable errors are retried inside the pass; any other stops the scheduler (see `done`).
         const outcome = await this.pass(undefined, lookaheadMs, true);
-        const wait =
-          outcome.nextAt === undefined ? Infinity : outcome.nextAt - lookaheadMs - this.host.now() + (this.host.random() * lookaheadMs) / 2;
-        await waitForChange(outcome.watch, wait, stopping.signal);
+        const wakeAt = outcome.nextAt === undefined ? Infinity : outcome.nextAt - lookaheadMs + (this.host.random() * lookaheadMs) / 2;
+        await waitForChange(outcome.watch, Math.min(wakeAt - this.host.now(), MAX_SLEEP_MS), stopping.signal);
       }
     };
     const done = loop().finally(() => opts.signal?.removeEventListener('abort', onAbort));
