@@ -269,10 +269,12 @@ function due(s: Schedule, now: number, lookaheadMs: number): { times: number[]; 
     count++;
     next = s.limit !== undefined && count >= s.limit ? undefined : occurrenceAfter(s, t);
   };
-  if (next !== undefined && next <= now) {
-    // Missed occurrences: the oldest is enqueued (visible at once), the rest up to now are skipped.
+  // Late by less than the lookahead is on time (clocks may differ by that much). Of the occurrences
+  // missed (later than that), the oldest is enqueued, visible at once, and the others are skipped.
+  const missedUpTo = now - lookaheadMs;
+  if (next !== undefined && next <= missedUpTo) {
     take(next);
-    if (next !== undefined && next <= now) next = occurrenceAfter(s, now);
+    if (next !== undefined && next <= missedUpTo) next = occurrenceAfter(s, missedUpTo);
   }
   while (next !== undefined && next <= now + lookaheadMs && times.length < MAX_PER_PASS) take(next);
   return { times, after: { ...s, next, count } };
@@ -360,8 +362,8 @@ export class Repeatables<T> {
 
   /**
    * One pass over the schedules: each occurrence due up to `now + lookaheadMs` is enqueued as a delayed
-   * item visible at its time, once (see the class comment). Missed occurrences (more than one at or
-   * before now): the oldest is enqueued, visible at once, and the others are skipped.
+   * item visible at its time, once (see the class comment). Missed occurrences (at or before
+   * `now - lookaheadMs`): the oldest is enqueued, visible at once, and the others are skipped.
    *
    * Reads: the kind key, the schedules (snapshot range reads, a page of 50 per transaction), and each
    * due schedule's key (a plain read: it conflicts with another pass enqueuing it and with its
