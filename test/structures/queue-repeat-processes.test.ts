@@ -1,6 +1,7 @@
 /**
- * Schedulers of one queue in three processes on one LMDB folder: every occurrence of an interval
- * schedule is enqueued exactly once. The assertions are on what the store holds at the end.
+ * Schedulers of one queue in three processes on one LMDB folder, one of them killed half-way: every
+ * occurrence of an interval schedule is enqueued exactly once. The assertions are on what the store
+ * holds at the end.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -38,7 +39,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('Queue schedulers in three processes [lmdb]', () => {
+describe('Queue schedulers in three processes, one killed [lmdb]', () => {
   it('enqueue every occurrence of an interval schedule exactly once', async () => {
     const path = join(root, 'store');
     docs = await open({ path });
@@ -47,7 +48,12 @@ describe('Queue schedulers in three processes [lmdb]', () => {
     await Promise.all(workers.map((w) => w.waitFor((lines) => lines.includes('running'), 30_000, 'the worker to start')));
     // Created once every scheduler runs: they learn of it by their watch, from another process.
     const info = await q.repeat('tick', { everyMs: EVERY_MS }, 'tick');
-    await Promise.all(workers.map((w) => w.succeeded(30_000)));
+    // One process dies half-way (SIGKILL, maybe inside a pass): the others go on.
+    await new Promise((resolve) => setTimeout(resolve, RUN_MS / 2));
+    const [victim, ...survivors] = workers;
+    victim.kill('SIGKILL');
+    await victim.exited;
+    await Promise.all(survivors.map((w) => w.succeeded(30_000)));
 
     const ats = (await scheduledItems(docs)).map(([, at]) => at);
     // No occurrence twice, none skipped, from the first on.
