@@ -409,7 +409,8 @@ for (const engine of documentEngines) {
         const attempts = engine.counts().attempts;
         await new Promise((resolve) => setTimeout(resolve, 100));
         await consumer.stop();
-        expect(engine.counts().attempts).toBe(attempts);
+        // (A take may still be finishing on a loaded machine; a spinning loop makes dozens.)
+        expect(engine.counts().attempts).toBeLessThanOrEqual(attempts + 2);
       });
 
       it('a failing handler aborts its transaction; the item is retried, then dead-lettered', async () => {

@@ -13,7 +13,7 @@ function say(line: string): void {
 async function main(): Promise<void> {
   const [path, ms] = process.argv.slice(2);
   const docs = await open({ path });
-  const scheduler = docs.collection().queue('q').scheduler({ lookaheadMs: 100 });
+  const scheduler = docs.collection().queue('q').scheduler({ lookaheadMs: 500 });
   say('running');
   await new Promise((resolve) => setTimeout(resolve, Number(ms)));
   await scheduler.stop();
