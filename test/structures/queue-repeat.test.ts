@@ -304,7 +304,7 @@ for (const engine of documentEngines) {
         expect(own.result).toEqual({ enqueued: 120, nextAt: clock.now + 1000 });
         // Pages of 50: three transactions.
         expect(own.counts.attempts).toBe(3);
-        // 40 values of 60 kB: about 4.8 MB to write (item and schedule each), over the 2 MB budget.
+        // 40 values of 60 kB: about 4.8 MB to write (item and schedule each), over the 1 MB budget.
         const big = 'x'.repeat(60_000);
         for (let i = 0; i < 40; i++) await q.repeat(`big-${String(i).padStart(2, '0')}`, { everyMs: 60_000 }, big);
         clock.now += 60_000;
@@ -314,6 +314,12 @@ for (const engine of documentEngines) {
         const second = await q.runSchedules({ lookaheadMs: 0 });
         expect(first.enqueued + second.enqueued).toBe(40 + 120);
         expect((await enqueued(docs)).filter(([v]) => v === big)).toHaveLength(40);
+        // One schedule of 90 kB values due every millisecond: as many as fit in the budget per pass.
+        await q.repeat('huge', { everyMs: 1 }, 'y'.repeat(90_000));
+        clock.now += 500;
+        const huge = await docs.transact((tr) => q.runSchedules({ tr, lookaheadMs: 1000 }));
+        expect(huge.enqueued).toBeGreaterThan(5);
+        expect(huge.enqueued).toBeLessThanOrEqual(11);
       });
 
       it('a pass with nothing due reads the kind and one page of schedules, and writes nothing', async () => {

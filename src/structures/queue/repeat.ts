@@ -99,8 +99,11 @@ export const DEFAULT_LOOKAHEAD_MS = 1_000;
 export const MAX_PER_PASS = 100;
 /** Schedules listed per transaction of a pass. */
 const PAGE = 50;
-/** Bytes a pass writes per transaction before it commits and goes on in another (FDB allows 10 MB). */
-const WRITE_BUDGET = 2_000_000;
+/**
+ * Bytes a pass writes per transaction before it commits and goes on in another: FDB allows 10 MB, and
+ * the transaction may be shared with other calls on the queue (structures/combiner.ts).
+ */
+const WRITE_BUDGET = 1_000_000;
 /**
  * The longest a scheduler sleeps before it runs a pass again: a timer cannot wait past 2^31 - 1 ms
  * (Node fires it at once), and a wall clock set forward (or a machine resumed) is noticed within it.
@@ -260,7 +263,7 @@ function infoOf<T>(name: string, s: Schedule): RepeatInfo<T> {
 }
 
 /** A schedule after enqueuing what is due at `now` (see {@link Repeatables.runSchedules}). */
-function due(s: Schedule, now: number, lookaheadMs: number): { times: number[]; after: Schedule } {
+function due(s: Schedule, now: number, lookaheadMs: number, most: number): { times: number[]; after: Schedule } {
   const times: number[] = [];
   let next = s.next;
   let count = s.count;
@@ -276,7 +279,7 @@ function due(s: Schedule, now: number, lookaheadMs: number): { times: number[]; 
     take(next);
     if (next !== undefined && next <= missedUpTo) next = occurrenceAfter(s, missedUpTo);
   }
-  while (next !== undefined && next <= now + lookaheadMs && times.length < MAX_PER_PASS) take(next);
+  while (next !== undefined && next <= now + lookaheadMs && times.length < most) take(next);
   return { times, after: { ...s, next, count } };
 }
 
@@ -369,7 +372,7 @@ export class Repeatables<T> {
    * due schedule's key (a plain read: it conflicts with another pass enqueuing it and with its
    * upsert or removal). Writes per due schedule: its key, and per occurrence an item (as a delayed
    * push: 1 versionstamped key, size and pushed by add, the version key). Without `tr`, a transaction
-   * per page, and more when one would write over 2 MB; with `tr`, what fits in 2 MB, and `nextAt`
+   * per page, and more when one would write over 1 MB; with `tr`, what fits in 1 MB, and `nextAt`
    * then says the rest is due.
    */
   async runSchedules(opts: RunSchedulesOptions): Promise<RunSchedulesResult> {
@@ -384,6 +387,8 @@ export class Repeatables<T> {
     let nextAt: number | undefined;
     let watch: Watch | undefined;
     let from: Buffer | undefined;
+    // A caller's transaction has one budget for the whole pass; transactions of its own have one each.
+    let budget = WRITE_BUDGET;
     const earliest = (t: number | undefined) => {
       if (t !== undefined && (nextAt === undefined || t < nextAt)) nextAt = t;
     };
@@ -397,10 +402,13 @@ export class Repeatables<T> {
           watch = scope.tr.watch(keys.changed);
           watch.promise.catch(() => undefined);
         }
-        return scope.existed ? this.passPage(scope, from ?? keys.begin, keys.end, lookaheadMs) : { enqueued: 0, nextAt: undefined, rest: undefined };
+        return scope.existed
+          ? this.passPage(scope, from ?? keys.begin, keys.end, lookaheadMs, budget)
+          : { enqueued: 0, nextAt: undefined, written: 0, rest: undefined };
       });
       enqueued += step.enqueued;
       earliest(step.nextAt);
+      if (tr !== undefined) budget -= step.written;
       if (step.rest === undefined) break;
       if (tr !== undefined && step.rest.overBudget) {
         // In a caller's transaction: stop at the budget; what is left is due now.
@@ -418,7 +426,8 @@ export class Repeatables<T> {
     from: Buffer,
     end: Buffer,
     lookaheadMs: number,
-  ): Promise<{ enqueued: number; nextAt: number | undefined; rest: { from: Buffer; overBudget: boolean } | undefined }> {
+    budget: number,
+  ): Promise<{ enqueued: number; nextAt: number | undefined; written: number; rest: { from: Buffer; overBudget: boolean } | undefined }> {
     const { tr } = scope;
     const page = await tr.snapshot().getRangeAll(from, end, { limit: PAGE });
     const now = this.host.now();
@@ -429,17 +438,19 @@ export class Repeatables<T> {
     };
     let written = 0;
     for (let i = 0; i < page.length; i++) {
-      if (written >= WRITE_BUDGET) return { enqueued, nextAt, rest: { from: page[i].key, overBudget: true } };
       const listed = decodeSchedule(page[i].value).next;
       if (listed === undefined || listed > now + lookaheadMs) {
         earliest(listed);
         continue;
       }
+      if (written >= budget) return { enqueued, nextAt, written, rest: { from: page[i].key, overBudget: true } };
       // A plain read: the conflict that makes each occurrence exactly once.
       const value = await tr.get(page[i].key);
       if (value === undefined) continue;
       const before = decodeSchedule(value);
-      const { times, after } = due(before, now, lookaheadMs);
+      // Within the budget, and one occurrence at least (a schedule's key and an item fit in any transaction).
+      const most = Math.min(MAX_PER_PASS, Math.max(1, Math.floor((budget - written) / (before.payload.length + 64))));
+      const { times, after } = due(before, now, lookaheadMs, most);
       for (const at of times) await this.host.enqueue(scope, after.payload, at);
       if (times.length > 0 || after.next !== before.next) {
         const encoded = encodeSchedule(after);
@@ -450,7 +461,7 @@ export class Repeatables<T> {
       earliest(after.next);
     }
     const rest = page.length === PAGE ? { from: keyAfter(page[page.length - 1].key), overBudget: false } : undefined;
-    return { enqueued, nextAt, rest };
+    return { enqueued, nextAt, written, rest };
   }
 
   /**
