@@ -34,6 +34,7 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
+  type BackoffPolicy,
   type RepeatEvery,
   type RepeatInfo,
   type RepeatOptions,
@@ -42,3 +43,4 @@ export {
   type Scheduler,
   type SchedulerOptions,
 } from './queue/queue';
+export { MAX_PRIORITY } from './queue/priority';
