@@ -35,6 +35,13 @@ export {
   type ConsumerStats,
   type QueueHandler,
   type BackoffPolicy,
+  type RepeatEvery,
+  type RepeatInfo,
+  type RepeatOptions,
+  type RunSchedulesOptions,
+  type RunSchedulesResult,
+  type Scheduler,
+  type SchedulerOptions,
 } from './queue/queue';
 export type {
   JobHandle,

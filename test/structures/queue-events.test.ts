@@ -240,6 +240,18 @@ for (const engine of documentEngines) {
         expect(dead.jobId).toBe(id);
       });
 
+      it("a repeatable job's occurrences are delayed pushes with their events", async () => {
+        const clock = manualClock();
+        const { q, docs } = await setUp({ now: clock.fn });
+        await q.repeat('tick', { everyMs: 1_000 }, 'tick', { limit: 2 });
+        clock.now += 1_000;
+        const { enqueued } = await q.runSchedules({ lookaheadMs: 1_500 });
+        expect(enqueued).toBe(2);
+        const events = await allEvents(q, docs);
+        expect(events.map((e) => e.type)).toEqual(['delayed', 'delayed']);
+        expect(await q.counts()).toMatchObject({ delayed: 1, waiting: 1 });
+      });
+
       it('the iterator waits by a watch: no reads while idle, woken by the next event', async () => {
         const { q, engine } = await setUp();
         await q.push('before');

@@ -58,6 +58,8 @@ export const META_EVENTS = 0x65; // 'e'
 export const META_JOBS = 0x6a; // 'j'
 /** A queue's stored settings of its event log (`structures/queue/events.ts`). */
 export const META_NOTIFY = 0x6e; // 'n'
+/** A queue's repeatable jobs (`structures/queue/repeat.ts`): the changed key, and one schedule per name after it. */
+export const META_SCHEDULES = 0x63; // 'c'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;
