@@ -8,30 +8,127 @@ type Pair = [Buffer, Buffer];
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NOTHING: Iterator<Pair> = { next: () => DONE };
 
-/** Pairs a range read compares with its end before it looks its last key up instead. */
+/** Pairs a descending range read compares with its end before it looks its last key up instead. */
 const SHORT_RANGE = 16;
 
 /**
+ * A node of `sorted-btree` 2.x as its own code lays it out: a leaf holds sorted `keys` and their
+ * `values`; an internal node holds `children` and, in `keys`, each child's largest key (its key i is
+ * never below the largest key under child i, so a search by it finds the child a key belongs to).
+ */
+interface TreeNode {
+  readonly keys: Buffer[];
+  readonly values: Buffer[];
+  readonly children?: TreeNode[];
+}
+
+/** The root of `tree` if its nodes are laid out as {@link TreeNode} says, else `undefined`. */
+function rootOf(tree: BTree<Buffer, Buffer>): TreeNode | undefined {
+  const root = (tree as unknown as { _root?: Partial<TreeNode> })._root;
+  if (root === undefined || !Array.isArray(root.keys)) return undefined;
+  if (root.children === undefined ? !Array.isArray(root.values) : !Array.isArray(root.children)) return undefined;
+  return root as TreeNode;
+}
+
+/** The first position in sorted `keys` whose key is at or after `key` (`keys.length`: none). */
+function lowerBound(keys: readonly Buffer[], key: Buffer): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareBytes(keys[mid], key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * A frozen copy-on-write clone of the memory engine's sorted map, as a transaction's read-your-writes
- * merge reads it. Scans stop on reaching the range's last stored key (the very object: a frozen tree
- * never changes) rather than comparing every key with the range's end, because comparing costs more
- * than stepping the iterator.
+ * merge reads it. Ascending reads walk the tree's nodes (see {@link TreeNode}; the layout is checked
+ * once, and a tree laid out otherwise is read through its iterators); descending reads stop on
+ * reaching the range's last stored key (the very object: a frozen tree never changes) rather than
+ * comparing every key with the range's end, because comparing costs more than stepping the iterator.
  */
 export class FrozenTree implements StoredPairs {
-  constructor(private readonly tree: BTree<Buffer, Buffer>) {}
+  /** The tree's nodes, walked directly by ascending reads (`undefined`: use its iterators). */
+  private readonly root: TreeNode | undefined;
+  /** An ascending read's path from the root: the internal nodes, and the child taken in each. */
+  private readonly path: TreeNode[] = [];
+  private readonly at: number[] = [];
+
+  constructor(private readonly tree: BTree<Buffer, Buffer>) {
+    this.root = rootOf(tree);
+  }
 
   get(key: Buffer): Buffer | undefined {
     return this.tree.get(key);
   }
 
   /**
-   * Steps the tree's own iterator, without a wrapper per pair: range reads spend their time here. The
-   * first {@link SHORT_RANGE} pairs are compared with the range's far end as they come, so a short
-   * read (a document, a page of index entries) descends the tree once; a longer one then finds its
-   * last stored key (a second descent) and stops on that object, comparing nothing more.
+   * Appends the pairs of `[begin, end)` until `out` holds `total`: range reads spend their time here.
+   *
+   * Ascending, it walks the tree's nodes itself: one descent to `begin` (a binary search per level, no
+   * path arrays, iterator or pair object per step as the tree's own `entries` makes), then leaf after
+   * leaf, comparing `end` with a leaf's last key and only within the leaf that holds the range's end. A
+   * short read (a document, a page of index entries: most reads) is one descent and a few pairs, so the
+   * descent is its cost; an indexed query reads one such range per document.
    */
   collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     if (out.length >= total) return;
+    if (!reverse && this.root !== undefined) {
+      this.collectAscending(this.root, begin, end, total, out);
+      return;
+    }
+    this.collectByIterator(begin, end, reverse, total, out);
+  }
+
+  private collectAscending(root: TreeNode, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+    const { path, at } = this;
+    let depth = 0;
+    let node = root;
+    while (node.children !== undefined) {
+      const i = lowerBound(node.keys, begin);
+      if (i === node.keys.length) return;
+      path[depth] = node;
+      at[depth] = i;
+      depth++;
+      node = node.children[i];
+    }
+    let i = lowerBound(node.keys, begin);
+    for (;;) {
+      const { keys, values } = node;
+      const n = keys.length;
+      // The whole rest of the leaf is in the range unless its last key is not.
+      const lastInside = n > 0 && compareBytes(keys[n - 1], end) < 0;
+      for (; i < n; i++) {
+        const key = keys[i];
+        if (!lastInside && compareBytes(key, end) >= 0) return;
+        out.push({ key, value: values[i] });
+        if (out.length >= total) return;
+      }
+      if (!lastInside && n > 0) return;
+      // The next leaf: up to the nearest ancestor with a child to the right, then down its leftmost path.
+      let d = depth - 1;
+      while (d >= 0 && at[d] + 1 >= (path[d].children as TreeNode[]).length) d--;
+      if (d < 0) return;
+      at[d]++;
+      node = (path[d].children as TreeNode[])[at[d]];
+      for (let q = d + 1; q < depth; q++) {
+        path[q] = node;
+        at[q] = 0;
+        node = (node.children as TreeNode[])[0];
+      }
+      i = 0;
+    }
+  }
+
+  /**
+   * Steps the tree's own iterator, without a wrapper per pair. The first {@link SHORT_RANGE} pairs are
+   * compared with the range's far end as they come, so a short read descends the tree once; a longer
+   * one then finds its last stored key (a second descent) and stops on that object, comparing nothing
+   * more.
+   */
+  private collectByIterator(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     const stored = reverse ? this.tree.entriesReversed(end, [], true) : this.tree.entries(begin, []);
     let s = stored.next();
     for (let n = 0; !s.done; n++, s = stored.next()) {
