@@ -30,18 +30,23 @@ function rootOf(tree: BTree<Buffer, Buffer>): TreeNode | undefined {
   return root as TreeNode;
 }
 
-/** The first position in sorted `keys` whose key is at or after `key` (`keys.length`: none). */
-function lowerBound(keys: readonly Buffer[], key: Buffer): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (compareBytes(keys[mid], key) < 0) lo = mid + 1;
-    else hi = mid;
+/**
+ * `a` against `b` where their first `from` bytes are known to be equal: 0 when equal, else the sign
+ * of `a - b` times 1 + the number of leading bytes they share (a lower bound of it past 128 bytes).
+ */
+function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number {
+  const n = a.length < b.length ? a.length : b.length;
+  if (n - from > 128) {
+    const c = Buffer.compare(a, b);
+    return c === 0 ? 0 : c < 0 ? -(from + 1) : from + 1;
   }
-  return lo;
+  for (let i = from; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x !== y) return x < y ? -(i + 1) : i + 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -(n + 1) : n + 1;
 }
-
 /**
  * A frozen copy-on-write clone of the memory engine's sorted map, as a transaction's read-your-writes
  * merge reads it. Ascending reads walk the tree's nodes (see {@link TreeNode}; the layout is checked
@@ -67,8 +72,9 @@ export class FrozenTree implements StoredPairs {
   /**
    * Appends the pairs of `[begin, end)` until `out` holds `total`: range reads spend their time here.
    *
-   * Ascending, it walks the tree's nodes itself: one descent to `begin` (a binary search per level, no
-   * path arrays, iterator or pair object per step as the tree's own `entries` makes), then leaf after
+   * Ascending, it walks the tree's nodes itself: one descent to `begin` (a binary search per level that
+   * compares only the bytes past those `begin` shares with the keys around it; no path arrays, iterator
+   * or pair object per step as the tree's own `entries` makes), then leaf after
    * leaf, comparing `end` with a leaf's last key and only within the leaf that holds the range's end. A
    * short read (a document, a page of index entries: most reads) is one descent and a few pairs, so the
    * descent is its cost; an indexed query reads one such range per document.
@@ -86,15 +92,37 @@ export class FrozenTree implements StoredPairs {
     const { path, at } = this;
     let depth = 0;
     let node = root;
-    while (node.children !== undefined) {
-      const i = lowerBound(node.keys, begin);
-      if (i === node.keys.length) return;
+    // A binary search per level that skips the bytes `begin` shares with both keys bracketing it: the
+    // keys between them share those bytes too (the keys of one collection share a long prefix).
+    let shared = 0;
+    let i: number;
+    for (;;) {
+      const keys = node.keys;
+      let lo = 0;
+      let hi = keys.length;
+      let sharedLo = shared;
+      let sharedHi = shared;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const c = compareFrom(keys[mid], begin, sharedLo < sharedHi ? sharedLo : sharedHi);
+        if (c < 0) {
+          lo = mid + 1;
+          sharedLo = -c - 1;
+        } else {
+          hi = mid;
+          sharedHi = c === 0 ? begin.length : c - 1;
+        }
+      }
+      i = lo;
+      if (node.children === undefined) break;
+      if (i === keys.length) return;
       path[depth] = node;
       at[depth] = i;
       depth++;
+      // Child i holds keys above key i - 1 (or the node's own lower bound) and up to key i.
+      shared = sharedLo < sharedHi ? sharedLo : sharedHi;
       node = node.children[i];
     }
-    let i = lowerBound(node.keys, begin);
     for (;;) {
       const { keys, values } = node;
       const n = keys.length;
