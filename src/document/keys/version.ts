@@ -34,7 +34,8 @@ export function wasWritten(tr: Transaction, keys: DocumentKeys): boolean {
 
 /** The CAS of a version key's value. */
 export function casOf(value: Uint8Array): Cas {
-  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  // Values read from an engine are Buffers: no view to make (a document read takes a CAS each).
+  return (value instanceof Buffer ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)).toString('hex');
 }
 
 /**
