@@ -48,6 +48,26 @@ function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number {
   return a.length === b.length ? 0 : a.length < b.length ? -(n + 1) : n + 1;
 }
 /**
+ * The first position in `keys[lo..hi]` whose key is at or after `target`, where the keys there lie
+ * between two keys that share `sharedLo` and `sharedHi` leading bytes with `target` (`hi` when none
+ * before it is).
+ */
+function searchFrom(keys: readonly Buffer[], target: Buffer, lo: number, hi: number, sharedLo: number, sharedHi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareFrom(keys[mid], target, sharedLo < sharedHi ? sharedLo : sharedHi);
+    if (c < 0) {
+      lo = mid + 1;
+      sharedLo = -c - 1;
+    } else {
+      hi = mid;
+      sharedHi = c === 0 ? target.length : c - 1;
+    }
+  }
+  return lo;
+}
+
+/**
  * A frozen copy-on-write clone of the memory engine's sorted map, as a transaction's read-your-writes
  * merge reads it. Ascending reads walk the tree's nodes (see {@link TreeNode}; the layout is checked
  * once, and a tree laid out otherwise is read through its iterators); descending reads stop on
@@ -74,8 +94,8 @@ export class FrozenTree implements StoredPairs {
    *
    * Ascending, it walks the tree's nodes itself: one descent to `begin` (a binary search per level that
    * compares only the bytes past those `begin` shares with the keys around it; no path arrays, iterator
-   * or pair object per step as the tree's own `entries` makes), then leaf after
-   * leaf, comparing `end` with a leaf's last key and only within the leaf that holds the range's end. A
+   * or pair object per step as the tree's own `entries` makes), then leaf after leaf, comparing `end`
+   * with a leaf's last key, and in the leaf that holds the range's end searching for it the same way. A
    * short read (a document, a page of index entries: most reads) is one descent and a few pairs, so the
    * descent is its cost; an indexed query reads one such range per document.
    */
@@ -123,18 +143,24 @@ export class FrozenTree implements StoredPairs {
       shared = sharedLo < sharedHi ? sharedLo : sharedHi;
       node = node.children[i];
     }
+    // Every key from here on is at or after `begin`, so those before `end` share the bytes these two share.
+    const c = compareFrom(begin, end, 0);
+    const sharedRange = c < 0 ? -c - 1 : 0;
     for (;;) {
       const { keys, values } = node;
       const n = keys.length;
-      // The whole rest of the leaf is in the range unless its last key is not.
-      const lastInside = n > 0 && compareBytes(keys[n - 1], end) < 0;
-      for (; i < n; i++) {
-        const key = keys[i];
-        if (!lastInside && compareBytes(key, end) >= 0) return;
-        out.push({ key, value: values[i] });
+      // The whole rest of the leaf is in the range unless its last key is not; then the range ends in
+      // this leaf, at the first key from i on at or after `end`.
+      let stop = n;
+      if (n > 0) {
+        const last = compareFrom(keys[n - 1], end, 0);
+        if (last >= 0) stop = searchFrom(keys, end, i, n - 1, sharedRange, last === 0 ? end.length : last - 1);
+      }
+      for (; i < stop; i++) {
+        out.push({ key: keys[i], value: values[i] });
         if (out.length >= total) return;
       }
-      if (!lastInside && n > 0) return;
+      if (stop < n) return;
       // The next leaf: up to the nearest ancestor with a child to the right, then down its leftmost path.
       let d = depth - 1;
       while (d >= 0 && at[d] + 1 >= (path[d].children as TreeNode[]).length) d--;
