@@ -34,4 +34,5 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
+  type RateLimit,
 } from './queue/queue';

@@ -52,6 +52,10 @@ export const META_BYTES = 0x62; // 'b'
 export const META_PUSHED = 0x70; // 'p'
 /** The prefix of a queue's idempotency tokens and receipts. */
 export const META_TOKENS = 0x74; // 't'
+/** A queue's rate limit (`structures/queue/rate-limit.ts`): tuple(max, intervalMs). */
+export const META_RATE_LIMIT = 0x72; // 'r'
+/** The prefix of a queue's rate-limit slots, by window. */
+export const META_RATE_SLOTS = 0x77; // 'w'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;

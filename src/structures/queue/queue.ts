@@ -18,10 +18,12 @@ import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
+import { checkedRateLimit, RateLimiter, withinLimit, type LimitedTaken, type RateLimit } from './rate-limit';
 import type { StructureWriteOptions } from '../structure';
 
 export type { Lease } from './lease';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
+export type { RateLimit } from './rate-limit';
 
 /** Options of a queue handle. Every handle of one queue should be given the same. */
 export interface QueueOptions {
@@ -142,6 +144,7 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sweeper = new TokenSweeper();
+  private readonly limiter: RateLimiter;
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
   /**
@@ -167,6 +170,7 @@ export class Queue<T = JsonValue> extends Structure {
     docIdElement(this.deadLetterId);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.limiter = new RateLimiter(this.random);
     const defaults = Object.values(options).every((v) => v === undefined);
     this.popOperation = defaults ? DEFAULT_POP : {};
     this.pushOperation = defaults ? DEFAULT_PUSH : {};
@@ -361,7 +365,7 @@ export class Queue<T = JsonValue> extends Structure {
       // The head is read with the kind check; not on a retry that first looks for its receipt.
       (t, doc) => {
         now = this.now();
-        return receipt === undefined || attempt === 0 ? this.takeIn(t, doc, count, spread, now) : Promise.resolve(undefined);
+        return receipt === undefined || attempt === 0 ? this.takeLimited(t, doc, count, spread, now) : Promise.resolve(undefined);
       },
       async (scope, prefetched) => {
         attempt++;
@@ -382,6 +386,7 @@ export class Queue<T = JsonValue> extends Structure {
           tr.set(keys.scheduledKey(deadline, new Uuid(id)), encodeRecord(true, attempts, item.record.payload));
           leases.push({ id, value: decodePayload(item.record.payload) as T, deadline, attempts });
         }
+        taken.allowance.claim(tr, leases.length);
         await this.finishTake(scope, keys, taken.exhausted, 0);
         if (leases.length > 0) this.changed(tr, scope.keys);
         if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
@@ -508,6 +513,61 @@ export class Queue<T = JsonValue> extends Structure {
     return startConsumer(source, handler, opts);
   }
 
+  /**
+   * Limits the items taken from the queue to `limit.max` per window of `limit.intervalMs` (fixed windows
+   * by each taker's clock), for every handle in every process: pops, leases and consumers take only
+   * as many items as the window has free slots (docs/queue.md, "Rate limits"). Creates the queue if it
+   * does not exist. Replacing a limit with the same interval keeps the current window's count; with
+   * another interval the count starts again.
+   *
+   * Reads: the kind key, the rate limit key. Writes: the rate limit key, the version key; on an
+   * interval change, 1 range clear of the slots. Conflicts with every take (they read the limit).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (max an integer from 1 to 10,000, intervalMs from 1 to
+   *   86,400,000), WRONG_KIND.
+   */
+  async setRateLimit(limit: RateLimit, opts: StructureWriteOptions = {}): Promise<void> {
+    const checked = checkedRateLimit(limit);
+    await this.write(opts, async (scope) => {
+      scope.create();
+      await this.limiter.set(scope.tr, scope.keys, checked);
+      this.changed(scope.tr, scope.keys);
+    });
+  }
+
+  /**
+   * The queue's rate limit, or `undefined` when it has none (or does not exist).
+   *
+   * Reads: the kind key, the rate limit key (1 point read each, issued together).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async rateLimit(opts: TransactionOption = {}): Promise<RateLimit | undefined> {
+    return this.readWith(
+      opts,
+      (tr, doc) => this.limiter.get(tr, doc),
+      async (_tr, doc, limit) => (doc === undefined ? undefined : limit),
+    );
+  }
+
+  /**
+   * Removes the queue's rate limit and its slots: takes are no longer limited. Returns whether there
+   * was one.
+   *
+   * Reads: the kind key, the rate limit key. Writes (when there was one): its clear, 1 range clear of the
+   * slots, the version key.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async removeRateLimit(opts: TransactionOption = {}): Promise<boolean> {
+    return this.write(opts, async (scope) => {
+      if (!scope.existed) return false;
+      const removed = await this.limiter.remove(scope.tr, scope.keys);
+      if (removed) this.changed(scope.tr, scope.keys);
+      return removed;
+    });
+  }
+
   // ---- internals
 
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
@@ -624,9 +684,15 @@ export class Queue<T = JsonValue> extends Structure {
     this.changed(tr, scope.keys);
   }
 
-  /** The head items to take, with their read conflicts (see `takeHead`). */
-  private take(scope: StructureScope, count: number, spread: number, now: number): Promise<Taken> {
-    return this.takeIn(scope.tr, scope.keys, count, spread, now);
+  /** The head items to take under the rate limit, with their read conflicts (see `takeHead`). */
+  private take(scope: StructureScope, count: number, spread: number, now: number): Promise<LimitedTaken> {
+    return this.takeLimited(scope.tr, scope.keys, count, spread, now);
+  }
+
+  /** As {@link takeIn}, cut to the free slots of the rate limit read with it (rate-limit.ts). */
+  private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
+    const [taken, allowance] = await Promise.all([this.takeIn(tr, doc, count, spread, now), this.limiter.allowance(tr, doc, now)]);
+    return withinLimit(taken, allowance);
   }
 
   /** As {@link take}, given the transaction and the queue's document keys. */
@@ -676,7 +742,7 @@ export class Queue<T = JsonValue> extends Structure {
       // The head is read with the kind check; not on a retry that first looks for its receipt.
       (t, doc) => {
         now = this.now();
-        return receipt === undefined || state.attempts === 0 ? this.takeIn(t, doc, 1, spread, now) : Promise.resolve(undefined);
+        return receipt === undefined || state.attempts === 0 ? this.takeLimited(t, doc, 1, spread, now) : Promise.resolve(undefined);
       },
       async (scope, prefetched) => {
         const attempt = ++state.attempts;
@@ -688,6 +754,7 @@ export class Queue<T = JsonValue> extends Structure {
         }
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
         for (const item of taken.items) scope.tr.clear(item.key);
+        taken.allowance.claim(scope.tr, taken.items.length);
         await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
         const item = taken.items[0];
         if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
@@ -696,6 +763,7 @@ export class Queue<T = JsonValue> extends Structure {
         }
         if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
         if (!waiting || taken.exhausted.length > 0) return { found: false };
+        if (taken.heldBackMs !== undefined) return { found: false, wakeInMs: taken.heldBackMs };
         const next = await nextVisibleAt(scope.tr, keys, now);
         return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
       },
@@ -718,7 +786,7 @@ export class Queue<T = JsonValue> extends Structure {
       { tr },
       (t, doc) => {
         now = this.now();
-        return retry ? Promise.resolve(undefined) : this.takeIn(t, doc, calls.length, 1, now);
+        return retry ? Promise.resolve(undefined) : this.takeLimited(t, doc, calls.length, 1, now);
       },
       async (scope, prefetched) => {
         const keys = this.queueKeys(scope.keys);
@@ -743,6 +811,7 @@ export class Queue<T = JsonValue> extends Structure {
         if (fresh.length > 0) {
           const taken = prefetched ?? (await this.take(scope, fresh.length, 1, now));
           for (const item of taken.items) t.clear(item.key);
+          taken.allowance.claim(t, taken.items.length);
           await this.finishTake(scope, keys, taken.exhausted, taken.items.length);
           let wakeAt: { next: number | undefined } | undefined;
           for (let j = 0; j < fresh.length; j++) {
@@ -753,6 +822,7 @@ export class Queue<T = JsonValue> extends Structure {
             }
             if (item !== undefined) outcomes[fresh[j]] = { found: true, value: decodePayload(item.record.payload) as T };
             else if (!call.waiting || taken.exhausted.length > 0) outcomes[fresh[j]] = { found: false };
+            else if (taken.heldBackMs !== undefined) outcomes[fresh[j]] = { found: false, wakeInMs: taken.heldBackMs };
             else {
               wakeAt ??= { next: await nextVisibleAt(t, keys, now) };
               const wakeInMs = wakeAt.next === undefined ? undefined : wakeAt.next - now;
@@ -773,7 +843,7 @@ export class Queue<T = JsonValue> extends Structure {
       // The head is read with the kind check.
       (t, doc) => {
         now = this.now();
-        return this.takeIn(t, doc, count, spread, now);
+        return this.takeLimited(t, doc, count, spread, now);
       },
       async (scope, prefetched) => {
         const keys = this.queueKeys(scope.keys);
@@ -792,8 +862,10 @@ export class Queue<T = JsonValue> extends Structure {
           tr.clear(item.key);
           items.push({ id, value: decodePayload(item.record.payload) as T });
         }
+        taken.allowance.claim(tr, items.length);
         await this.finishTake(scope, keys, dead, items.length);
         if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
+        if (taken.heldBackMs !== undefined) return { items, deadLettered: 0, idle: { wakeInMs: taken.heldBackMs } };
         const next = await nextVisibleAt(tr, keys, now);
         return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
       },

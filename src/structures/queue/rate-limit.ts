@@ -1,0 +1,254 @@
+import { corruptData, DocumentError } from '../../document/errors';
+import { concat, META_RATE_LIMIT, META_RATE_SLOTS, type DocumentKeys } from '../../document/keys/layout';
+import type { Transaction } from '../../kv/contract/types';
+import { pack, unpack } from '../../tuple';
+import { packPrefixed, unpackFrom } from '../../tuple/pack';
+import type { Taken } from './head';
+
+/**
+ * Rate limits of a queue (docs/queue.md, "Rate limits"): at most `max` items taken per fixed window of
+ * `intervalMs`, by every process sharing the store, exactly.
+ *
+ * ```
+ * <docPrefix> 0x00 'r'                          the limit: tuple(max, intervalMs)
+ * <docPrefix> 0x00 'w' <tuple(window, slot)>    a slot claimed in window floor(now / intervalMs)
+ * ```
+ *
+ * A take reads the limit and (snapshot) the window's claimed slots, delivers at most as many items as
+ * slots are free, and claims one free slot per item (a run of free slots from a random one), with a
+ * read conflict on each slot key it sets: a window never holds more than `max` slot keys, each set by one committed take, and two
+ * takes conflict only when they claim the same slot.
+ */
+
+/** At most `max` items taken from the queue per window of `intervalMs` milliseconds. */
+export interface RateLimit {
+  /** Items per window: an integer from 1 to 10,000. */
+  readonly max: number;
+  /** The window's length in milliseconds: an integer from 1 to 86,400,000 (a day). */
+  readonly intervalMs: number;
+}
+
+/** The largest `max`: a take under a limit reads up to `max` slot keys. */
+export const MAX_RATE_LIMIT = 10_000;
+export const MAX_INTERVAL_MS = 86_400_000;
+
+const EMPTY = Buffer.alloc(0);
+
+/** The most a held-back take's wake-up is delayed past the window's end, to spread the takers. */
+export const WAKE_JITTER_MS = 20;
+
+/**
+ * The limit as given, checked.
+ *
+ * @throws DocumentError INVALID_ARGUMENT.
+ */
+export function checkedRateLimit(limit: RateLimit): RateLimit {
+  if (typeof limit !== 'object' || limit === null) throw new DocumentError('INVALID_ARGUMENT', 'a rate limit is { max, intervalMs }');
+  const { max, intervalMs } = limit;
+  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_RATE_LIMIT) {
+    throw new DocumentError('INVALID_ARGUMENT', `max is an integer from 1 to ${MAX_RATE_LIMIT}, got ${String(max)}`);
+  }
+  if (!Number.isSafeInteger(intervalMs) || intervalMs < 1 || intervalMs > MAX_INTERVAL_MS) {
+    throw new DocumentError('INVALID_ARGUMENT', `intervalMs is an integer from 1 to ${MAX_INTERVAL_MS}, got ${String(intervalMs)}`);
+  }
+  return { max, intervalMs };
+}
+
+/** The rate-limit keys of one queue document. */
+export class RateLimitKeys {
+  /** `'r'`: the limit. */
+  readonly limit: Buffer;
+  /** `'w'`: the prefix of slots; a slot key is `slots ++ tuple(window, slot)`. */
+  readonly slots: Buffer;
+  readonly slotsEnd: Buffer;
+
+  constructor(readonly doc: DocumentKeys) {
+    this.limit = doc.meta(META_RATE_LIMIT);
+    this.slots = doc.meta(META_RATE_SLOTS);
+    this.slotsEnd = concat(this.slots, 0xff);
+  }
+
+  slot(window: number, slot: number): Buffer {
+    return packPrefixed(this.slots, [window, slot]);
+  }
+
+  /** The first key of `window`'s slots: `[window(w), window(w + 1))` holds them. */
+  window(window: number): Buffer {
+    return packPrefixed(this.slots, [window]);
+  }
+
+  slotOf(key: Buffer): number {
+    const [, slot] = unpackFrom(key, this.slots.length);
+    if (typeof slot !== 'number') throw corruptData(`queue rate-limit slot ${key.toString('hex')}`);
+    return slot;
+  }
+}
+
+function encodeRateLimit(limit: RateLimit): Buffer {
+  return pack([limit.max, limit.intervalMs]);
+}
+
+function decodeRateLimit(value: Buffer): RateLimit {
+  const [max, intervalMs] = unpack(value);
+  if (typeof max !== 'number' || typeof intervalMs !== 'number' || !(max >= 1) || !(intervalMs >= 1)) {
+    throw corruptData(`queue rate limit ${value.toString('hex')}`);
+  }
+  return { max, intervalMs };
+}
+
+/** The window `now` falls in. */
+export function windowOf(now: number, limit: RateLimit): number {
+  return Math.floor(now / limit.intervalMs);
+}
+
+/** What a take may deliver under the queue's limit at its `now`, and how it claims it. */
+export interface Allowance {
+  /** Items the take may deliver: free slots (Infinity without a limit). */
+  readonly free: number;
+  /** The window, when there is a limit. */
+  readonly window: number | undefined;
+  /**
+   * When a take held back by the limit should try again, in ms (Infinity without a limit): when the
+   * window ends, plus a jitter of up to a tenth of the interval (at most {@link WAKE_JITTER_MS}), so
+   * that the takers a full window held back do not all race for the next window's slots at once.
+   */
+  readonly resetInMs: number;
+  /**
+   * Claims `count` (at most `free`) consecutive free slots from a random one in `tr`: a read conflict on each slot key and
+   * a set of it; on a handle's first claim in a window, clears the windows before the previous one.
+   */
+  claim(tr: Transaction, count: number): void;
+}
+
+const UNLIMITED: Allowance = { free: Infinity, window: undefined, resetInMs: Infinity, claim: () => undefined };
+
+/** A take under the limit: the head items it may deliver, and its allowance to claim slots for them. */
+export interface LimitedTaken extends Taken {
+  readonly allowance: Allowance;
+  /**
+   * The limit held items back (there were items, and no free slot for some): milliseconds until the
+   * window ends, when a waiting take should try again. Otherwise `undefined`.
+   */
+  readonly heldBackMs: number | undefined;
+}
+
+/** The head items `taken` cut to what `allowance` lets the take deliver. */
+export function withinLimit(taken: Taken, allowance: Allowance): LimitedTaken {
+  if (taken.items.length <= allowance.free) return { ...taken, allowance, heldBackMs: undefined };
+  return { items: taken.items.slice(0, allowance.free), exhausted: taken.exhausted, allowance, heldBackMs: allowance.resetInMs };
+}
+
+/**
+ * One queue handle's view of its rate limit: it reads the limit with every take (so all handles in
+ * all processes apply the stored one), and remembers the last one seen so that the next take can read
+ * the window's slots together with the limit instead of one round trip after it.
+ */
+export class RateLimiter {
+  /** The limit the last take saw: `null` none, `undefined` not read yet. */
+  private known: RateLimit | null | undefined;
+  private sweptBelow = -Infinity;
+  private cachedKeys: RateLimitKeys | undefined;
+
+  constructor(private readonly random: () => number) {}
+
+  keys(doc: DocumentKeys): RateLimitKeys {
+    const cached = this.cachedKeys;
+    if (cached !== undefined && cached.doc.prefix.equals(doc.prefix)) return cached;
+    this.cachedKeys = new RateLimitKeys(doc);
+    return this.cachedKeys;
+  }
+
+  /**
+   * What a take at `now` may deliver. Reads the limit (1 point read, with a read conflict: only
+   * `set`/`remove` write it) and, under a limit, the window's claimed slots (a snapshot range read of up
+   * to `max` keys, issued with the limit read when this handle already knows the limit).
+   */
+  async allowance(tr: Transaction, doc: DocumentKeys, now: number): Promise<Allowance> {
+    const keys = this.keys(doc);
+    const known = this.known;
+    const limitRead = tr.get(keys.limit);
+    const guess = known ? this.readSlots(tr, keys, windowOf(now, known)) : undefined;
+    let value: Buffer | undefined;
+    try {
+      value = await limitRead;
+    } catch (err) {
+      guess?.catch(() => undefined);
+      throw err;
+    }
+    const limit = value === undefined ? null : decodeRateLimit(value);
+    this.known = limit;
+    if (limit === null) {
+      guess?.catch(() => undefined);
+      return UNLIMITED;
+    }
+    const window = windowOf(now, limit);
+    let used: number[];
+    if (guess !== undefined && known?.intervalMs === limit.intervalMs) used = await guess;
+    else {
+      guess?.catch(() => undefined);
+      used = await this.readSlots(tr, keys, window);
+    }
+    return this.allowanceIn(keys, limit, window, used, now);
+  }
+
+  /** The limit stored, if any. Reads the limit key (1 point read). */
+  async get(tr: Transaction, doc: DocumentKeys): Promise<RateLimit | undefined> {
+    const value = await tr.get(this.keys(doc).limit);
+    return value === undefined ? undefined : decodeRateLimit(value);
+  }
+
+  /**
+   * Stores `limit`. Reads the limit key; writes it, and clears every slot when the interval changes
+   * (windows of another length are not comparable).
+   */
+  async set(tr: Transaction, doc: DocumentKeys, limit: RateLimit): Promise<void> {
+    const keys = this.keys(doc);
+    const before = await this.get(tr, doc);
+    if (before !== undefined && before.intervalMs !== limit.intervalMs) tr.clearRange(keys.slots, keys.slotsEnd);
+    tr.set(keys.limit, encodeRateLimit(limit));
+  }
+
+  /** Removes the limit and its slots; whether there was one. Reads the limit key. */
+  async remove(tr: Transaction, doc: DocumentKeys): Promise<boolean> {
+    const keys = this.keys(doc);
+    if ((await tr.get(keys.limit)) === undefined) return false;
+    tr.clear(keys.limit);
+    tr.clearRange(keys.slots, keys.slotsEnd);
+    return true;
+  }
+
+  private async readSlots(tr: Transaction, keys: RateLimitKeys, window: number): Promise<number[]> {
+    const pairs = await tr.snapshot().getRangeAll(keys.window(window), keys.window(window + 1));
+    return pairs.map((p) => keys.slotOf(p.key));
+  }
+
+  private allowanceIn(keys: RateLimitKeys, limit: RateLimit, window: number, used: readonly number[], now: number): Allowance {
+    const taken = new Set(used);
+    // Slots at or above max are left by a larger earlier max (same interval): they count, but are not free.
+    const freeSlots: number[] = [];
+    for (let slot = 0; slot < limit.max; slot++) if (!taken.has(slot)) freeSlots.push(slot);
+    const free = Math.max(0, Math.min(limit.max - taken.size, freeSlots.length));
+    return {
+      free,
+      window,
+      resetInMs: (window + 1) * limit.intervalMs - now + this.random() * Math.min(limit.intervalMs / 10, WAKE_JITTER_MS),
+      claim: (tr, count) => {
+        const n = Math.min(count, free);
+        if (n <= 0) return;
+        // `n` consecutive free slots from a random one (wrapping): two takes of c and d slots overlap
+        // with a chance of about (c + d - 1) / free, where independent random picks would overlap
+        // with about c * d / free.
+        const start = Math.min(freeSlots.length - 1, Math.floor(this.random() * freeSlots.length));
+        for (let i = 0; i < n; i++) {
+          const key = keys.slot(window, freeSlots[(start + i) % freeSlots.length]);
+          tr.addReadConflictKey(key);
+          tr.set(key, EMPTY);
+        }
+        if (window - 1 > this.sweptBelow) {
+          this.sweptBelow = window - 1;
+          tr.clearRange(keys.slots, keys.window(window - 1));
+        }
+      },
+    };
+  }
+}
