@@ -45,7 +45,7 @@ class WindowsModel {
   constructor(private readonly now: () => number) {}
 
   set(limit: RateLimit): void {
-    if (this.limit !== undefined && this.limit.intervalMs !== limit.intervalMs) this.used.clear();
+    if (this.limit?.max !== limit.max || this.limit.intervalMs !== limit.intervalMs) this.used.clear();
     this.limit = limit;
   }
 
@@ -202,20 +202,33 @@ documentSuite('Queue rate limits', (ctx) => {
       expect(await drain(dq.deadLetters)).toEqual([1]);
     });
 
-    it('keeps the window count when max changes, and starts again when the interval changes', async () => {
+    it('keeps the window count when the same limit is set again, and starts again when it changes', async () => {
       const { q, clock } = await setUp();
       await q.setRateLimit({ max: 4, intervalMs: 100 });
       await q.pushMany(range(0, 20));
       expect(await drain(q)).toEqual([0, 1, 2, 3]);
-      await q.setRateLimit({ max: 5, intervalMs: 100 });
-      expect(await drain(q)).toEqual([4]);
-      await q.setRateLimit({ max: 2, intervalMs: 100 });
+      await q.setRateLimit({ max: 4, intervalMs: 100 });
       expect(await drain(q)).toEqual([]);
+      await q.setRateLimit({ max: 5, intervalMs: 100 });
+      expect(await drain(q)).toEqual([4, 5, 6, 7, 8]);
       await q.setRateLimit({ max: 2, intervalMs: 1000 });
-      expect(await drain(q)).toEqual([5, 6]);
+      expect(await drain(q)).toEqual([9, 10]);
       clock.now += 1000;
       await q.removeRateLimit();
-      expect(await drain(q)).toEqual(range(7, 13));
+      expect(await drain(q)).toEqual(range(11, 9));
+    });
+
+    it('finds the free slots of a nearly full window beyond the run it reads first', async () => {
+      const { q } = await setUp();
+      await q.setRateLimit({ max: 500, intervalMs: 100 });
+      await q.pushMany(range(0, 600));
+      let taken = 0;
+      while (taken < 500) {
+        const got = await q.lease(7);
+        expect(got.length).toBe(Math.min(7, 500 - taken));
+        taken += got.length;
+      }
+      expect(await q.pop()).toBeUndefined();
     });
 
     it('clears old windows as it goes: at most the current and previous windows hold slots', async () => {
@@ -264,11 +277,12 @@ documentSuite('Queue rate limits', (ctx) => {
       expect(conflicts.filter((key) => key.equals(slot.key))).toHaveLength(1);
     });
 
-    it('setRateLimit reads the kind and the limit and writes the limit', async () => {
+    it('setRateLimit reads the kind and the limit; a change writes the limit and clears the slots, the same limit again neither', async () => {
       const { docs, q, counter } = await setUp();
       await q.push(1);
-      const { counts } = await counter.measure(() => docs.transact((tr) => q.setRateLimit({ max: 1, intervalMs: 10 }, { tr })));
-      expect(counts).toMatchObject({ gets: 2, rangeReads: 0, sets: 1, clearRanges: 0 });
+      const set = () => docs.transact((tr) => q.setRateLimit({ max: 1, intervalMs: 10 }, { tr }));
+      expect((await counter.measure(set)).counts).toMatchObject({ gets: 2, rangeReads: 0, sets: 1, clearRanges: 1 });
+      expect((await counter.measure(set)).counts).toMatchObject({ gets: 2, rangeReads: 0, sets: 0, clearRanges: 0 });
     });
   });
 

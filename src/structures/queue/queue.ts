@@ -517,11 +517,11 @@ export class Queue<T = JsonValue> extends Structure {
    * Limits the items taken from the queue to `limit.max` per window of `limit.intervalMs` (fixed windows
    * by each taker's clock), for every handle in every process: pops, leases and consumers take only
    * as many items as the window has free slots (docs/queue.md, "Rate limits"). Creates the queue if it
-   * does not exist. Replacing a limit with the same interval keeps the current window's count; with
-   * another interval the count starts again.
+   * does not exist. A different limit starts the count again in the current window; the same limit
+   * set again changes nothing.
    *
-   * Reads: the kind key, the rate limit key. Writes: the rate limit key, the version key; on an
-   * interval change, 1 range clear of the slots. Conflicts with every take (they read the limit).
+   * Reads: the kind key, the rate limit key. Writes: the version key; when the limit changes, the rate
+   * limit key and 1 range clear of the slots. Conflicts with every take (they read the limit).
    *
    * @throws DocumentError INVALID_ARGUMENT (max an integer from 1 to 10,000, intervalMs from 1 to
    *   86,400,000), WRONG_KIND.
@@ -691,7 +691,7 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** As {@link takeIn}, cut to the free slots of the rate limit read with it (rate-limit.ts). */
   private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
-    const [taken, allowance] = await Promise.all([this.takeIn(tr, doc, count, spread, now), this.limiter.allowance(tr, doc, now)]);
+    const [taken, allowance] = await Promise.all([this.takeIn(tr, doc, count, spread, now), this.limiter.allowance(tr, doc, now, count)]);
     return withinLimit(taken, allowance);
   }
 

@@ -15,8 +15,8 @@ import type { Taken } from './head';
  * ```
  *
  * A take reads the limit and (snapshot) the window's claimed slots, delivers at most as many items as
- * slots are free, and claims one free slot per item (a run of free slots from a random one), with a
- * read conflict on each slot key it sets: a window never holds more than `max` slot keys, each set by one committed take, and two
+ * slots are free, and claims one free slot per item (the first free ones from a random slot on), with
+ * a read conflict on each slot key it sets: a window never holds more than `max` slot keys, each set by one committed take, and two
  * takes conflict only when they claim the same slot.
  */
 
@@ -28,7 +28,7 @@ export interface RateLimit {
   readonly intervalMs: number;
 }
 
-/** The largest `max`: a take under a limit reads up to `max` slot keys. */
+/** The largest `max`: a take late in a window reads up to `max` slot keys. */
 export const MAX_RATE_LIMIT = 10_000;
 export const MAX_INTERVAL_MS = 86_400_000;
 
@@ -103,7 +103,7 @@ export function windowOf(now: number, limit: RateLimit): number {
 
 /** What a take may deliver under the queue's limit at its `now`, and how it claims it. */
 export interface Allowance {
-  /** Items the take may deliver: free slots (Infinity without a limit). */
+  /** Items the take may deliver: the free slots it found, at most the count asked for (Infinity without a limit). */
   readonly free: number;
   /** The window, when there is a limit. */
   readonly window: number | undefined;
@@ -114,8 +114,8 @@ export interface Allowance {
    */
   readonly resetInMs: number;
   /**
-   * Claims `count` (at most `free`) consecutive free slots from a random one in `tr`: a read conflict on each slot key and
-   * a set of it; on a handle's first claim in a window, clears the windows before the previous one.
+   * Claims `count` (at most `free`) of the free slots found, in `tr`: a read conflict on each slot key
+   * and a set of it; on a handle's first claim in a window, clears the windows before the previous one.
    */
   claim(tr: Transaction, count: number): void;
 }
@@ -138,10 +138,19 @@ export function withinLimit(taken: Taken, allowance: Allowance): LimitedTaken {
   return { items: taken.items.slice(0, allowance.free), exhausted: taken.exhausted, allowance, heldBackMs: allowance.resetInMs };
 }
 
+/** Slots a take reads first: a run from a random slot, enough for `count` items in a window not yet full. */
+function segmentLength(count: number, max: number): number {
+  return Math.min(max, Math.max(4 * count, 32));
+}
+
 /**
  * One queue handle's view of its rate limit: it reads the limit with every take (so all handles in
  * all processes apply the stored one), and remembers the last one seen so that the next take can read
  * the window's slots together with the limit instead of one round trip after it.
+ *
+ * A take of `count` items reads a run of slots from a random one first (about `4 * count` keys), and
+ * claims free slots from it; only when that run has fewer free slots than wanted (late in a window)
+ * does it read the rest of the window (one round trip more), so a take's work does not grow with `max`.
  */
 export class RateLimiter {
   /** The limit the last take saw: `null` none, `undefined` not read yet. */
@@ -159,36 +168,53 @@ export class RateLimiter {
   }
 
   /**
-   * What a take at `now` may deliver. Reads the limit (1 point read, with a read conflict: only
-   * `set`/`remove` write it) and, under a limit, the window's claimed slots (a snapshot range read of up
-   * to `max` keys, issued with the limit read when this handle already knows the limit).
+   * What a take of up to `count` items at `now` may deliver. Reads the limit (1 point read, with a read
+   * conflict: only `set`/`remove` write it) and, under a limit, snapshot range reads of the window's
+   * slots: a run of about `4 * count` slots from a random one (issued with the limit read when this
+   * handle already knows the limit), and the rest of the window only if that run lacks free slots.
    */
-  async allowance(tr: Transaction, doc: DocumentKeys, now: number): Promise<Allowance> {
+  async allowance(tr: Transaction, doc: DocumentKeys, now: number, count: number): Promise<Allowance> {
     const keys = this.keys(doc);
     const known = this.known;
     const limitRead = tr.get(keys.limit);
-    const guess = known ? this.readSlots(tr, keys, windowOf(now, known)) : undefined;
+    const start = (max: number) => Math.min(max - 1, Math.floor(this.random() * max));
+    let guess: { start: number; end: number; used: Promise<number[]> } | undefined;
+    if (known) {
+      const from = start(known.max);
+      const end = Math.min(known.max, from + segmentLength(count, known.max));
+      guess = { start: from, end, used: this.readSlots(tr, keys, windowOf(now, known), from, end) };
+    }
     let value: Buffer | undefined;
     try {
       value = await limitRead;
     } catch (err) {
-      guess?.catch(() => undefined);
+      guess?.used.catch(() => undefined);
       throw err;
     }
     const limit = value === undefined ? null : decodeRateLimit(value);
     this.known = limit;
-    if (limit === null) {
-      guess?.catch(() => undefined);
-      return UNLIMITED;
-    }
+    if (limit === null || !(known?.max === limit.max && known.intervalMs === limit.intervalMs)) guess?.used.catch(() => undefined);
+    if (limit === null) return UNLIMITED;
     const window = windowOf(now, limit);
-    let used: number[];
-    if (guess !== undefined && known?.intervalMs === limit.intervalMs) used = await guess;
-    else {
-      guess?.catch(() => undefined);
-      used = await this.readSlots(tr, keys, window);
+    if (guess === undefined || !(known?.max === limit.max && known.intervalMs === limit.intervalMs)) {
+      const from = start(limit.max);
+      const end = Math.min(limit.max, from + segmentLength(count, limit.max));
+      guess = { start: from, end, used: this.readSlots(tr, keys, window, from, end) };
     }
-    return this.allowanceIn(keys, limit, window, used, now);
+    const taken = new Set(await guess.used);
+    // Free slots in slot order from the run's start, wrapping: the run's first.
+    const free: number[] = [];
+    for (let slot = guess.start; slot < guess.end; slot++) if (!taken.has(slot)) free.push(slot);
+    if (free.length < count && guess.end - guess.start < limit.max) {
+      const [after, before] = await Promise.all([
+        this.readSlots(tr, keys, window, guess.end, limit.max),
+        this.readSlots(tr, keys, window, 0, guess.start),
+      ]);
+      for (const slot of [...after, ...before]) taken.add(slot);
+      for (let slot = guess.end; slot < limit.max; slot++) if (!taken.has(slot)) free.push(slot);
+      for (let slot = 0; slot < guess.start; slot++) if (!taken.has(slot)) free.push(slot);
+    }
+    return this.allowanceIn(keys, limit, window, free.slice(0, count), now);
   }
 
   /** The limit stored, if any. Reads the limit key (1 point read). */
@@ -198,13 +224,15 @@ export class RateLimiter {
   }
 
   /**
-   * Stores `limit`. Reads the limit key; writes it, and clears every slot when the interval changes
-   * (windows of another length are not comparable).
+   * Stores `limit`. Reads the limit key; writes it, and when it changes, clears every slot: the count
+   * starts again in the current window (windows of another length are not comparable, and slots of a
+   * larger max would not all be read).
    */
   async set(tr: Transaction, doc: DocumentKeys, limit: RateLimit): Promise<void> {
     const keys = this.keys(doc);
     const before = await this.get(tr, doc);
-    if (before !== undefined && before.intervalMs !== limit.intervalMs) tr.clearRange(keys.slots, keys.slotsEnd);
+    if (before !== undefined && before.max === limit.max && before.intervalMs === limit.intervalMs) return;
+    tr.clearRange(keys.slots, keys.slotsEnd);
     tr.set(keys.limit, encodeRateLimit(limit));
   }
 
@@ -217,30 +245,24 @@ export class RateLimiter {
     return true;
   }
 
-  private async readSlots(tr: Transaction, keys: RateLimitKeys, window: number): Promise<number[]> {
-    const pairs = await tr.snapshot().getRangeAll(keys.window(window), keys.window(window + 1));
+  /** The claimed slots of `window` in `[from, to)`, by a snapshot range read. */
+  private async readSlots(tr: Transaction, keys: RateLimitKeys, window: number, from: number, to: number): Promise<number[]> {
+    if (from >= to) return [];
+    const pairs = await tr.snapshot().getRangeAll(keys.slot(window, from), keys.slot(window, to));
     return pairs.map((p) => keys.slotOf(p.key));
   }
 
-  private allowanceIn(keys: RateLimitKeys, limit: RateLimit, window: number, used: readonly number[], now: number): Allowance {
-    const taken = new Set(used);
-    // Slots at or above max are left by a larger earlier max (same interval): they count, but are not free.
-    const freeSlots: number[] = [];
-    for (let slot = 0; slot < limit.max; slot++) if (!taken.has(slot)) freeSlots.push(slot);
-    const free = Math.max(0, Math.min(limit.max - taken.size, freeSlots.length));
+  /** An allowance to claim `free` (read free, in the order to claim them). */
+  private allowanceIn(keys: RateLimitKeys, limit: RateLimit, window: number, free: readonly number[], now: number): Allowance {
     return {
-      free,
+      free: free.length,
       window,
       resetInMs: (window + 1) * limit.intervalMs - now + this.random() * Math.min(limit.intervalMs / 10, WAKE_JITTER_MS),
       claim: (tr, count) => {
-        const n = Math.min(count, free);
+        const n = Math.min(count, free.length);
         if (n <= 0) return;
-        // `n` consecutive free slots from a random one (wrapping): two takes of c and d slots overlap
-        // with a chance of about (c + d - 1) / free, where independent random picks would overlap
-        // with about c * d / free.
-        const start = Math.min(freeSlots.length - 1, Math.floor(this.random() * freeSlots.length));
         for (let i = 0; i < n; i++) {
-          const key = keys.slot(window, freeSlots[(start + i) % freeSlots.length]);
+          const key = keys.slot(window, free[i]);
           tr.addReadConflictKey(key);
           tr.set(key, EMPTY);
         }
