@@ -14,9 +14,11 @@
  * - doclayer: by its own windows, the slot keys set by the transactions that committed (seen through a
  *   `CountingEngine` around the engine, which costs doclayer a little), whose sum must equal the jobs
  *   handled;
- * - BullMQ: by its limiter's windows as it counts them (a window opens at the first job after the last
- *   one closed and lasts `duration`: the key's PEXPIRE), from each job's `processedOn` (when it was
- *   moved to active and counted);
+ * - BullMQ: its limiter's windows rebuilt (a window opens at the first job after the last one closed
+ *   and lasts `duration`: the key's PEXPIRE) from each job's `processedOn`, the worker's clock when it
+ *   asked for the job. BullMQ counts in Redis, atomically in its Lua scripts (INCR, PEXPIRE at the
+ *   first job of a window), so its own count never passes max: a figure over max here comes from the
+ *   gap between the worker's timestamps and Redis's clock, not from its limiter;
  * and for both, the most jobs started within any `intervalMs` (doclayer: the handler's last run for
  * the job; BullMQ: `processedOn`), a sliding window: up to 2x max is what a window limiter allows. Without redis-server it says so and exits 0. Rates are noisy on
  * a shared machine: compare within one run.
@@ -279,8 +281,10 @@ async function main(): Promise<void> {
       `Written by \`npm run bench:jobs-ratelimit\` on ${new Date().toISOString().slice(0, 10)}: a queue limited to ${limit.max} jobs per ${limit.intervalMs} ms`,
       `(${rate((limit.max * 1000) / limit.intervalMs)} jobs/s) consumed by doclayer's consumers in process and by BullMQ workers with \`limiter\` on Redis ${version}`,
       `with AOF everysec, ${jobs.toLocaleString('en-US')} jobs per row, in one run on a shared 2-core machine (compare the ratios). "Largest window": the most`,
-      "jobs taken in one of the limiter's own windows (doclayer: the slot keys of each fixed window; BullMQ: windows opening at the first job after",
-      'the last one closed, by handler start times). "Sliding": the most handler starts within any interval (a fixed-window limit allows up to 2x max).',
+      "jobs taken in one of the limiter's own windows: doclayer's fixed windows, counted by the slot keys its committed transactions set; BullMQ's",
+      "windows (opening at the first job after the last one closed) rebuilt from each job's `processedOn`, the worker's clock: BullMQ counts",
+      'atomically in Redis, so a figure over max in its column comes from those timestamps, not from its limiter. "Sliding": the most jobs started',
+      'within any interval (a window limit allows up to 2x max there). The machine was loaded by other work: rates below the limit are CPU-bound.',
       '',
       ...lines,
     ]);
