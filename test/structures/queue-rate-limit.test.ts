@@ -56,9 +56,16 @@ class WindowsModel {
     return had;
   }
 
+  /** Takes the limit cut short, in all and under a limit of 40 or more (whose slots a small take reads only in part). */
+  readonly cut = { all: 0, large: 0 };
+
   /** How many of `wanted` items the limit lets a take deliver now; counts them. */
   take(wanted: number, available: number): number {
     const n = Math.min(wanted, available, this.free());
+    if (n < Math.min(wanted, available)) {
+      this.cut.all++;
+      if ((this.limit?.max ?? 0) >= 40) this.cut.large++;
+    }
     if (this.limit !== undefined && n > 0) {
       const w = Math.floor(this.now() / this.limit.intervalMs);
       this.used.set(w, (this.used.get(w) ?? 0) + n);
@@ -294,11 +301,22 @@ documentSuite('Queue rate limits', (ctx) => {
       const windows = new WindowsModel(clock.fn);
       let items: number[] = [];
       let next = 0;
+      // Whatever the seed: a large window filled by large takes, then a small take cut short.
+      windows.set({ max: 40, intervalMs: 1000 });
+      await q.setRateLimit({ max: 40, intervalMs: 1000 });
+      next = 60;
+      items = range(0, 60);
+      await q.pushMany(items);
+      for (const count of [25, 25, 1]) {
+        const leases = await q.lease(count, { visibilityMs: 1e9 });
+        expect(leases.map((l) => l.value)).toEqual(items.splice(0, windows.take(count, items.length)));
+        for (const lease of leases) await q.ack(lease);
+      }
       for (let i = 0; i < steps; i++) {
         const op = r.int(100);
         const step = `step ${i} (seed ${seed})`;
         if (op < 20) {
-          const values = range(next, r.between(1, 4));
+          const values = range(next, r.chance(0.6) ? r.between(1, 4) : r.between(10, 40));
           next += values.length;
           await q.pushMany(values);
           items.push(...values);
@@ -311,29 +329,32 @@ documentSuite('Queue rate limits', (ctx) => {
           const got = await Promise.all(range(0, calls).map(() => q.pop()));
           const n = windows.take(calls, items.length);
           expect({ step, got: got.filter((v) => v !== undefined).sort((a, b) => a - b) }).toEqual({ step, got: items.splice(0, n) });
-        } else if (op < 65) {
-          const count = r.between(1, 4);
+        } else if (op < 65 || op >= 85) {
+          // Small takes (which read a run of the window's slots first) and large ones.
+          const count = op < 65 ? r.between(1, 4) : r.between(10, 25);
           const leases = await q.lease(count, { visibilityMs: 1e9 });
           const n = windows.take(count, items.length);
           expect({ step, got: leases.map((l) => l.value) }).toEqual({ step, got: items.splice(0, n) });
           for (const lease of leases) await q.ack(lease);
-        } else if (op < 72) {
-          const limit = { max: r.between(1, 6), intervalMs: r.pick([50, 100, 100, 100, 250]) };
+        } else if (op < 70) {
+          const limit = { max: r.chance(0.6) ? r.between(1, 6) : r.pick([40, 60]), intervalMs: r.pick([100, 250, 1000]) };
           await q.setRateLimit(limit);
           windows.set(limit);
-        } else if (op < 74) {
+        } else if (op < 71) {
           await q.removeRateLimit();
           windows.remove();
-        } else if (op < 75) {
+        } else if (op < 72) {
           await q.clear();
           windows.remove();
           items = [];
         } else {
-          clock.now += r.pick([1, 10, 30, 60, 120]);
+          clock.now += r.pick([1, 10, 30, 60, 120, 250]);
         }
         expect({ step, limit: await q.rateLimit() }).toEqual({ step, limit: windows.limit });
       }
       expect(await q.size()).toBe(items.length);
+      // The random steps ran into the limit too.
+      expect(windows.cut.all).toBeGreaterThan(2);
     }
 
     for (const salt of [1, 2]) {

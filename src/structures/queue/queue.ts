@@ -552,7 +552,7 @@ export class Queue<T = JsonValue> extends Structure {
 
   /**
    * Removes the queue's rate limit and its slots: takes are no longer limited. Returns whether there
-   * was one.
+   * was one (a retry after commit_unknown_result of an attempt that removed it reports `false`).
    *
    * Reads: the kind key, the rate limit key. Writes (when there was one): its clear, 1 range clear of the
    * slots, the version key.
