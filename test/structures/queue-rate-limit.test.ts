@@ -5,8 +5,9 @@
  * under injected not_committed and commit_unknown_result); and concurrent consumers that never exceed
  * the limit in any window without collapsing into conflicts.
  */
-import type { DocLayer } from '../../src';
+import { open, type DocLayer } from '../../src';
 import { isDocumentError } from '../../src/document/errors';
+import { Database } from '../../src/kv/contract/database';
 import type { Transaction } from '../../src/kv/contract/types';
 import type { Queue, RateLimit } from '../../src/structures/queue/queue';
 import { pack } from '../../src/tuple';
@@ -255,11 +256,14 @@ documentSuite('Queue rate limits', (ctx) => {
   });
 
   describe('costs', () => {
-    it('a pop without a limit reads the limit key with the kind check and the head: no more round trips', async () => {
-      const { docs, q, counter } = await setUp();
-      await q.pushMany([1, 2]);
-      const { counts } = await counter.measure(() => docs.transact((tr) => q.pop({ tr })));
-      expect(counts).toMatchObject({ gets: 2, rangeReads: 2, sets: 0 });
+    it('a pop without a limit reads the limit key with the kind check and the head, once: then nothing more', async () => {
+      const { docs, c, q, counter } = await setUp();
+      await q.pushMany([1, 2, 3]);
+      const first = await counter.measure(() => docs.transact((tr) => q.pop({ tr })));
+      expect(first.counts).toMatchObject({ gets: 2, rangeReads: 2, sets: 0 });
+      // Every handle over this database now knows, at this metadata version, that the queue has none.
+      const again = await counter.measure(() => docs.transact((tr) => c.queue('q').pop({ tr })));
+      expect(again.counts).toMatchObject({ gets: 1, rangeReads: 2, sets: 0 });
     });
 
     it('a pop under a limit also reads the window (snapshot) and sets one slot key, with a read conflict on it', async () => {
@@ -290,6 +294,49 @@ documentSuite('Queue rate limits', (ctx) => {
       const set = () => docs.transact((tr) => q.setRateLimit({ max: 1, intervalMs: 10 }, { tr }));
       expect((await counter.measure(set)).counts).toMatchObject({ gets: 2, rangeReads: 0, sets: 1, clearRanges: 1 });
       expect((await counter.measure(set)).counts).toMatchObject({ gets: 2, rangeReads: 0, sets: 0, clearRanges: 0 });
+    });
+  });
+
+  describe('queues known to have no limit', () => {
+    it('learn of a first limit set through another database object (as by another process)', async () => {
+      const { c, q, clock, counter } = await setUp();
+      await q.pushMany(range(0, 6));
+      expect(await q.pop()).toBe(0);
+      expect(await q.pop()).toBe(1);
+      const elsewhere = new Database(counter);
+      const other = await open({ database: elsewhere });
+      try {
+        await other.collection().queue<number>('q', { now: clock.fn }).setRateLimit({ max: 2, intervalMs: 100 });
+        expect(await drain(q)).toEqual([2, 3]);
+        expect(await c.queue<number>('q', { now: clock.fn }).pop()).toBeUndefined();
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('a pop that trusted "no limit" conflicts with a first limit committed meanwhile, and then obeys it', async () => {
+      const { docs, c, q, clock } = await setUp();
+      await q.pushMany(range(0, 6));
+      expect(await q.pop()).toBe(0);
+      let attempts = 0;
+      let popped!: () => void;
+      const firstPopRead = new Promise<void>((resolve) => (popped = resolve));
+      let limited!: () => void;
+      const limitCommitted = new Promise<void>((resolve) => (limited = resolve));
+      const pop = docs.transact(async (tr) => {
+        const value = await q.pop({ tr });
+        if (++attempts === 1) {
+          popped();
+          await limitCommitted;
+        }
+        return value;
+      });
+      await firstPopRead;
+      await c.queue<number>('q', { now: clock.fn }).setRateLimit({ max: 1, intervalMs: 100 });
+      limited();
+      expect(await pop).toBe(1);
+      expect(attempts).toBe(2);
+      expect(await q.pop()).toBeUndefined();
     });
   });
 

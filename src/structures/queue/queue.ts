@@ -170,7 +170,7 @@ export class Queue<T = JsonValue> extends Structure {
     docIdElement(this.deadLetterId);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.limiter = new RateLimiter(this.random);
+    this.limiter = new RateLimiter(this.random, access.kv);
     const defaults = Object.values(options).every((v) => v === undefined);
     this.popOperation = defaults ? DEFAULT_POP : {};
     this.pushOperation = defaults ? DEFAULT_PUSH : {};
@@ -521,7 +521,10 @@ export class Queue<T = JsonValue> extends Structure {
    * set again changes nothing.
    *
    * Reads: the kind key, the rate limit key. Writes: the version key; when the limit changes, the rate
-   * limit key and 1 range clear of the slots. Conflicts with every take (they read the limit).
+   * limit key and 1 range clear of the slots; a first limit also bumps the database's metadata version,
+   * so that takes which know the queue had none learn of it (transactions running at that moment that
+   * read the metadata version retry once). Conflicts with every take (they read the limit or the
+   * metadata version).
    *
    * @throws DocumentError INVALID_ARGUMENT (max an integer from 1 to 10,000, intervalMs from 1 to
    *   86,400,000), WRONG_KIND.

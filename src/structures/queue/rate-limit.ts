@@ -1,3 +1,4 @@
+import { DocTransaction, METADATA_VERSION_BUMPED } from '../../document/doc-transaction';
 import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_RATE_LIMIT, META_RATE_SLOTS, type DocumentKeys } from '../../document/keys/layout';
 import type { Transaction } from '../../kv/contract/types';
@@ -138,6 +139,28 @@ export function withinLimit(taken: Taken, allowance: Allowance): LimitedTaken {
   return { items: taken.items.slice(0, allowance.free), exhausted: taken.exhausted, allowance, heldBackMs: allowance.resetInMs };
 }
 
+/**
+ * Queues known to have no rate limit at a metadata version, per database (shared by every handle over
+ * it). A limit comes into being only by `RateLimiter.set` on a queue without one, which bumps the
+ * database's metadata version (FoundationDB's `\xff/metadataVersion`, sent with the read version: no
+ * round trip) in the same commit: so "no limit at version V" holds as long as the version is V, and a
+ * take that trusted it conflicts with a concurrent first limit (its read of the metadata version
+ * against the bump) and retries. The pattern of `collection/lock-flags.ts`.
+ */
+interface Unlimited {
+  version: Buffer | undefined;
+  readonly queues: Set<string>;
+}
+
+const UNLIMITED_QUEUES = new WeakMap<object, Unlimited>();
+
+/** At most this many queues are remembered per database; beyond, the set starts again. */
+const MAX_REMEMBERED = 10_000;
+
+function sameVersion(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.equals(b);
+}
+
 /** Slots a take reads first: a run from a random slot, enough for `count` items in a window not yet full. */
 function segmentLength(count: number, max: number): number {
   return Math.min(max, Math.max(4 * count, 32));
@@ -158,7 +181,23 @@ export class RateLimiter {
   private sweptBelow = -Infinity;
   private cachedKeys: RateLimitKeys | undefined;
 
-  constructor(private readonly random: () => number) {}
+  /**
+   * @param database what the queue's database is known by (its `Database`): handles over one share
+   *   what they know of queues without a limit.
+   */
+  constructor(
+    private readonly random: () => number,
+    database: object,
+  ) {
+    let unlimited = UNLIMITED_QUEUES.get(database);
+    if (unlimited === undefined) {
+      unlimited = { version: undefined, queues: new Set() };
+      UNLIMITED_QUEUES.set(database, unlimited);
+    }
+    this.unlimited = unlimited;
+  }
+
+  private readonly unlimited: Unlimited;
 
   keys(doc: DocumentKeys): RateLimitKeys {
     const cached = this.cachedKeys;
@@ -168,13 +207,24 @@ export class RateLimiter {
   }
 
   /**
-   * What a take of up to `count` items at `now` may deliver. Reads the limit (1 point read, with a read
-   * conflict: only `set`/`remove` write it) and, under a limit, snapshot range reads of the window's
+   * What a take of up to `count` items at `now` may deliver. Reads the metadata version (no round trip
+   * on a cluster, already read by other layers), and nothing more for a queue known to have no limit
+   * at that version; otherwise the limit (1 point read, with a read conflict: only `set`/`remove`
+   * write it) and, under a limit, snapshot range reads of the window's
    * slots: a run of about `4 * count` slots from a random one (issued with the limit read when this
    * handle already knows the limit), and the rest of the window only if that run lacks free slots.
    */
   async allowance(tr: Transaction, doc: DocumentKeys, now: number, count: number): Promise<Allowance> {
     const keys = this.keys(doc);
+    const unlimited = this.unlimited;
+    const version = await DocTransaction.of(tr).metadataVersion();
+    if (version !== METADATA_VERSION_BUMPED) {
+      if (!sameVersion(version, unlimited.version)) {
+        unlimited.version = version;
+        unlimited.queues.clear();
+      }
+      if (unlimited.queues.has(doc.identity)) return UNLIMITED;
+    }
     const known = this.known;
     const limitRead = tr.get(keys.limit);
     const start = (max: number) => Math.min(max - 1, Math.floor(this.random() * max));
@@ -193,6 +243,11 @@ export class RateLimiter {
     }
     const limit = value === undefined ? null : decodeRateLimit(value);
     this.known = limit;
+    // Remembered only if no other version was cached meanwhile: "no limit" is the truth at `version`.
+    if (limit === null && version !== METADATA_VERSION_BUMPED && sameVersion(version, unlimited.version)) {
+      if (unlimited.queues.size >= MAX_REMEMBERED) unlimited.queues.clear();
+      unlimited.queues.add(doc.identity);
+    }
     if (limit === null || !(known?.max === limit.max && known.intervalMs === limit.intervalMs)) guess?.used.catch(() => undefined);
     if (limit === null) return UNLIMITED;
     const window = windowOf(now, limit);
@@ -234,6 +289,12 @@ export class RateLimiter {
     if (before !== undefined && before.max === limit.max && before.intervalMs === limit.intervalMs) return;
     tr.clearRange(keys.slots, keys.slotsEnd);
     tr.set(keys.limit, encodeRateLimit(limit));
+    if (before === undefined) {
+      // Takes that trust "no limit" (see UNLIMITED_QUEUES) learn of it by the version.
+      tr.bumpMetadataVersion();
+      DocTransaction.of(tr).metadataVersionBumped();
+      this.unlimited.queues.delete(doc.identity);
+    }
   }
 
   /** Removes the limit and its slots; whether there was one. Reads the limit key. */
