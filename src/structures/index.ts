@@ -35,4 +35,6 @@ export {
   type ConsumerStats,
   type QueueHandler,
   type RateLimit,
+  type BackoffPolicy,
 } from './queue/queue';
+export { MAX_PRIORITY } from './queue/priority';
