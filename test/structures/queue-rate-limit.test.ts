@@ -256,14 +256,27 @@ documentSuite('Queue rate limits', (ctx) => {
   });
 
   describe('costs', () => {
-    it('a pop without a limit reads the limit key with the kind check and the head, once: then nothing more', async () => {
+    it('a pop without a limit reads nothing more, once the queue is known to have none', async () => {
       const { docs, c, q, counter } = await setUp();
+      // Created through this database: known at once.
       await q.pushMany([1, 2, 3]);
-      const first = await counter.measure(() => docs.transact((tr) => q.pop({ tr })));
-      expect(first.counts).toMatchObject({ gets: 2, rangeReads: 2, sets: 0 });
-      // Every handle over this database now knows, at this metadata version, that the queue has none.
-      const again = await counter.measure(() => docs.transact((tr) => c.queue('q').pop({ tr })));
-      expect(again.counts).toMatchObject({ gets: 1, rangeReads: 2, sets: 0 });
+      const created = await counter.measure(() => docs.transact((tr) => q.pop({ tr })));
+      expect(created.counts).toMatchObject({ gets: 1, rangeReads: 2, sets: 0 });
+      // Met through another database object (as by another process): the limit key is read with the
+      // kind check and the head, once; then every handle over that database knows.
+      const elsewhere = new Database(counter);
+      const other = await open({ database: elsewhere });
+      try {
+        // (The other layer's first read of the collection, which reads its manifest.)
+        expect(await other.collection().queue('q').size()).toBe(2);
+        const first = await counter.measure(() => other.transact((tr) => other.collection().queue('q').pop({ tr })));
+        expect(first.counts).toMatchObject({ gets: 2, rangeReads: 2, sets: 0 });
+        const again = await counter.measure(() => other.transact((tr) => other.collection().queue('q').pop({ tr })));
+        expect(again.counts).toMatchObject({ gets: 1, rangeReads: 2, sets: 0 });
+      } finally {
+        await other.close();
+      }
+      expect(await c.queue('q').size()).toBe(0);
     });
 
     it('a pop under a limit also reads the window (snapshot) and sets one slot key, with a read conflict on it', async () => {

@@ -603,6 +603,11 @@ export class Queue<T = JsonValue> extends Structure {
 
   // ---- internals
 
+  /** A queue this transaction creates has no rate limit: its takes need not read one (rate-limit.ts). */
+  protected override initialize(tr: Transaction, keys: DocumentKeys): void {
+    this.limiter.created(tr, keys);
+  }
+
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
   async appendIn(tr: Transaction, payloads: readonly Buffer[]): Promise<void> {
     await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined));

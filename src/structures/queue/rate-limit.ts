@@ -272,6 +272,29 @@ export class RateLimiter {
     return this.allowanceIn(keys, limit, window, free.slice(0, count), now);
   }
 
+  /**
+   * Remembers that the queue `tr` creates has no limit at the metadata version `tr` reads at: it did
+   * not exist then (a stale expired one is cleared by the creation), and a limit can only come by a
+   * bump. Reads the metadata version at snapshot (no conflict; no round trip on a cluster), after the
+   * fact: nothing waits for it.
+   */
+  created(tr: Transaction, doc: DocumentKeys): void {
+    const identity = doc.identity;
+    const unlimited = this.unlimited;
+    tr.snapshot()
+      .getMetadataVersion()
+      .then((version) => {
+        if (!sameVersion(version, unlimited.version)) {
+          unlimited.version = version;
+          unlimited.queues.clear();
+        }
+        if (unlimited.queues.size >= MAX_REMEMBERED) unlimited.queues.clear();
+        unlimited.queues.add(identity);
+      })
+      // Unreadable after this transaction's own bump, or the transaction ended: nothing remembered.
+      .catch(() => undefined);
+  }
+
   /** The limit stored, if any. Reads the limit key (1 point read). */
   async get(tr: Transaction, doc: DocumentKeys): Promise<RateLimit | undefined> {
     const value = await tr.get(this.keys(doc).limit);
