@@ -17,8 +17,8 @@ import type { Taken } from './head';
  *
  * A take reads the limit and (snapshot) the window's claimed slots, delivers at most as many items as
  * slots are free, and claims one free slot per item (the first free ones from a random slot on), with
- * a read conflict on each slot key it sets: a window never holds more than `max` slot keys, each set by one committed take, and two
- * takes conflict only when they claim the same slot.
+ * a read conflict on each slot key it sets: a window never holds more than `max` slot keys, each set
+ * by one committed take, and two takes conflict only when they claim the same slot.
  */
 
 /** At most `max` items taken from the queue per window of `intervalMs` milliseconds. */
@@ -106,8 +106,6 @@ export function windowOf(now: number, limit: RateLimit): number {
 export interface Allowance {
   /** Items the take may deliver: the free slots it found, at most the count asked for (Infinity without a limit). */
   readonly free: number;
-  /** The window, when there is a limit. */
-  readonly window: number | undefined;
   /**
    * When a take held back by the limit should try again, in ms (Infinity without a limit): when the
    * window ends, plus a jitter of up to a tenth of the interval (at most {@link WAKE_JITTER_MS}), so
@@ -121,7 +119,7 @@ export interface Allowance {
   claim(tr: Transaction, count: number): void;
 }
 
-const UNLIMITED: Allowance = { free: Infinity, window: undefined, resetInMs: Infinity, claim: () => undefined };
+const UNLIMITED: Allowance = { free: Infinity, resetInMs: Infinity, claim: () => undefined };
 
 /** A take under the limit: the head items it may deliver, and its allowance to claim slots for them. */
 export interface LimitedTaken extends Taken {
@@ -168,7 +166,8 @@ function segmentLength(count: number, max: number): number {
 
 /**
  * One queue handle's view of its rate limit: it reads the limit with every take (so all handles in
- * all processes apply the stored one), and remembers the last one seen so that the next take can read
+ * all processes apply the stored one) unless the queue is known to have none at the transaction's
+ * metadata version (see `Unlimited`), and remembers the last limit seen so that the next take can read
  * the window's slots together with the limit instead of one round trip after it.
  *
  * A take of `count` items reads a run of slots from a random one first (about `4 * count` keys), and
@@ -180,6 +179,7 @@ export class RateLimiter {
   private known: RateLimit | null | undefined;
   private sweptBelow = -Infinity;
   private cachedKeys: RateLimitKeys | undefined;
+  private readonly unlimited: Unlimited;
 
   /**
    * @param database what the queue's database is known by (its `Database`): handles over one share
@@ -196,8 +196,6 @@ export class RateLimiter {
     }
     this.unlimited = unlimited;
   }
-
-  private readonly unlimited: Unlimited;
 
   keys(doc: DocumentKeys): RateLimitKeys {
     const cached = this.cachedKeys;
@@ -336,11 +334,10 @@ export class RateLimiter {
     return pairs.map((p) => keys.slotOf(p.key));
   }
 
-  /** An allowance to claim `free` (read free, in the order to claim them). */
+  /** An allowance to claim slots of `free` (the free slots found, in the order to claim them). */
   private allowanceIn(keys: RateLimitKeys, limit: RateLimit, window: number, free: readonly number[], now: number): Allowance {
     return {
       free: free.length,
-      window,
       resetInMs: (window + 1) * limit.intervalMs - now + this.random() * Math.min(limit.intervalMs / 10, WAKE_JITTER_MS),
       claim: (tr, count) => {
         const n = Math.min(count, free.length);
