@@ -36,5 +36,12 @@ export {
   type QueueHandler,
   type RateLimit,
   type BackoffPolicy,
+  type RepeatEvery,
+  type RepeatInfo,
+  type RepeatOptions,
+  type RunSchedulesOptions,
+  type RunSchedulesResult,
+  type Scheduler,
+  type SchedulerOptions,
 } from './queue/queue';
 export { MAX_PRIORITY } from './queue/priority';

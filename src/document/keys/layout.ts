@@ -56,6 +56,8 @@ export const META_TOKENS = 0x74; // 't'
 export const META_RATE_LIMIT = 0x72; // 'r'
 /** The prefix of a queue's rate-limit slots, by window. */
 export const META_RATE_SLOTS = 0x77; // 'w'
+/** A queue's repeatable jobs (`structures/queue/repeat.ts`): the changed key, and one schedule per name after it. */
+export const META_SCHEDULES = 0x63; // 'c'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;
