@@ -125,31 +125,44 @@ export function intervalRange(index: CompiledIndex, interval: IndexInterval): { 
   return { begin: Buffer.concat([prefix, begin]), end: Buffer.concat([prefix, end]) };
 }
 
-/** The document id, field values and cursor of an entry's key. */
-function decodeKey(index: CompiledIndex, key: Buffer): { id: DocId; values: IndexValue[]; cursor: Buffer } {
-  const prefixLength = index.entriesPrefix.length;
-  const fields = index.stored.fields;
-  const values: IndexValue[] = new Array<IndexValue>(fields.length);
-  let pos = prefixLength;
-  for (let i = 0; i < fields.length; i++) {
-    const reader = new ValueReader(key, pos, fields[i].order === 'desc');
-    values[i] = reader.read();
-    pos = reader.pos;
+/**
+ * An entry as scans return it. Its cursor is cut from the key only when asked for: a page needs the
+ * cursor of its last entry alone.
+ */
+class ScannedEntry implements IndexEntry {
+  constructor(
+    readonly id: DocId,
+    readonly values: readonly IndexValue[],
+    readonly included: ReadonlyMap<string, IndexValue>,
+    private readonly key: Buffer,
+    private readonly prefixLength: number,
+  ) {}
+
+  get cursor(): Buffer {
+    return this.key.subarray(this.prefixLength);
   }
-  const id = docIdOf(decodeItem(new Reader(key, pos)));
-  return { id, values, cursor: key.subarray(prefixLength) };
 }
 
 /**
  * The entry in `pair` as a scan returns it, or `undefined` when its document expired at `now` (the
- * expiry is read first: the included values of an expired entry are not decoded).
+ * expiry is read first: the key and the included values of an expired entry are not decoded).
  */
 function liveEntry(index: CompiledIndex, pair: KeyValue, now: number): IndexEntry | undefined {
   const reader = new ValueReader(pair.value, 0);
   const expiry = reader.read();
   if (typeof expiry === 'number' && expiry <= now) return undefined;
-  const { id, values, cursor } = decodeKey(index, pair.key);
-  return { id, values, included: readIncluded(reader, index.include), cursor };
+  const key = pair.key;
+  const prefixLength = index.entriesPrefix.length;
+  const fields = index.stored.fields;
+  const values: IndexValue[] = new Array<IndexValue>(fields.length);
+  let pos = prefixLength;
+  for (let i = 0; i < fields.length; i++) {
+    const field = new ValueReader(key, pos, fields[i].order === 'desc');
+    values[i] = field.read();
+    pos = field.pos;
+  }
+  const id = docIdOf(decodeItem(new Reader(key, pos)));
+  return new ScannedEntry(id, values, readIncluded(reader, index.include), key, prefixLength);
 }
 
 /** The key range an interval and the scan options' `after` leave, `undefined` when it is empty. */

@@ -176,13 +176,13 @@ async function unionPage(
     const resolved = await resolveCandidates(source, tr, query, plan, candidates, stats);
     let c = 0;
     for (; c < candidates.length && items.length < want && examined < PAGE_BUDGET; c++) {
-      const { entry, interval } = candidates[c];
       examined++;
-      k = interval;
-      after = entry.cursor;
+      k = candidates[c].interval;
       const found = resolved[c];
       if (found !== undefined) items.push(found.item);
     }
+    // The page resumes after the last entry examined (its cursor is made for it alone).
+    if (c > 0) after = candidates[c - 1].entry.cursor;
     // No interval has more entries and every candidate was consumed: the union is done.
     if (!full && c === candidates.length) k = plan.intervals.length;
   }
@@ -351,7 +351,8 @@ async function orderedPage(
   side.sort((a, b) => cmp(a.key, b.key));
 
   const items: FindItem[] = [];
-  let cursor = position?.cursor;
+  // The last main entry passed: the page resumes after it (its cursor is made for it alone).
+  let passed: IndexEntry | undefined;
   let lastKey = last;
   let m = 0;
   let s = 0;
@@ -360,7 +361,7 @@ async function orderedPage(
     if (entry === undefined && mainMore) break;
     const mainKey = entry === undefined ? undefined : { values: plan.orderKey.map((k) => entry.values[k.field]), id: entry.id };
     if (entry !== undefined && (mainItems[m] === undefined || !afterLast(mainKey as OrderKey))) {
-      cursor = entry.cursor;
+      passed = entry;
       m++;
       continue;
     }
@@ -373,7 +374,7 @@ async function orderedPage(
     } else {
       items.push((mainItems[m] as Resolved).item);
       lastKey = mainKey;
-      cursor = entry.cursor;
+      passed = entry;
       m++;
     }
   }
@@ -381,7 +382,7 @@ async function orderedPage(
   if (done) return { items, position: undefined };
   return {
     items,
-    position: { plan: plan.index.name, cursor, lastValues: lastKey?.values, lastId: lastKey?.id },
+    position: { plan: plan.index.name, cursor: passed?.cursor ?? position?.cursor, lastValues: lastKey?.values, lastId: lastKey?.id },
   };
 }
 

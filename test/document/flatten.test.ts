@@ -145,6 +145,15 @@ describe('flatten', () => {
     expect(roundTrip(tricky)).toEqual(tricky);
   });
 
+  it('decodes the key names of each document when documents of other shapes were read just before', () => {
+    const docs: JsonValue[] = [{ a: 1, b: 2 }, { 'a\0': 1, b: 2 }, { ab: 1, b: { a: 3 } }, { a: { 'a\0b': 1 } }, { a: 1, b: 2 }, { b: 1 }];
+    // Bases of different lengths, as documents with ids of different lengths have.
+    const bases = ['x', 'longer base', ''].map((b) => Buffer.from(b));
+    for (let round = 0; round < 3; round++) {
+      docs.forEach((doc, i) => expect(roundTrip(doc, bases[(i + round) % bases.length])).toEqual(doc));
+    }
+  });
+
   it('gives array elements positions 0..n-1', () => {
     const entries = flatten(['x', 'y', 'z'], BASE, Limits.maxKeyBytes);
     expect(entries.keys.slice(1)).toEqual([0, 1, 2].map((i) => childKey(BASE, i)));

@@ -23,6 +23,7 @@ import {
   subtreeEnd,
 } from '../../src/document/keys/layout';
 import { encodeLeb128 } from '../../src/document/keys/leb128';
+import { casOf } from '../../src/document/keys/version';
 import { pack, Uuid } from '../../src/tuple';
 import { Random, testSeed } from '../support/random';
 
@@ -195,6 +196,20 @@ describe('document ids', () => {
         code = isDocumentError(err) ? err.code : 'other';
       }
       expect(code).toBe('INVALID_ARGUMENT');
+    }
+  });
+});
+
+describe('casOf', () => {
+  const seed = testSeed();
+
+  it(`spells a version key's value in lowercase hex, byte by byte, whatever its length (seed ${seed})`, () => {
+    const random = new Random(seed);
+    for (let round = 0; round < 200; round++) {
+      const length = round % 4 === 0 ? random.int(16) : 10;
+      const bytes = Buffer.from(Array.from({ length }, () => random.int(256)));
+      expect(casOf(bytes)).toBe(bytes.toString('hex'));
+      expect(casOf(new Uint8Array(bytes))).toBe(bytes.toString('hex'));
     }
   });
 });

@@ -7,9 +7,9 @@ import { testSeed } from '../support/random';
 
 /**
  * The memory engine's stored pairs as range reads take them: `collect` returns the pairs of
- * `[begin, end)` in either direction up to a total, whether the range is short (compared with its end
- * pair by pair) or long (stopped on its last key, found by a second descent), and appends after what
- * the output already holds.
+ * `[begin, end)` in either direction up to a total, whether the range is short or long, within a leaf
+ * or across many (ascending reads walk the tree's nodes; descending ones compare their first pairs
+ * with the end, then stop on the last key), and appends after what the output already holds.
  */
 describe('FrozenTree.collect', () => {
   const seed = testSeed();
@@ -17,12 +17,21 @@ describe('FrozenTree.collect', () => {
   it(`returns the pairs of a range in order, short and long ranges alike, up to the total (seed ${seed})`, () => {
     const rnd = seededRandom(seed);
     const int = (n: number) => Math.floor(rnd() * n);
-    // Keys of 1 to 3 letters from 8: ranges of every length from none to all of a few hundred keys.
-    const key = () => Buffer.from(Array.from({ length: 1 + int(3) }, () => String.fromCharCode(97 + int(8))).join(''));
+    // Keys of 1 to 4 letters from 8 (ranges of every length from none to all of a few thousand keys),
+    // in some rounds of 1 to 9 letters from 2 (long shared prefixes, as a collection's keys have), or
+    // after a common prefix of 130 bytes (past which key comparison changes method).
+    let letters = 8;
+    let longest = 4;
+    let common = '';
+    const key = () => Buffer.from(common + Array.from({ length: 1 + int(longest) }, () => String.fromCharCode(97 + int(letters))).join(''));
     const show = (pairs: readonly KeyValue[]) => pairs.map((p) => `${p.key.toString()}=${p.value[0]}`).join(',');
     for (let round = 0; round < 300; round++) {
+      [letters, longest] = round % 3 === 1 ? [2, 9] : [8, 4];
+      common = round % 7 === 3 ? 'p'.repeat(130) : '';
       const store = new BTree<Buffer, Buffer>(undefined, compareBytes);
-      for (let i = int(400); i > 0; i--) store.set(key(), Buffer.from([int(256)]));
+      // Now and then a tree of several levels, some of its keys deleted again (nodes merged, emptied).
+      for (let i = round % 10 === 0 ? 2000 + int(2000) : int(400); i > 0; i--) store.set(key(), Buffer.from([int(256)]));
+      if (rnd() < 0.3) for (let i = int(store.size); i > 0; i--) store.delete(key());
       const frozen = store.clone();
       frozen.freeze();
       const tree = new FrozenTree(frozen);

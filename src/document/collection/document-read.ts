@@ -46,7 +46,8 @@ export async function readDocumentEntries(tr: Transaction, keys: DocumentKeys): 
  *
  * Keys read per call: 1 range read per document (its metadata and data, as {@link readDocument}),
  * all issued before any is awaited; 2 for a document this attempt wrote (its version key is
- * unreadable until commit). Each document's range is built once, without a per-document async frame.
+ * unreadable until commit). Each document's range is built once; the reads are awaited together and
+ * decoded in one pass, without a promise or closure of their own per document.
  */
 export function readDocuments(
   tr: Transaction,
@@ -56,24 +57,39 @@ export function readDocuments(
   forms: JsonForms,
 ): Promise<(GetResult | undefined)[]> {
   const written = DocTransaction.existing(tr)?.writtenDocuments();
-  const reads: Promise<GetResult | undefined>[] = new Array<Promise<GetResult | undefined>>(ids.length);
+  const reads: Promise<KeyValue[] | GetResult | undefined>[] = new Array<Promise<KeyValue[] | GetResult | undefined>>(ids.length);
+  const prefixLengths: number[] = new Array<number>(ids.length);
   for (let i = 0; i < ids.length; i++) {
-    const id = ids[i];
-    const prefix = packPrefixed(collectionPrefix, [id]);
-    const keysOf = () => new DocumentKeys(collectionPrefix, id);
+    const prefix = packPrefixed(collectionPrefix, [ids[i]]);
+    prefixLengths[i] = prefix.length;
     if (written !== undefined && written.size > 0 && written.has(prefix.toString('latin1'))) {
-      reads[i] = readDocument(tr, keysOf(), now, forms);
-      continue;
+      prefixLengths[i] = -1;
+      reads[i] = readDocument(tr, new DocumentKeys(collectionPrefix, ids[i]), now, forms);
+    } else {
+      reads[i] = tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1));
     }
-    reads[i] = tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
-      (entries) => documentOf(forms, entries, prefix.length, 0, entries.length, keysOf, now),
-      (err: unknown) => {
-        if (!isKvError(err, 'accessed_unreadable')) throw err;
-        return readDocument(tr, keysOf(), now, forms);
-      },
-    );
   }
-  return Promise.all(reads);
+  return Promise.all(reads).then(
+    (results) => {
+      const docs: (GetResult | undefined)[] = new Array<GetResult | undefined>(ids.length);
+      for (let i = 0; i < ids.length; i++) {
+        const result = results[i];
+        if (prefixLengths[i] < 0) {
+          docs[i] = result as GetResult | undefined;
+          continue;
+        }
+        const entries = result as KeyValue[];
+        docs[i] = documentOf(forms, entries, prefixLengths[i], 0, entries.length, () => new DocumentKeys(collectionPrefix, ids[i]), now);
+      }
+      return docs;
+    },
+    (err: unknown) => {
+      // A range holding a key this attempt wrote with a versionstamp (its version key, when the
+      // document was written through another layer's record): read each document as readDocument does.
+      if (!isKvError(err, 'accessed_unreadable')) throw err;
+      return Promise.all(ids.map((id) => readDocument(tr, new DocumentKeys(collectionPrefix, id), now, forms)));
+    },
+  );
 }
 
 /**

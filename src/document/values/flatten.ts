@@ -166,6 +166,13 @@ function where(path: readonly PathElement[]): string {
 }
 
 /**
+ * The object keys {@link unflatten} decoded last, by depth and ordinal: kept from one call to the next
+ * (a page of documents of one shape decodes each name once). An entry is used only when its bytes are
+ * those of the key at hand.
+ */
+const OBJECT_KEY_NAMES: CachedName[][] = [[]];
+
+/**
  * The value of the subtree whose entries are `entries[start..end)`, in key order, the first being the
  * node itself (its key `baseLength` bytes long).
  *
@@ -196,7 +203,7 @@ export function unflatten(entries: readonly KeyValue[], start: number, end: numb
   const isArray: boolean[] = [rootCode === ARRAY_MARKER];
   const keyEnds: number[] = [baseLength];
   // Per depth, the keys of the previous object there by ordinal, and the ordinal of the next child.
-  const names: CachedName[][] = [[]];
+  const names = OBJECT_KEY_NAMES;
   const ordinals: number[] = [0];
   let depth = 0;
   let previous = first.key;
@@ -257,8 +264,8 @@ export function unflatten(entries: readonly KeyValue[], start: number, end: numb
 
 /**
  * An object key decoded before, at `key[at..]`. Sibling objects of one shape (the elements of an array
- * of records) repeat their keys in the same order: reusing the string skips decoding it and lets the
- * engine reuse the interned name.
+ * of records), and the documents of one collection, repeat their keys in the same order: reusing the
+ * string skips decoding it and lets the engine reuse the interned name.
  */
 interface CachedName {
   readonly key: Buffer;

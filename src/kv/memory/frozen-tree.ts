@@ -8,30 +8,181 @@ type Pair = [Buffer, Buffer];
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NOTHING: Iterator<Pair> = { next: () => DONE };
 
-/** Pairs a range read compares with its end before it looks its last key up instead. */
+/** Pairs a descending range read compares with its end before it looks its last key up instead. */
 const SHORT_RANGE = 16;
 
 /**
+ * A node of `sorted-btree` 2.x as its own code lays it out: a leaf holds sorted `keys` and their
+ * `values`; an internal node holds `children` and, in `keys`, each child's largest key (its key i is
+ * never below the largest key under child i, so a search by it finds the child a key belongs to).
+ */
+interface TreeNode {
+  readonly keys: Buffer[];
+  readonly values: Buffer[];
+  readonly children?: TreeNode[];
+}
+
+/** The root of `tree` if its nodes are laid out as {@link TreeNode} says, else `undefined`. */
+function rootOf(tree: BTree<Buffer, Buffer>): TreeNode | undefined {
+  const root = (tree as unknown as { _root?: Partial<TreeNode> })._root;
+  if (root === undefined || !Array.isArray(root.keys)) return undefined;
+  if (root.children === undefined ? !Array.isArray(root.values) : !Array.isArray(root.children)) return undefined;
+  return root as TreeNode;
+}
+
+/**
+ * `a` against `b` where their first `from` bytes are known to be equal: 0 when equal, else the sign
+ * of `a - b` times 1 + the number of leading bytes they share (a lower bound of it past 128 bytes).
+ */
+function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number {
+  const n = a.length < b.length ? a.length : b.length;
+  if (n - from > 128) {
+    const c = Buffer.compare(a, b);
+    return c === 0 ? 0 : c < 0 ? -(from + 1) : from + 1;
+  }
+  for (let i = from; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x !== y) return x < y ? -(i + 1) : i + 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -(n + 1) : n + 1;
+}
+/**
+ * The first position in `keys[lo..hi]` whose key is at or after `target`, where the keys there lie
+ * between two keys that share `sharedLo` and `sharedHi` leading bytes with `target` (`hi` when none
+ * before it is).
+ */
+function searchFrom(keys: readonly Buffer[], target: Buffer, lo: number, hi: number, sharedLo: number, sharedHi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareFrom(keys[mid], target, sharedLo < sharedHi ? sharedLo : sharedHi);
+    if (c < 0) {
+      lo = mid + 1;
+      sharedLo = -c - 1;
+    } else {
+      hi = mid;
+      sharedHi = c === 0 ? target.length : c - 1;
+    }
+  }
+  return lo;
+}
+
+/**
  * A frozen copy-on-write clone of the memory engine's sorted map, as a transaction's read-your-writes
- * merge reads it. Scans stop on reaching the range's last stored key (the very object: a frozen tree
- * never changes) rather than comparing every key with the range's end, because comparing costs more
- * than stepping the iterator.
+ * merge reads it. Ascending reads walk the tree's nodes (see {@link TreeNode}; the layout is checked
+ * once, and a tree laid out otherwise is read through its iterators); descending reads stop on
+ * reaching the range's last stored key (the very object: a frozen tree never changes) rather than
+ * comparing every key with the range's end, because comparing costs more than stepping the iterator.
  */
 export class FrozenTree implements StoredPairs {
-  constructor(private readonly tree: BTree<Buffer, Buffer>) {}
+  /** The tree's nodes, walked directly by ascending reads (`undefined`: use its iterators). */
+  private readonly root: TreeNode | undefined;
+  /** An ascending read's path from the root: the internal nodes, and the child taken in each. */
+  private readonly path: TreeNode[] = [];
+  private readonly at: number[] = [];
+
+  constructor(private readonly tree: BTree<Buffer, Buffer>) {
+    this.root = rootOf(tree);
+  }
 
   get(key: Buffer): Buffer | undefined {
     return this.tree.get(key);
   }
 
   /**
-   * Steps the tree's own iterator, without a wrapper per pair: range reads spend their time here. The
-   * first {@link SHORT_RANGE} pairs are compared with the range's far end as they come, so a short
-   * read (a document, a page of index entries) descends the tree once; a longer one then finds its
-   * last stored key (a second descent) and stops on that object, comparing nothing more.
+   * Appends the pairs of `[begin, end)` until `out` holds `total`: range reads spend their time here.
+   *
+   * Ascending, it walks the tree's nodes itself: one descent to `begin` (a binary search per level that
+   * compares only the bytes past those `begin` shares with the keys around it; no path arrays, iterator
+   * or pair object per step as the tree's own `entries` makes), then leaf after leaf, comparing `end`
+   * with a leaf's last key, and in the leaf that holds the range's end searching for it the same way. A
+   * short read (a document, a page of index entries: most reads) is one descent and a few pairs, so the
+   * descent is its cost; an indexed query reads one such range per document.
    */
   collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     if (out.length >= total) return;
+    if (!reverse && this.root !== undefined) {
+      this.collectAscending(this.root, begin, end, total, out);
+      return;
+    }
+    this.collectByIterator(begin, end, reverse, total, out);
+  }
+
+  private collectAscending(root: TreeNode, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+    const { path, at } = this;
+    let depth = 0;
+    let node = root;
+    // A binary search per level that skips the bytes `begin` shares with both keys bracketing it: the
+    // keys between them share those bytes too (the keys of one collection share a long prefix).
+    let shared = 0;
+    let i: number;
+    for (;;) {
+      const keys = node.keys;
+      let lo = 0;
+      let hi = keys.length;
+      let sharedLo = shared;
+      let sharedHi = shared;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const c = compareFrom(keys[mid], begin, sharedLo < sharedHi ? sharedLo : sharedHi);
+        if (c < 0) {
+          lo = mid + 1;
+          sharedLo = -c - 1;
+        } else {
+          hi = mid;
+          sharedHi = c === 0 ? begin.length : c - 1;
+        }
+      }
+      i = lo;
+      if (node.children === undefined) break;
+      if (i === keys.length) return;
+      path[depth] = node;
+      at[depth] = i;
+      depth++;
+      // Child i holds keys above key i - 1 (or the node's own lower bound) and up to key i.
+      shared = sharedLo < sharedHi ? sharedLo : sharedHi;
+      node = node.children[i];
+    }
+    // Every key from here on is at or after `begin`, so those before `end` share the bytes these two share.
+    const c = compareFrom(begin, end, 0);
+    const sharedRange = c < 0 ? -c - 1 : 0;
+    for (;;) {
+      const { keys, values } = node;
+      const n = keys.length;
+      // The whole rest of the leaf is in the range unless its last key is not; then the range ends in
+      // this leaf, at the first key from i on at or after `end`.
+      let stop = n;
+      if (n > 0) {
+        const last = compareFrom(keys[n - 1], end, 0);
+        if (last >= 0) stop = searchFrom(keys, end, i, n - 1, sharedRange, last === 0 ? end.length : last - 1);
+      }
+      for (; i < stop; i++) {
+        out.push({ key: keys[i], value: values[i] });
+        if (out.length >= total) return;
+      }
+      if (stop < n) return;
+      // The next leaf: up to the nearest ancestor with a child to the right, then down its leftmost path.
+      let d = depth - 1;
+      while (d >= 0 && at[d] + 1 >= (path[d].children as TreeNode[]).length) d--;
+      if (d < 0) return;
+      at[d]++;
+      node = (path[d].children as TreeNode[])[at[d]];
+      for (let q = d + 1; q < depth; q++) {
+        path[q] = node;
+        at[q] = 0;
+        node = (node.children as TreeNode[])[0];
+      }
+      i = 0;
+    }
+  }
+
+  /**
+   * Steps the tree's own iterator, without a wrapper per pair. The first {@link SHORT_RANGE} pairs are
+   * compared with the range's far end as they come, so a short read descends the tree once; a longer
+   * one then finds its last stored key (a second descent) and stops on that object, comparing nothing
+   * more.
+   */
+  private collectByIterator(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     const stored = reverse ? this.tree.entriesReversed(end, [], true) : this.tree.entries(begin, []);
     let s = stored.next();
     for (let n = 0; !s.done; n++, s = stored.next()) {
