@@ -34,6 +34,7 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
+  type RateLimit,
   type BackoffPolicy,
   type RepeatEvery,
   type RepeatInfo,

@@ -13,6 +13,8 @@ import {
   META_KIND,
   META_LENGTH,
   META_PUSHED,
+  META_RATE_LIMIT,
+  META_RATE_SLOTS,
   META_SIZE,
   META_TOKENS,
   META_VERSION,
@@ -81,9 +83,20 @@ describe('DocumentKeys', () => {
     for (const path of [['ab\0c'], ['ab\0'], ['abc'], ['a'], ['b']]) expect(within(keys.dataKey(path), node, end)).toBe(false);
   });
 
-  it('allocates each metadata name once, as the stored bytes v k x s l b p t, with the expiry last', () => {
-    const names = [META_VERSION, META_KIND, META_EXPIRY, META_SIZE, META_LENGTH, META_BYTES, META_PUSHED, META_TOKENS];
-    expect(Buffer.from(names).toString('latin1')).toBe('vkxslbpt');
+  it('allocates each metadata name once, as the stored bytes v k x s l b p t r w, with the expiry last', () => {
+    const names = [
+      META_VERSION,
+      META_KIND,
+      META_EXPIRY,
+      META_SIZE,
+      META_LENGTH,
+      META_BYTES,
+      META_PUSHED,
+      META_TOKENS,
+      META_RATE_LIMIT,
+      META_RATE_SLOTS,
+    ];
+    expect(Buffer.from(names).toString('latin1')).toBe('vkxslbptrw');
     expect(Math.max(...names)).toBe(META_EXPIRY);
   });
 

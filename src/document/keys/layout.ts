@@ -58,6 +58,10 @@ export const META_EVENTS = 0x65; // 'e'
 export const META_JOBS = 0x6a; // 'j'
 /** A queue's stored settings of its event log (`structures/queue/events.ts`). */
 export const META_NOTIFY = 0x6e; // 'n'
+/** A queue's rate limit (`structures/queue/rate-limit.ts`): tuple(max, intervalMs). */
+export const META_RATE_LIMIT = 0x72; // 'r'
+/** The prefix of a queue's rate-limit slots, by window. */
+export const META_RATE_SLOTS = 0x77; // 'w'
 /** A queue's repeatable jobs (`structures/queue/repeat.ts`): the changed key, and one schedule per name after it. */
 export const META_SCHEDULES = 0x63; // 'c'
 

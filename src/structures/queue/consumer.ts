@@ -124,8 +124,11 @@ export interface Batch<T> {
   readonly deadLettered: number;
   /** Ids of the items moved to the dead-letter queue because `poisoned` said so. */
   readonly poisoned?: string[];
-  /** When nothing was there: a watch on the queue's pushed key, and when the next delayed item shows. */
-  readonly idle?: { readonly watch: Watch; readonly wakeInMs: number };
+  /**
+   * When nothing was there: a watch on the queue's pushed key, and when the next delayed item shows;
+   * no watch when the rate limit held items back (then wakeInMs is when its window ends).
+   */
+  readonly idle?: { readonly watch?: Watch; readonly wakeInMs: number };
 }
 
 /** @internal What a consumer needs of its queue. */

@@ -46,6 +46,7 @@ import {
   type QueueJob,
   type QueueJobInfo,
 } from './jobs';
+import { checkedRateLimit, RateLimiter, withinLimit, type LimitedTaken, type RateLimit } from './rate-limit';
 import type { StructureWriteOptions } from '../structure';
 import {
   Repeatables,
@@ -64,6 +65,7 @@ export type { QueueEvent, QueueEventType, QueueEventSettings } from './events';
 export type { JobState, QueueCounts, QueueJob, QueueJobInfo } from './jobs';
 export type { JobHandle } from './consumer';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
+export type { RateLimit } from './rate-limit';
 export type { BackoffPolicy } from './backoff';
 export type { RepeatEvery, RepeatInfo, RepeatOptions, RunSchedulesOptions, RunSchedulesResult, Scheduler, SchedulerOptions } from './repeat';
 
@@ -225,6 +227,7 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly sweeper = new TokenSweeper();
   /** Events, job records and their settings (events.ts). */
   private readonly eventLog = new QueueEventLog(() => this.now());
+  private readonly limiter: RateLimiter;
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
   private repeatables: Repeatables<T> | undefined;
@@ -251,6 +254,7 @@ export class Queue<T = JsonValue> extends Structure {
     docIdElement(this.deadLetterId);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.limiter = new RateLimiter(this.random, access.kv);
     this.backoff = checkedBackoff(options.backoff);
     const defaults = Object.values(options).every((v) => v === undefined);
     this.popOperation = defaults ? DEFAULT_POP : {};
@@ -452,7 +456,7 @@ export class Queue<T = JsonValue> extends Structure {
       // The head is read with the kind check; not on a retry that first looks for its receipt.
       (t, doc) => {
         now = this.now();
-        return receipt === undefined || attempt === 0 ? this.takeIn(t, doc, count, spread, now) : Promise.resolve(undefined);
+        return receipt === undefined || attempt === 0 ? this.takeLimited(t, doc, count, spread, now) : Promise.resolve(undefined);
       },
       async (scope, prefetched) => {
         attempt++;
@@ -476,6 +480,7 @@ export class Queue<T = JsonValue> extends Structure {
           events?.leased(jobId, attempts, deadline);
           leases.push({ id, jobId: jobId.toString('hex'), value: decodePayload(item.record.payload) as T, deadline, attempts });
         }
+        taken.allowance.claim(tr, leases.length);
         await this.finishTake(scope, keys, taken.exhausted, []);
         if (leases.length > 0) this.changed(tr, scope.keys);
         if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
@@ -880,6 +885,65 @@ export class Queue<T = JsonValue> extends Structure {
     }
   }
 
+  /**
+  /**
+   * Limits the items taken from the queue to `limit.max` per window of `limit.intervalMs` (fixed windows
+   * by each taker's clock), for every handle in every process: pops, leases and consumers take only
+   * as many items as the window has free slots (docs/queue.md, "Rate limits"). Creates the queue if it
+   * does not exist. A different limit starts the count again in the current window; the same limit
+   * set again changes nothing.
+   *
+   * Reads: the kind key, the rate limit key. Writes: the version key; when the limit changes, the rate
+   * limit key and 1 range clear of the slots; a first limit also bumps the database's metadata version,
+   * so that takes which know the queue had none learn of it (transactions running at that moment that
+   * read the metadata version retry once). Conflicts with every take (they read the limit or the
+   * metadata version).
+   *
+   * @throws DocumentError INVALID_ARGUMENT (max an integer from 1 to 10,000, intervalMs from 1 to
+   *   86,400,000), WRONG_KIND.
+   */
+  async setRateLimit(limit: RateLimit, opts: StructureWriteOptions = {}): Promise<void> {
+    const checked = checkedRateLimit(limit);
+    await this.write(opts, async (scope) => {
+      scope.create();
+      await this.limiter.set(scope.tr, scope.keys, checked);
+      this.changed(scope.tr, scope.keys);
+    });
+  }
+
+  /**
+   * The queue's rate limit, or `undefined` when it has none (or does not exist).
+   *
+   * Reads: the kind key, the rate limit key (1 point read each, issued together).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async rateLimit(opts: TransactionOption = {}): Promise<RateLimit | undefined> {
+    return this.readWith(
+      opts,
+      (tr, doc) => this.limiter.get(tr, doc),
+      async (_tr, doc, limit) => (doc === undefined ? undefined : limit),
+    );
+  }
+
+  /**
+   * Removes the queue's rate limit and its slots: takes are no longer limited. Returns whether there
+   * was one (a retry after commit_unknown_result of an attempt that removed it reports `false`).
+   *
+   * Reads: the kind key, the rate limit key. Writes (when there was one): its clear, 1 range clear of the
+   * slots, the version key.
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  async removeRateLimit(opts: TransactionOption = {}): Promise<boolean> {
+    return this.write(opts, async (scope) => {
+      if (!scope.existed) return false;
+      const removed = await this.limiter.remove(scope.tr, scope.keys);
+      if (removed) this.changed(scope.tr, scope.keys);
+      return removed;
+    });
+  }
+
   // ---- internals
 
   /** `failed` events for jobs a consumer's handler failed on, in a transaction of their own (if events are on). */
@@ -890,6 +954,11 @@ export class Queue<T = JsonValue> extends Structure {
       const sink = doc === undefined ? undefined : await this.eventLog.sink(tr, doc);
       for (const job of jobs) sink?.failed(parseJobId(job.jobId), job.attempts, message);
     });
+  }
+
+  /** A queue this transaction creates has no rate limit: its takes need not read one (rate-limit.ts). */
+  protected override initialize(tr: Transaction, keys: DocumentKeys): void {
+    this.limiter.created(tr, keys);
   }
 
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
@@ -1040,9 +1109,15 @@ export class Queue<T = JsonValue> extends Structure {
     this.changed(tr, scope.keys);
   }
 
-  /** The head items to take, with their read conflicts (see `takeHead`). */
-  private take(scope: StructureScope, count: number, spread: number, now: number): Promise<Taken> {
-    return this.takeIn(scope.tr, scope.keys, count, spread, now);
+  /** The head items to take under the rate limit, with their read conflicts (see `takeHead`). */
+  private take(scope: StructureScope, count: number, spread: number, now: number): Promise<LimitedTaken> {
+    return this.takeLimited(scope.tr, scope.keys, count, spread, now);
+  }
+
+  /** As {@link takeIn}, cut to the free slots of the rate limit read with it (rate-limit.ts). */
+  private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
+    const [taken, allowance] = await Promise.all([this.takeIn(tr, doc, count, spread, now), this.limiter.allowance(tr, doc, now, count)]);
+    return withinLimit(taken, allowance);
   }
 
   /** As {@link take}, given the transaction and the queue's document keys. */
@@ -1097,7 +1172,7 @@ export class Queue<T = JsonValue> extends Structure {
       // The head is read with the kind check; not on a retry that first looks for its receipt.
       (t, doc) => {
         now = this.now();
-        return receipt === undefined || state.attempts === 0 ? this.takeIn(t, doc, 1, spread, now) : Promise.resolve(undefined);
+        return receipt === undefined || state.attempts === 0 ? this.takeLimited(t, doc, 1, spread, now) : Promise.resolve(undefined);
       },
       async (scope, prefetched) => {
         const attempt = ++state.attempts;
@@ -1109,6 +1184,7 @@ export class Queue<T = JsonValue> extends Structure {
         }
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
         for (const item of taken.items) scope.tr.clear(item.key);
+        taken.allowance.claim(scope.tr, taken.items.length);
         await this.finishTake(scope, keys, taken.exhausted, taken.items);
         const item = taken.items[0];
         if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
@@ -1117,6 +1193,7 @@ export class Queue<T = JsonValue> extends Structure {
         }
         if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
         if (!waiting || taken.exhausted.length > 0) return { found: false };
+        if (taken.heldBackMs !== undefined) return { found: false, wakeInMs: taken.heldBackMs };
         const next = await nextVisibleAt(scope.tr, keys, now);
         return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
       },
@@ -1139,7 +1216,7 @@ export class Queue<T = JsonValue> extends Structure {
       { tr },
       (t, doc) => {
         now = this.now();
-        return retry ? Promise.resolve(undefined) : this.takeIn(t, doc, calls.length, 1, now);
+        return retry ? Promise.resolve(undefined) : this.takeLimited(t, doc, calls.length, 1, now);
       },
       async (scope, prefetched) => {
         const keys = this.queueKeys(scope.keys);
@@ -1164,6 +1241,7 @@ export class Queue<T = JsonValue> extends Structure {
         if (fresh.length > 0) {
           const taken = prefetched ?? (await this.take(scope, fresh.length, 1, now));
           for (const item of taken.items) t.clear(item.key);
+          taken.allowance.claim(t, taken.items.length);
           await this.finishTake(scope, keys, taken.exhausted, taken.items);
           let wakeAt: { next: number | undefined } | undefined;
           for (let j = 0; j < fresh.length; j++) {
@@ -1174,6 +1252,7 @@ export class Queue<T = JsonValue> extends Structure {
             }
             if (item !== undefined) outcomes[fresh[j]] = { found: true, value: decodePayload(item.record.payload) as T };
             else if (!call.waiting || taken.exhausted.length > 0) outcomes[fresh[j]] = { found: false };
+            else if (taken.heldBackMs !== undefined) outcomes[fresh[j]] = { found: false, wakeInMs: taken.heldBackMs };
             else {
               wakeAt ??= { next: await nextVisibleAt(t, keys, now) };
               const wakeInMs = wakeAt.next === undefined ? undefined : wakeAt.next - now;
@@ -1194,7 +1273,7 @@ export class Queue<T = JsonValue> extends Structure {
       // The head is read with the kind check.
       (t, doc) => {
         now = this.now();
-        return this.takeIn(t, doc, count, spread, now);
+        return this.takeLimited(t, doc, count, spread, now);
       },
       async (scope, prefetched) => {
         const keys = this.queueKeys(scope.keys);
@@ -1216,8 +1295,10 @@ export class Queue<T = JsonValue> extends Structure {
           const jobId = jobIdBytes(keys, item).toString('hex');
           items.push({ id, jobId, attempts: item.record.attempts, value: decodePayload(item.record.payload) as T });
         }
+        taken.allowance.claim(tr, items.length);
         await this.finishTake(scope, keys, dead, kept);
         if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
+        if (taken.heldBackMs !== undefined) return { items, deadLettered: 0, idle: { wakeInMs: taken.heldBackMs } };
         const next = await nextVisibleAt(tr, keys, now);
         return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
       },
