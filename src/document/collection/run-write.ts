@@ -23,11 +23,20 @@ import type { MutationResult } from '../types';
  *   insert first deleted an expired document) fails the shared attempt, and every call of the batch
  *   then runs alone;
  * - once the transaction holds {@link BATCH_BYTES}, the batch ends (the next call goes into the next
- *   one), so that the largest document a single write may hold still fits FDB's 10 MB.
+ *   one), so that the largest document a single write may hold still fits FDB's 10 MB. Asking the
+ *   size costs a turn of the event loop (every KV operation settles on a later turn), so it is asked
+ *   after the first call and then only when the calls so far, at the rate they wrote, could reach
+ *   the budget, or {@link SIZE_CHECK_CALLS} calls after the last check: calls that write a few kB each
+ *   share a batch of 32 with 4 checks instead of 31. A large write among small ones can therefore
+ *   go past the budget by what those unchecked calls write; a batch that goes past FDB's 10 MB fails
+ *   with transaction_too_large, and its calls then run alone, as after any failure.
  */
 
 /** The bytes (as `getApproximateSize` counts them) after which a write batch takes no more calls. */
 export const BATCH_BYTES = 500_000;
+
+/** Calls of a write batch run at most between two checks of its size. */
+export const SIZE_CHECK_CALLS = 8;
 
 /** Where calls of one collection meet: one combiner for its writes and one for its reads. */
 export interface CombineKey {
@@ -124,8 +133,21 @@ async function runWrites(tr: Transaction, calls: WriteCall[]): Promise<Settled<R
   const untracked = context.local(UNTRACKED);
   const documents = new Set<string>();
   const outcomes: Settled<Ran>[] = [];
+  // The size at the last check, and the calls run then.
+  let size = 0;
+  let checked = 0;
   for (const call of calls) {
-    if (outcomes.length > 0 && (documents.has(call.document) || (await tr.getApproximateSize()) >= BATCH_BYTES)) break;
+    const ran = outcomes.length;
+    if (ran > 0) {
+      if (documents.has(call.document)) break;
+      // Twice the bytes per call so far, for each call since the last check.
+      const reach = size + ((ran - checked) * 2 * size) / Math.max(checked, 1);
+      if (checked === 0 || reach >= BATCH_BYTES || ran - checked >= SIZE_CHECK_CALLS) {
+        size = await tr.getApproximateSize();
+        checked = ran;
+        if (size >= BATCH_BYTES) break;
+      }
+    }
     documents.add(call.document);
     const changes = context.changes.length;
     const writes = untracked.writes;

@@ -234,8 +234,12 @@ function isPointSetIn(m: Mutation, begin: Buffer, end: Buffer): m is PointSet {
   return (m.type === 'set' || m.type === 'setVersionstampedValue') && compareBytes(m.key, begin) >= 0 && compareBytes(m.key, end) < 0;
 }
 
+/** Keys up to which {@link sortedLastWins} sorts by insertion (cheaper for a document's few keys). */
+const INSERTION_SORT_MAX = 32;
+
 /** `keys` sorted with their `values`; of a key given more than once, the value given last. */
 function sortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] {
+  if (keys.length <= INSERTION_SORT_MAX) return insertionSortedLastWins(keys, values);
   // Stable: of equal keys, the one given last stays last.
   const order = keys.map((_, i) => i).sort((a, b) => compareBytes(keys[a], keys[b]));
   const outKeys: Buffer[] = [];
@@ -248,4 +252,30 @@ function sortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] 
     }
   }
   return [outKeys, outValues];
+}
+
+/** {@link sortedLastWins} by insertion, in place. */
+function insertionSortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] {
+  let n = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const value = values[i];
+    let at = n;
+    let order = 1;
+    while (at > 0 && (order = compareBytes(keys[at - 1], key)) > 0) at--;
+    if (at > 0 && order === 0) {
+      values[at - 1] = value;
+      continue;
+    }
+    for (let j = n; j > at; j--) {
+      keys[j] = keys[j - 1];
+      values[j] = values[j - 1];
+    }
+    keys[at] = key;
+    values[at] = value;
+    n++;
+  }
+  keys.length = n;
+  values.length = n;
+  return [keys, values];
 }
