@@ -1,6 +1,6 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
-import { combinerFor, type Merge, type Settled } from '../combiner';
+import { combinerFor, type Merge, type RunTransaction, type Settled } from '../combiner';
 import { ContextSlot, DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
 import { casOf } from '../keys/version';
@@ -44,6 +44,15 @@ export interface CombineKey {
   readonly owner: object;
   /** The collection, as `scope.collection`. */
   readonly collection: string;
+  /** The keys of its combiners among the owner's, and how they start transactions (made once, not per call). */
+  readonly writes: string;
+  readonly reads: string;
+  readonly run: RunTransaction;
+}
+
+/** The {@link CombineKey} of `collection` (`scope.collection`) among `owner`'s, running transactions on `kv`. */
+export function combineKeyOf(owner: object, collection: string, kv: Database): CombineKey {
+  return { owner, collection, writes: `w ${collection}`, reads: `r ${collection}`, run: (body) => kv.transact(body) };
 }
 
 /**
@@ -56,23 +65,18 @@ export async function runWrite(
   kv: Database,
   tr: Transaction | undefined,
   fn: (tr: Transaction) => Promise<void | 'removed'>,
-  combine?: CombineKey & { readonly document: string },
+  combine?: CombineKey,
+  document?: string,
 ): Promise<MutationResult> {
   if (tr !== undefined) {
     await kv.transact(fn, { tr });
     return { cas: undefined };
   }
-  let ran: Ran;
-  if (combine === undefined) {
-    ran = await kv.transact((own) => ranIn(own, fn));
-  } else {
-    const merge: Merge<unknown, Ran> = {
-      operation: WRITES,
-      arg: { document: combine.document, fn },
-      runMany: (own, calls) => runWrites(own, calls as WriteCall[]),
-    };
-    ran = await combinerFor(combine.owner, `w ${combine.collection}`, (body) => kv.transact(body)).submit((own) => ranIn(own, fn), merge);
-  }
+  const write = new WriteCall(document ?? '', fn);
+  const ran =
+    combine === undefined || document === undefined
+      ? await kv.transact(write.alone)
+      : await combinerFor(combine.owner, combine.writes, combine.run).submit(write.alone, write as Merge<unknown, Ran>);
   return { cas: ran.outcome === 'removed' ? undefined : casOf(await ran.versionstamp) };
 }
 
@@ -82,8 +86,7 @@ export async function runWrite(
  */
 export function runRead<T>(kv: Database, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>, combine: CombineKey): Promise<T> {
   if (tr !== undefined) return kv.transact(fn, { tr });
-  const merge: Merge<unknown, T> = { operation: READS, arg: fn, runMany: (own, reads) => runReads(own, reads as Read<T>[]) };
-  return combinerFor(combine.owner, `r ${combine.collection}`, (body) => kv.transact(body)).submit(fn, merge);
+  return combinerFor(combine.owner, combine.reads, combine.run).submit(fn, new ReadCall(fn) as Merge<unknown, T>);
 }
 
 /**
@@ -102,14 +105,46 @@ interface Ran {
 
 type Read<T> = (tr: Transaction) => Promise<T>;
 
-interface WriteCall {
-  readonly document: string;
-  readonly fn: (tr: Transaction) => Promise<void | 'removed'>;
-}
-
 /** The operation every write of a collection merges under, and every read. */
 const WRITES = { name: 'document writes' };
 const READS = { name: 'document reads' };
+
+/** A write without a caller's transaction: its merge into a batch (it is its own `arg`), or its run alone. */
+class WriteCall implements Merge<WriteCall, Ran> {
+  constructor(
+    /** The written document, as the combining key names it. */
+    readonly document: string,
+    readonly fn: (tr: Transaction) => Promise<void | 'removed'>,
+  ) {}
+
+  get operation(): object {
+    return WRITES;
+  }
+
+  get arg(): WriteCall {
+    return this;
+  }
+
+  runMany(tr: Transaction, calls: WriteCall[]): Promise<Settled<Ran>[]> {
+    return runWrites(tr, calls);
+  }
+
+  /** The write in a transaction of its own. */
+  readonly alone = (tr: Transaction): Promise<Ran> => ranIn(tr, this.fn);
+}
+
+/** A read without a caller's transaction, merged into a batch of reads (its `arg` is the read). */
+class ReadCall<T> implements Merge<Read<T>, T> {
+  constructor(readonly arg: Read<T>) {}
+
+  get operation(): object {
+    return READS;
+  }
+
+  runMany(tr: Transaction, reads: Read<T>[]): Promise<Settled<T>[]> {
+    return runReads(tr, reads);
+  }
+}
 
 /** The versionstamp of an attempt, asked for once (before commit, as `getVersionstamp` requires). */
 const VERSIONSTAMP = new ContextSlot('versionstamp', (context) => {
