@@ -34,4 +34,6 @@ export {
   type Consumer,
   type ConsumerStats,
   type QueueHandler,
+  type BackoffPolicy,
 } from './queue/queue';
+export { MAX_PRIORITY } from './queue/priority';

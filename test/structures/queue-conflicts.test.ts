@@ -279,3 +279,78 @@ describe('Queue leases', () => {
     expect(raced.total).toBe(0);
   });
 });
+
+describe('Queue priorities', () => {
+  it("a strict pop conflicts with no push: not at its item's priority, a higher one, a lower one or a new one", async () => {
+    const { docs, q } = await setUp();
+    await q.push(1, { priority: 5 });
+    await q.push(2);
+    const raced = await race<number | void | undefined>(docs, [
+      (tr) => q.pop({ tr }),
+      (tr) => q.push(3, { tr, priority: 5 }),
+      (tr) => q.push(4, { tr, priority: 9 }),
+      (tr) => q.push(5, { tr, priority: 7 }),
+      (tr) => q.push(6, { tr }),
+    ]);
+    expect(raced.total).toBe(0);
+    expect(raced.results[0]).toBe(1);
+    expect(await q.pop()).toBe(4);
+  });
+
+  it('a strict take that went past a whole priority conflicts with no push to it', async () => {
+    const { docs, q } = await setUp();
+    await q.push(1, { priority: 5 });
+    await q.push(2);
+    await q.push(3);
+    // The lease takes all of priority 5 and the first of priority 0: its read conflict covers
+    // priority 5 up to the read version's bound, which no later push reaches.
+    const raced = await race<unknown>(docs, [
+      (tr) => q.lease(2, { tr }),
+      (tr) => q.push(4, { tr, priority: 5 }),
+      (tr) => q.push(5, { tr, priority: 3 }),
+    ]);
+    expect(raced.total).toBe(0);
+    expect(await q.pop()).toBe(4);
+  });
+
+  it('a strict pop that found the queue empty conflicts with no push at any priority', async () => {
+    const { docs, q } = await setUp();
+    await q.push(0);
+    await q.pop();
+    const raced = await race<number | void | undefined>(docs, [
+      async (tr) => {
+        const got = await q.pop({ tr });
+        touch(tr, 0);
+        return got;
+      },
+      (tr) => q.push(1, { tr, priority: 2 }),
+      (tr) => q.push(2, { tr }),
+    ]);
+    expect(raced.total).toBe(0);
+    expect(raced.results[0]).toBeUndefined();
+  });
+
+  it('strict pops of the same high-priority head conflict, and the retry takes the next item', async () => {
+    const { docs, q } = await setUp();
+    await q.push(0);
+    await q.pushMany([1, 2], { priority: 4 });
+    const raced = await race<number | undefined>(docs, [(tr) => q.pop({ tr }), (tr) => q.pop({ tr })]);
+    expect(raced.total).toBe(1);
+    expect([...raced.results].sort()).toEqual([1, 2]);
+    expect(await q.pop()).toBe(0);
+  });
+
+  it('spreading pops across priorities conflict only when they pick the same item', async () => {
+    const { docs, c, q } = await setUp();
+    await q.push(1, { priority: 3 });
+    await q.push(2);
+    // Handle i always picks the i-th of the first 2 items: one of priority 3, one of priority 0.
+    const handles = [0, 1].map((i) => c.queue<number>('q', { random: () => (i + 0.5) / 2 }));
+    const raced = await race(
+      docs,
+      handles.map((h) => (tr: Transaction) => h.pop({ tr, spread: 2 })),
+    );
+    expect(raced.total).toBe(0);
+    expect(raced.results).toEqual([1, 2]);
+  });
+});

@@ -2,9 +2,9 @@ import type { JsonValue } from '../../src/document/types';
 
 /**
  * A plain JavaScript model of the persistent Queue (docs/queue.md), for the reference-model test: the
- * same operations on arrays, with the same clock. Items are ready (in push order) or scheduled (at a
- * visibility time; ties broken as the keys break them: lease ids before versionstamps, lease ids by
- * their bytes, versionstamps in push order).
+ * same operations on arrays, with the same clock. Items are ready (by priority, highest first, then in
+ * push order) or scheduled (at a visibility time; ties broken as the keys break them: lease ids before
+ * versionstamps, lease ids by their bytes, versionstamps in push order).
  */
 
 export interface ModelLease {
@@ -19,6 +19,8 @@ interface Item {
   area: 'ready' | 'scheduled';
   /** Push order: ready items and delayed pushes. */
   seq: number;
+  /** Ready items: higher first, then push order. */
+  priority: number;
   at: number;
   /** The lease id that names a scheduled item's key, if a lease moved it (else it is a delayed push). */
   uuid: string | undefined;
@@ -44,13 +46,14 @@ export class QueueModel {
     private readonly now: () => number,
   ) {}
 
-  push(values: JsonValue[], delayMs = 0): void {
+  push(values: JsonValue[], delayMs = 0, priority = 0): void {
     const now = this.now();
     for (const value of values) {
       this.items.push({
         value,
         area: delayMs > 0 ? 'scheduled' : 'ready',
         seq: this.seq++,
+        priority,
         at: delayMs > 0 ? now + delayMs : 0,
         uuid: undefined,
         leased: false,
@@ -68,7 +71,7 @@ export class QueueModel {
   /** The JSON form with every scheduled item visible (the tests' clock is far behind `Date.now()`). */
   jsonForm(): JsonValue[] {
     const scheduled = this.items.filter((i) => i.area === 'scheduled').sort(byPosition);
-    const ready = this.items.filter((i) => i.area === 'ready').sort((a, b) => a.seq - b.seq);
+    const ready = this.items.filter((i) => i.area === 'ready').sort(readyOrder);
     return [...scheduled, ...ready].map((i) => i.value).reverse();
   }
 
@@ -187,13 +190,18 @@ export class QueueModel {
   private ordered(): Item[] {
     const now = this.now();
     const scheduled = this.items.filter((i) => i.area === 'scheduled').sort(byPosition);
-    const ready = this.items.filter((i) => i.area === 'ready').sort((a, b) => a.seq - b.seq);
+    const ready = this.items.filter((i) => i.area === 'ready').sort(readyOrder);
     return [...scheduled.filter((i) => i.at <= now), ...ready, ...scheduled.filter((i) => i.at > now)];
   }
 
   private remove(item: Item): void {
     this.items.splice(this.items.indexOf(item), 1);
   }
+}
+
+/** The order of ready keys: priority, highest first, then push order. */
+function readyOrder(a: Item, b: Item): number {
+  return b.priority - a.priority || a.seq - b.seq;
 }
 
 /** The order of scheduled keys: visibility time, then lease ids (by bytes) before delayed pushes (in push order). */

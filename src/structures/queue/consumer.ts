@@ -2,6 +2,7 @@ import { DocumentError } from '../../document/errors';
 import type { Transaction, Watch } from '../../kv/contract/types';
 import { Combiner } from '../../document/combiner';
 import { sleep, waitForChange } from './wait';
+import { checkedBackoff, type BackoffPolicy } from './backoff';
 
 /**
  * Transactional consumers (docs/queue.md, "Consumers"): each worker loops on one transaction at a
@@ -45,9 +46,17 @@ export interface ConsumeOptions<T> {
   signal?: AbortSignal;
   /**
    * Handler failures after which an item goes to the dead-letter queue instead of being handled again
-   * (default: the queue's `maxAttempts`). Counted by this consumer, in memory.
+   * (default: the queue's `maxAttempts`). Without a backoff policy counted by this consumer, in memory;
+   * with one, in the item's stored attempts (leases count too).
    */
   maxAttempts?: number;
+  /**
+   * With a policy (default: the queue's `backoff`), an item whose handler threw is moved, in a
+   * transaction of its own after the failed one, to the scheduled area at now + the policy's delay for
+   * its attempts, counted in the stored item; without one it stays at the head and is retried after a
+   * short pause (docs/queue.md, "Retry backoff").
+   */
+  backoff?: BackoffPolicy;
   /** Called with each handler error (and the item) or other failure of a batch (item `undefined`). */
   onError?: (error: unknown, item: T | undefined) => void;
 }
@@ -96,6 +105,9 @@ export interface Batch<T> {
 /** @internal What a consumer needs of its queue. */
 export interface ConsumerSource<T> {
   readonly maxAttempts: number;
+  readonly backoff: BackoffPolicy | undefined;
+  /** Moves a failed item (by its batch id) to the scheduled area after its backoff, or dead-letters it. */
+  deferFailed(id: string, backoff: BackoffPolicy, maxAttempts: number): Promise<'deferred' | 'dead-lettered' | 'gone'>;
   /** Runs `fn` in a transaction of its own, retried on retryable errors. */
   runOwn<R>(fn: (tr: Transaction) => Promise<R>): Promise<R>;
   /** Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead. */
@@ -118,6 +130,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   const sharedSpread = positiveInteger(options.spread, 1, 'spread');
   const spread = positiveInteger(options.spread, concurrency === 1 ? 1 : 4 * concurrency, 'spread');
   const maxAttempts = positiveInteger(options.maxAttempts, source.maxAttempts, 'maxAttempts');
+  const backoff = options.backoff === undefined ? source.backoff : checkedBackoff(options.backoff);
   const stats: ConsumerStats = { consumed: 0, batches: 0, retries: 0, failures: 0, deadLettered: 0 };
   const stopping = new AbortController();
   // Handler failures per item position, while the item stays there.
@@ -177,8 +190,13 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
         const blamed = failing !== undefined ? [failing] : taken;
         if (blamed.length === 0) throw err;
         stats.failures++;
-        for (const item of blamed) failures.set(item.id, (failures.get(item.id) ?? 0) + 1);
         report(err, failing?.value);
+        if (backoff !== undefined && failing !== undefined) {
+          // The handler's item waits out its backoff in the scheduled area; the worker goes on at once.
+          if ((await source.deferFailed(failing.id, backoff, maxAttempts)) === 'dead-lettered') stats.deadLettered++;
+          continue;
+        }
+        for (const item of blamed) failures.set(item.id, (failures.get(item.id) ?? 0) + 1);
         await sleep(pause.next(), stopping.signal);
         continue;
       }

@@ -9,7 +9,7 @@ import type { OwnWrites } from './own-writes';
  *
  * 1. scheduled items already visible (`at <= now`: expired leases, nacked and delayed items), earliest
  *    first, then
- * 2. ready items, in the commit order of their pushes.
+ * 2. ready items, highest priority first, in the commit order of their pushes within a priority.
  *
  * Reads are snapshot reads; the read conflicts are added afterwards for exactly what the result
  * depends on, so that a strict take conflicts like plain reads of the head would and a spreading take
@@ -59,12 +59,17 @@ interface Area {
 
 /** The head of the queue in pop order, a page at a time, over snapshot reads. */
 class HeadCursor {
+  /** The visible scheduled items, then the readable ranges of the ready area (`QueueKeys.readyRanges`). */
   private readonly areas: Area[];
   private page: KeyValue[] = [];
   private index = 0;
   /** The page being returned is the area's last (it came back short). */
   private lastPage = false;
   private current = 0;
+  /** The ready items returned, as runs of one priority each (highest first): the last key of each. */
+  private readonly priorities: { readonly priority: number; last: Buffer }[] = [];
+  private readonly keys: QueueKeys;
+  private readonly readVersion: bigint;
 
   constructor(
     private readonly snapshot: ReadTransaction,
@@ -72,11 +77,14 @@ class HeadCursor {
     private readonly pageSize: number,
   ) {
     const { keys, now, own, identity } = request;
+    this.keys = keys;
+    this.readVersion = own.readVersion;
     const earliestOwn = own.earliestDelayed.get(identity);
     const visibleUpTo = earliestOwn === undefined ? now : Math.min(now, earliestOwn - 1);
-    this.areas = [area(keys.scheduled, keys.scheduledAfter(visibleUpTo)), area(keys.ready, keys.readyBound(own.readVersion))];
+    const ready = keys.readyRanges(own.readVersion, own.priorities.get(identity));
+    this.areas = [area(keys.scheduled, keys.scheduledAfter(visibleUpTo)), ...ready.map(([begin, end]) => area(begin, end))];
     // Most heads have no visible scheduled item: fetch the first page of both areas at once.
-    for (const a of this.areas) if (!a.done) a.prefetched = this.fetch(a);
+    for (const a of this.areas.slice(0, 2)) if (!a.done) a.prefetched = this.fetch(a);
   }
 
   async next(): Promise<KeyValue | undefined> {
@@ -87,6 +95,7 @@ class HeadCursor {
         const pair = this.page[this.index++];
         a.last = pair.key;
         if (this.index === this.page.length && this.lastPage) a.done = true;
+        if (this.current > 0) this.noteReady(pair.key);
         return pair;
       }
       if (a.done || this.lastPage) {
@@ -103,6 +112,13 @@ class HeadCursor {
     }
   }
 
+  private noteReady(key: Buffer): void {
+    const priority = this.keys.priorityOf(key);
+    const run = this.priorities[this.priorities.length - 1];
+    if (run !== undefined && run.priority === priority) run.last = key;
+    else this.priorities.push({ priority, last: key });
+  }
+
   private nextArea(): void {
     this.current++;
     this.page = [];
@@ -110,15 +126,26 @@ class HeadCursor {
     this.lastPage = false;
   }
 
-  /** Adds the read conflicts of a strict take: everything from the start of each area to what it used. */
+  /**
+   * Adds the read conflicts of a strict take: the visible scheduled items from the start to what it
+   * used (all of them when it went past them), and in the ready area, per priority it returned items
+   * of, from the priority's first key to the last item used, or to the priority's read-version bound
+   * when it went past the priority. So a strict take conflicts with every take of an item it passed or
+   * took, and never with a push: a push's key lies beyond its priority's bound, and priorities it
+   * returned no items of are not covered.
+   */
   addStrictConflicts(tr: Transaction): void {
-    for (let i = 0; i < this.areas.length && i <= this.current; i++) {
-      const a = this.areas[i];
-      if (Buffer.compare(a.begin, a.end) >= 0) continue;
-      if (a.done) tr.addReadConflictRange(a.begin, a.end);
-      else if (a.last !== undefined) tr.addReadConflictRange(a.begin, keyAfter(a.last));
-      else if (i === this.current) tr.addReadConflictRange(a.begin, a.end);
+    const scheduled = this.areas[0];
+    if (Buffer.compare(scheduled.begin, scheduled.end) < 0) {
+      if (scheduled.done) tr.addReadConflictRange(scheduled.begin, scheduled.end);
+      else if (scheduled.last !== undefined) tr.addReadConflictRange(scheduled.begin, keyAfter(scheduled.last));
+      else if (this.current === 0) tr.addReadConflictRange(scheduled.begin, scheduled.end);
     }
+    const readyDone = this.areas.every((a) => a.done);
+    this.priorities.forEach(({ priority, last }, i) => {
+      const passed = i < this.priorities.length - 1 || readyDone;
+      tr.addReadConflictRange(this.keys.priorityStart(priority), passed ? this.keys.readyBound(this.readVersion, priority) : keyAfter(last));
+    });
   }
 
   /** Settles the prefetches it did not use, so that none rejects unobserved. */

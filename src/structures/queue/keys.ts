@@ -3,6 +3,7 @@ import { concat, META_PUSHED, META_SIZE, META_TOKENS, type DocumentKeys } from '
 import { Uuid, Versionstamp, type TupleItem } from '../../tuple';
 import { packPrefixed, packPrefixedWithVersionstamp, unpackFrom } from '../../tuple/pack';
 import { bodyKey } from '../structure-keys';
+import { MAX_PRIORITY } from './priority';
 
 /**
  * Every key of one queue's document (see docs/queue.md):
@@ -13,7 +14,9 @@ import { bodyKey } from '../structure-keys';
  * <docPrefix> 0x00 'p'                          pushed: a versionstamped value every push sets (watched)
  * <docPrefix> 0x00 't' <tuple(bucket, token)>   idempotency tokens and receipts, by minute bucket
  * <docPrefix> 0x01                              root entry: the structure marker
- * <docPrefix> 0x01 0x00 <tuple(0, vs)>          ready items, in commit order (vs: the push's versionstamp)
+ * <docPrefix> 0x01 0x00 <tuple(0, vs)>          ready items of priority 0, in commit order (vs: the push's versionstamp)
+ * <docPrefix> 0x01 0x00 <tuple(0, -p, vs)>      ready items of priority p > 0: tuple integers sort before
+ *                                               versionstamps, and -p puts higher priorities first
  * <docPrefix> 0x01 0x00 <tuple(1, at, uniq)>    scheduled items: visible from `at` (ms); delayed pushes
  *                                               (uniq: a versionstamp), leased items (at: the deadline,
  *                                               uniq: the lease id) and nacked items (uniq: the lease id)
@@ -39,6 +42,8 @@ export class QueueKeys {
   /** The prefix of tokens; a token key is `tokens ++ tuple(bucket, token)`. */
   readonly tokens: Buffer;
   private readonly bodyLength: number;
+  /** The key bases of the priorities seen lately (a few: most queues use a handful of priorities). */
+  private readonly priorityBases = new Map<number, Buffer>();
   /** The longest key of the queue without a dedupe id, once computed. */
   private longestKey: number | undefined;
 
@@ -55,24 +60,71 @@ export class QueueKeys {
   }
 
   /** A ready item's key with an incomplete versionstamp, for `setVersionstampedKey`. */
-  readyTemplate(userVersion: number): Buffer {
-    return packPrefixedWithVersionstamp(this.ready, [Versionstamp.incomplete(userVersion)]);
+  readyTemplate(userVersion: number, priority = 0): Buffer {
+    return packPrefixedWithVersionstamp(this.priorityBase(priority), [Versionstamp.incomplete(userVersion)]);
   }
 
   /**
-   * The first ready key a commit after read version `readVersion` can write: every ready item committed
-   * at or before that version sorts below it. Reads of the ready area stop there, so they never reach
-   * the keys this transaction's own pushes will take (unreadable until commit) and never conflict with
-   * pushes that commit later.
+   * The first ready key of `priority` a commit after read version `readVersion` can write: every item
+   * of that priority committed at or before that version sorts below it. Reads of the ready area stop
+   * there in each priority, so they never reach the keys this transaction's own pushes will take
+   * (unreadable until commit) and never conflict with pushes that commit later.
    */
-  readyBound(readVersion: bigint): Buffer {
+  readyBound(readVersion: bigint, priority = 0): Buffer {
     // A versionstamp is the commit version (8 bytes big-endian) and the batch order (2 bytes); then
     // the 2-byte user version.
-    const out = Buffer.alloc(this.ready.length + 13);
-    this.ready.copy(out, 0);
-    out[this.ready.length] = VERSIONSTAMP_CODE;
-    out.writeBigUInt64BE(readVersion + 1n, this.ready.length + 1);
+    const base = this.priorityBase(priority);
+    const out = Buffer.alloc(base.length + 13);
+    base.copy(out, 0);
+    out[base.length] = VERSIONSTAMP_CODE;
+    out.writeBigUInt64BE(readVersion + 1n, base.length + 1);
     return out;
+  }
+
+  /** The first key of the ready items of `priority` (their keys are this plus a versionstamp). */
+  priorityStart(priority: number): Buffer {
+    return priority === 0 ? concat(this.ready, VERSIONSTAMP_CODE) : this.priorityBase(priority);
+  }
+
+  /** The end of the ready items of `priority`. */
+  priorityEnd(priority: number): Buffer {
+    return priority === 0 ? this.readyEnd : concat(this.priorityBase(priority), 0xff);
+  }
+
+  /**
+   * The ranges of the ready area a transaction can read, in key order (priority, highest first, then
+   * commit order): everything up to the priority-0 bound, less `[readyBound(p), priorityEnd(p))` for
+   * each priority `p > 0` it pushed to, where its own pushes lie (unreadable until commit).
+   */
+  readyRanges(readVersion: bigint, ownPriorities: Iterable<number> | undefined): [Buffer, Buffer][] {
+    const out: [Buffer, Buffer][] = [];
+    let from = this.ready;
+    const own = ownPriorities === undefined ? [] : [...ownPriorities].filter((p) => p > 0).sort((a, b) => b - a);
+    for (const p of own) {
+      out.push([from, this.readyBound(readVersion, p)]);
+      from = this.priorityEnd(p);
+    }
+    out.push([from, this.readyBound(readVersion)]);
+    return out;
+  }
+
+  /** The priority of a ready item's key. */
+  priorityOf(key: Buffer): number {
+    if (key[this.ready.length] === VERSIONSTAMP_CODE) return 0;
+    const [negated] = unpackFrom(key, this.ready.length);
+    if (typeof negated !== 'number' || negated >= 0) throw corruptData(`queue data: an item key ${key.toString('hex')}`);
+    return -negated;
+  }
+
+  /** The prefix of the ready keys of `priority` before their versionstamp. */
+  private priorityBase(priority: number): Buffer {
+    if (priority === 0) return this.ready;
+    let base = this.priorityBases.get(priority);
+    if (base === undefined) {
+      base = packPrefixed(this.ready, [-priority]);
+      if (this.priorityBases.size < 64) this.priorityBases.set(priority, base);
+    }
+    return base;
   }
 
   scheduledKey(at: number, uniq: Uuid | Versionstamp): Buffer {
@@ -119,6 +171,7 @@ export class QueueKeys {
     const latest = Number.MAX_SAFE_INTEGER;
     this.longestKey ??= Math.max(
       this.scheduledKey(latest, new Uuid(Buffer.alloc(16))).length,
+      this.readyBound(0n, MAX_PRIORITY).length,
       this.token(Math.floor(latest / 60_000), Buffer.alloc(16)).length,
     );
     const longest = Math.max(this.longestKey, dedupeId === undefined ? 0 : this.token(Math.floor(latest / 60_000), dedupeId).length);

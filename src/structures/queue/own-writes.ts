@@ -9,7 +9,9 @@ import { ContextSlot, DocTransaction } from '../../document/doc-transaction';
  *   one transaction are told apart (and kept in push order) by the 2-byte user version after it;
  * - the earliest visibility time of its delayed pushes per queue: until commit the keys a
  *   versionstamped write may take are unreadable (FDB's accessed_unreadable), so reads of the
- *   scheduled area stop before them (ready-area reads stop at the read version's bound anyway).
+ *   scheduled area stop before them;
+ * - the priorities above 0 it pushed to, per queue: ready-area reads stop at the read version's bound
+ *   in priority 0, and skip the part of each such priority its pushes may take (`QueueKeys.readyRanges`).
  *
  * The record lives in the attempt's document context (`doc-transaction.ts`), so it never outlives the
  * attempt that made it.
@@ -23,12 +25,15 @@ export interface OwnWrites {
   nextUserVersion: number;
   /** Per queue (`DocumentKeys.identity`): the earliest `at` of a delayed push in this attempt. */
   readonly earliestDelayed: Map<string, number>;
+  /** Per queue (`DocumentKeys.identity`): the priorities above 0 pushed to in this attempt. */
+  readonly priorities: Map<string, Set<number>>;
 }
 
 const OWN_WRITES = new ContextSlot<Promise<OwnWrites>>('queue pushes', async ({ tr }) => ({
   readVersion: await tr.getReadVersion(),
   nextUserVersion: 0,
   earliestDelayed: new Map(),
+  priorities: new Map(),
 }));
 
 /** The record of `tr`'s current attempt (and its read version, fetched if it is not yet). */
@@ -53,4 +58,11 @@ export function takeUserVersions(record: OwnWrites, count: number): number {
 export function noteDelayedPush(record: OwnWrites, queue: string, at: number): void {
   const earliest = record.earliestDelayed.get(queue);
   if (earliest === undefined || at < earliest) record.earliestDelayed.set(queue, at);
+}
+
+export function notePriorityPush(record: OwnWrites, queue: string, priority: number): void {
+  if (priority === 0) return;
+  let pushed = record.priorities.get(queue);
+  if (pushed === undefined) record.priorities.set(queue, (pushed = new Set()));
+  pushed.add(priority);
 }

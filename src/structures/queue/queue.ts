@@ -5,7 +5,7 @@ import { docIdElement } from '../../document/keys/ids';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { DocId, JsonValue, TransactionOption } from '../../document/types';
 import { keyAfter } from '../../kv/contract/bytes';
-import type { Transaction, Watch } from '../../kv/contract/types';
+import type { KeyValue, Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
 import type { Merge, Settled } from '../combiner';
@@ -14,7 +14,9 @@ import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
-import { noteDelayedPush, ownWrites, takeUserVersions } from './own-writes';
+import { noteDelayedPush, notePriorityPush, ownWrites, takeUserVersions } from './own-writes';
+import { checkedPriority } from './priority';
+import { backoffDelay, checkedBackoff, type BackoffPolicy } from './backoff';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
@@ -22,6 +24,7 @@ import type { StructureWriteOptions } from '../structure';
 
 export type { Lease } from './lease';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
+export type { BackoffPolicy } from './backoff';
 
 /** Options of a queue handle. Every handle of one queue should be given the same. */
 export interface QueueOptions {
@@ -34,14 +37,25 @@ export interface QueueOptions {
   deadLetter?: DocId;
   /** The clock for visibility times and lease deadlines, in ms since the epoch. Default `Date.now`. */
   now?: () => number;
-  /** Randomness for spreading pops, in [0, 1). Default `Math.random`. */
+  /** Randomness for spreading pops and backoff jitter, in [0, 1). Default `Math.random`. */
   random?: () => number;
+  /**
+   * How long a failed item waits before it is visible again (docs/queue.md, "Retry backoff"): applied
+   * by `nack` without `delayMs`, and by consumers to an item whose handler threw. Default none: a nack
+   * makes the item visible at once, and a consumer's failing item stays at the head.
+   */
+  backoff?: BackoffPolicy;
 }
 
 /** Options of a push; `expiry` (see {@link StructureWriteOptions}) applies when the push creates the queue. */
 export interface PushOptions extends StructureWriteOptions {
-  /** Makes the item visible only this many milliseconds from now (default 0: at once). */
+  /** Makes the item visible only this many milliseconds from now (default 0: at once). Not with `priority`. */
   delayMs?: number;
+  /**
+   * An integer from 0 (the default) to 2^31 - 1: higher priorities are popped first, FIFO within one
+   * priority (docs/queue.md, "Priorities"). Strict: a lower priority waits while a higher one has items.
+   */
+  priority?: number;
   /**
    * Pushes at most once per id within one to two minutes: a push that finds a push with the same id
    * does nothing. Makes a push inside your own transaction safe to run again after
@@ -73,8 +87,10 @@ export interface LeaseOptions extends TransactionOption {
 }
 
 export interface NackOptions extends TransactionOption {
-  /** Makes the item visible again only after this many milliseconds (default 0). */
+  /** Makes the item visible again only after this many milliseconds (default: from `backoff`, else 0). */
   delayMs?: number;
+  /** The delay from the item's attempts, when no `delayMs` is given (default: the queue's `backoff`). */
+  backoff?: BackoffPolicy;
 }
 
 export interface IterateOptions extends TransactionOption {
@@ -102,6 +118,7 @@ interface PopOutcome<T> {
 interface PushCall {
   readonly payloads: readonly Buffer[];
   readonly at: number | undefined;
+  readonly priority: number;
   readonly state: PushState;
 }
 
@@ -141,6 +158,7 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly deadLetterId: DocId;
   private readonly now: () => number;
   private readonly random: () => number;
+  private readonly backoff: BackoffPolicy | undefined;
   private readonly sweeper = new TokenSweeper();
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
@@ -167,6 +185,7 @@ export class Queue<T = JsonValue> extends Structure {
     docIdElement(this.deadLetterId);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.backoff = checkedBackoff(options.backoff);
     const defaults = Object.values(options).every((v) => v === undefined);
     this.popOperation = defaults ? DEFAULT_POP : {};
     this.pushOperation = defaults ? DEFAULT_PUSH : {};
@@ -189,7 +208,8 @@ export class Queue<T = JsonValue> extends Structure {
    * in its own transaction, on a retry, its token. Writes: the item, size (add), pushed (add), the
    * version key, and in its own transaction or with `dedupeId` a token (concurrent pushes merged
    * into one transaction write one token for all, see `pushMerged`). With `delayMs` the item goes to
-   * the scheduled area, at its visibility time.
+   * the scheduled area, at its visibility time; with `priority` p > 0 to `tuple(0, -p, versionstamp)`,
+   * ahead of lower priorities (docs/queue.md, "Priorities"). Conflicts with no pop at any priority.
    *
    * What can repeat: nothing without `tr`. With `tr` and no `dedupeId`, running the caller's
    * transaction again after commit_unknown_result pushes again.
@@ -309,15 +329,20 @@ export class Queue<T = JsonValue> extends Structure {
         const keys = this.queueKeys(doc);
         const own = await ownWrites(tr);
         const earliestOwn = own.earliestDelayed.get(doc.identity) ?? Infinity;
-        const ranges: [Buffer, Buffer][] = [
-          [keys.scheduled, keys.scheduledAfter(Math.min(now, earliestOwn - 1))],
-          [keys.ready, keys.readyBound(own.readVersion)],
-          [keys.scheduledAfter(now), earliestOwn === Infinity ? keys.scheduledEnd : keys.scheduledAfter(earliestOwn - 1)],
+        // Areas: visible scheduled items, ready items (the readable ranges, in key order), the others.
+        const ranges: [Buffer, Buffer][][] = [
+          [[keys.scheduled, keys.scheduledAfter(Math.min(now, earliestOwn - 1))]],
+          keys.readyRanges(own.readVersion, own.priorities.get(doc.identity)),
+          [[keys.scheduledAfter(now), earliestOwn === Infinity ? keys.scheduledEnd : keys.scheduledAfter(earliestOwn - 1)]],
         ];
-        const [begin, end] = ranges[area];
-        const start = from ?? begin;
-        if (Buffer.compare(start, end) >= 0) return [];
-        return tr.getRangeAll(start, end, { limit: pageSize });
+        const out: KeyValue[] = [];
+        for (const [begin, end] of ranges[area]) {
+          const start = from === undefined || Buffer.compare(from, begin) < 0 ? begin : from;
+          if (Buffer.compare(start, end) >= 0) continue;
+          out.push(...(await tr.getRangeAll(start, end, { limit: pageSize - out.length })));
+          if (out.length >= pageSize) break;
+        }
+        return out;
       });
       if (page === undefined) return;
       for (const { value } of page) yield decodePayload(decodeRecord(value).payload) as T;
@@ -422,8 +447,9 @@ export class Queue<T = JsonValue> extends Structure {
   }
 
   /**
-   * Gives a leased item back: visible again after `delayMs` (default at once), ahead of ready items
-   * once visible; or, when it has had `maxAttempts` leases, moved to the dead-letter queue. Repeating a
+   * Gives a leased item back: visible again after `delayMs` (default: the backoff policy's delay for
+   * the item's attempts, from `opts.backoff` or the queue's, else at once), ahead of ready items once
+   * visible; or, when it has had `maxAttempts` leases, moved to the dead-letter queue. Repeating a
    * nack that succeeded returns the same outcome.
    *
    * Reads: as {@link ack}; for a dead-letter move, the dead-letter queue's kind. Writes: the item moved
@@ -433,7 +459,8 @@ export class Queue<T = JsonValue> extends Structure {
    */
   async nack(lease: Lease<T>, opts: NackOptions = {}): Promise<'requeued' | 'dead-lettered'> {
     const { uuid, deadline } = leaseKey(lease);
-    const delayMs = nonNegative(opts.delayMs, 'delayMs');
+    const delayMs = opts.delayMs === undefined ? undefined : nonNegative(opts.delayMs, 'delayMs');
+    const backoff = opts.backoff === undefined ? this.backoff : checkedBackoff(opts.backoff);
     return this.onLease(opts.tr, lease.id, async (tr, keys, doc, now) => {
       const state = await findLease(tr, keys, uuid, deadline);
       if (state.kind === 'nacked') return state.deadLettered ? 'dead-lettered' : 'requeued';
@@ -447,7 +474,8 @@ export class Queue<T = JsonValue> extends Structure {
         tr.set(token, tokenValue(TokenKind.deadLettered));
         outcome = 'dead-lettered';
       } else {
-        tr.set(keys.scheduledKey(now + delayMs, uuid), encodeRecord(false, held.record.attempts, held.record.payload));
+        const delay = delayMs ?? (backoff === undefined ? 0 : backoffDelay(backoff, held.record.attempts, this.random));
+        tr.set(keys.scheduledKey(now + delay, uuid), encodeRecord(false, held.record.attempts, held.record.payload));
         tr.add(keys.pushed, 1);
         tr.set(token, tokenValue(TokenKind.nacked));
         outcome = 'requeued';
@@ -502,6 +530,8 @@ export class Queue<T = JsonValue> extends Structure {
   consume(handler: QueueHandler<T>, opts: ConsumeOptions<T> = {}): Consumer {
     const source: ConsumerSource<T> = {
       maxAttempts: this.maxAttempts,
+      backoff: this.backoff,
+      deferFailed: (id, backoff, maxAttempts) => this.deferFailed(id, backoff, maxAttempts),
       runOwn: (fn) => this.access.run(undefined, fn),
       takeBatch: (tr, count, spread, poisoned) => this.takeBatch(tr, count, spread, poisoned),
     };
@@ -529,6 +559,13 @@ export class Queue<T = JsonValue> extends Structure {
   private async pushAll(values: readonly T[], opts: PushOptions): Promise<void> {
     const payloads = values.map((v) => encodePayload(v as JsonValue));
     const delayMs = nonNegative(opts.delayMs, 'delayMs');
+    const priority = checkedPriority(opts.priority);
+    if (priority > 0 && delayMs > 0) {
+      throw new DocumentError(
+        'INVALID_ARGUMENT',
+        'a push takes delayMs or priority, not both: a delayed item goes ahead of every ready item once visible',
+      );
+    }
     if (opts.dedupeId !== undefined && (typeof opts.dedupeId !== 'string' || opts.dedupeId === '')) {
       throw new DocumentError('INVALID_ARGUMENT', 'dedupeId is a non-empty string');
     }
@@ -540,7 +577,7 @@ export class Queue<T = JsonValue> extends Structure {
     const state: PushState = { attempts: 0, run: undefined };
     const merge: Merge<PushCall, void> | undefined =
       opts.dedupeId === undefined && token !== undefined && typeof token !== 'string'
-        ? { operation: this.pushOperation, arg: { payloads, at, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
+        ? { operation: this.pushOperation, arg: { payloads, at, priority, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
         : undefined;
     await this.writeWith(
       opts,
@@ -562,7 +599,7 @@ export class Queue<T = JsonValue> extends Structure {
           ]);
           if (own !== undefined || merged !== undefined) return;
         }
-        await this.writeItems(scope, payloads, at);
+        await this.writeItems(scope, payloads, at, priority);
         if (token !== undefined) {
           tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
           this.sweeper.sweep(tr, keys, now);
@@ -576,7 +613,7 @@ export class Queue<T = JsonValue> extends Structure {
    * Concurrent pushes without a caller's transaction or dedupe id merged (structures/combiner.ts): the
    * items of all calls written in call order (consecutive user versions of the commit's versionstamp,
    * as pushes one after another in one transaction), with one add to the size and pushed keys per run
-   * of calls with the same visibility time, and one token for the merged run, which each call
+   * of calls with the same visibility time and priority, and one token for the merged run, which each call
    * remembers. A retry of the run reads it first and, finding it, pushes nothing again; a call that
    * runs alone afterwards (the merged run failed for good after an unknown commit) reads it too.
    */
@@ -594,11 +631,11 @@ export class Queue<T = JsonValue> extends Structure {
       const runKey = keys.token(run.bucket, run.token);
       if (retry && (await t.get(runKey)) !== undefined) return calls.map((): Settled<void> => ({ ok: true, value: undefined }));
       for (let i = 0; i < calls.length;) {
-        const at = calls[i].at;
+        const { at, priority } = calls[i];
         let end = i + 1;
-        while (end < calls.length && calls[end].at === at) end++;
+        while (end < calls.length && calls[end].at === at && calls[end].priority === priority) end++;
         const payloads = end === i + 1 ? calls[i].payloads : calls.slice(i, end).flatMap((c) => c.payloads);
-        await this.writeItems(scope, payloads, at);
+        await this.writeItems(scope, payloads, at, priority);
         i = end;
       }
       t.set(runKey, tokenValue(TokenKind.pushed));
@@ -607,7 +644,7 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined): Promise<void> {
+  private async writeItems(scope: StructureScope, payloads: readonly Uint8Array[], at: number | undefined, priority = 0): Promise<void> {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
@@ -615,10 +652,11 @@ export class Queue<T = JsonValue> extends Structure {
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
-      const key = at === undefined ? keys.readyTemplate(first + i) : keys.scheduledTemplate(at, first + i);
+      const key = at === undefined ? keys.readyTemplate(first + i, priority) : keys.scheduledTemplate(at, first + i);
       tr.setVersionstampedKey(key, freshRecord(payloads[i]));
     }
     if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
+    else notePriorityPush(own, scope.keys.identity, priority);
     tr.add(keys.size, payloads.length);
     tr.add(keys.pushed, 1);
     this.changed(tr, scope.keys);
@@ -798,6 +836,41 @@ export class Queue<T = JsonValue> extends Structure {
         return { items, deadLettered: 0, idle: { watch: watchOf(tr, keys), wakeInMs: next === undefined ? Infinity : next - now } };
       },
     );
+  }
+
+  /**
+   * A consumer's failed item, after the transaction that failed it aborted: moved, in a transaction of
+   * its own, to the scheduled area at now + the backoff for its attempts (counted in its record, so
+   * any process sees them), or to the dead-letter queue once attempted `maxAttempts` times.
+   *
+   * Reads: the kind key, the item's key (which conflicts with any take of the item). Writes: the item's
+   * clear and its new key, pushed (add), the version key; or the clear, size (add) and a push to the
+   * dead-letter queue. Exactly-once without a token: a retry after an applied attempt finds the item's
+   * key empty and does nothing ('gone'), as it does when another consumer took the item meanwhile.
+   */
+  private deferFailed(id: string, backoff: BackoffPolicy, maxAttempts: number): Promise<'deferred' | 'dead-lettered' | 'gone'> {
+    const key = Buffer.from(id, 'hex');
+    const uniq = new Uuid(randomUUID());
+    return this.write(undefined, async (scope) => {
+      const { tr } = scope;
+      const keys = this.queueKeys(scope.keys);
+      if (!scope.existed || !(keys.isReady(key) || keys.isScheduled(key))) return 'gone';
+      const value = await tr.get(key);
+      if (value === undefined) return 'gone';
+      const record = decodeRecord(value);
+      const attempts = record.attempts + 1;
+      tr.clear(key);
+      this.changed(tr, scope.keys);
+      if (attempts >= maxAttempts) {
+        tr.add(keys.size, -1);
+        await this.deadLetters.appendIn(tr, [record.payload]);
+        return 'dead-lettered';
+      }
+      const at = this.now() + backoffDelay(backoff, attempts, this.random);
+      tr.set(keys.scheduledKey(at, uniq), encodeRecord(false, attempts, record.payload));
+      tr.add(keys.pushed, 1);
+      return 'deferred';
+    });
   }
 
   /** Runs a lease operation: in `tr` or its own retry loop, with the queue's keys. */
