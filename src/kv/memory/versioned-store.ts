@@ -157,6 +157,20 @@ export class VersionedStore {
    * keys not stored before are inserted ({@link RUN_MIN} or more into an emptied range: in one union).
    */
   private replaceRange(begin: Buffer, end: Buffer, mutations: readonly Mutation[], from: number, to: number, versionstamp: () => Buffer): void {
+    if (to - from === 1) {
+      // One key (a map's scalar value): no arrays to sort and match.
+      const m = mutations[from] as PointSet;
+      const key = m.key;
+      const replace = { value: m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp()) };
+      let stored = false;
+      this.data.editRange(begin, end, false, (at) => {
+        if (stored || compareBytes(at, key) !== 0) return DELETE;
+        stored = true;
+        return replace;
+      });
+      if (!stored) this.data.set(key, replace.value);
+      return;
+    }
     let keys: Buffer[] = [];
     let values: Buffer[] = [];
     let sorted = true;
