@@ -35,5 +35,12 @@ export {
   type ConsumerStats,
   type QueueHandler,
   type BackoffPolicy,
+  type RepeatEvery,
+  type RepeatInfo,
+  type RepeatOptions,
+  type RunSchedulesOptions,
+  type RunSchedulesResult,
+  type Scheduler,
+  type SchedulerOptions,
 } from './queue/queue';
 export { MAX_PRIORITY } from './queue/priority';

@@ -401,6 +401,18 @@ for (const engine of documentEngines) {
         expect(seen).toEqual(['late']);
       });
 
+      it('an idle consumer does not spin on an item delayed beyond what a timer can wait (24.8 days)', async () => {
+        const { q, engine } = await setUp();
+        await q.push('later', { delayMs: 30 * 86_400_000 });
+        const consumer = q.consume(() => undefined, { schedules: false });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const attempts = engine.counts().attempts;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await consumer.stop();
+        // (A take may still be finishing on a loaded machine; a spinning loop makes dozens.)
+        expect(engine.counts().attempts).toBeLessThanOrEqual(attempts + 2);
+      });
+
       it('a failing handler aborts its transaction; the item is retried, then dead-lettered', async () => {
         const { docs, q } = await setUp();
         await q.pushMany(['bad', 'good']);

@@ -52,6 +52,8 @@ export const META_BYTES = 0x62; // 'b'
 export const META_PUSHED = 0x70; // 'p'
 /** The prefix of a queue's idempotency tokens and receipts. */
 export const META_TOKENS = 0x74; // 't'
+/** A queue's repeatable jobs (`structures/queue/repeat.ts`): the changed key, and one schedule per name after it. */
+export const META_SCHEDULES = 0x63; // 'c'
 
 /** Tuple type codes that can start a path element. */
 export const CHUNK_CODE = 0x00;

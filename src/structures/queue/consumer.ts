@@ -59,6 +59,11 @@ export interface ConsumeOptions<T> {
   backoff?: BackoffPolicy;
   /** Called with each handler error (and the item) or other failure of a batch (item `undefined`). */
   onError?: (error: unknown, item: T | undefined) => void;
+  /**
+   * Runs a scheduler of the queue's repeatable jobs beside the workers (default true; see
+   * `Queue.scheduler`): its failure goes to `onError` and stops it, not the workers.
+   */
+  schedules?: boolean;
 }
 
 export interface ConsumerStats {

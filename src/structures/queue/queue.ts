@@ -21,10 +21,22 @@ import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './token
 import { startConsumer, type Batch, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { waitForChange } from './wait';
 import type { StructureWriteOptions } from '../structure';
+import {
+  Repeatables,
+  withScheduler,
+  type RepeatEvery,
+  type RepeatInfo,
+  type RepeatOptions,
+  type RunSchedulesOptions,
+  type RunSchedulesResult,
+  type Scheduler,
+  type SchedulerOptions,
+} from './repeat';
 
 export type { Lease } from './lease';
 export type { ConsumeOptions, Consumer, ConsumerStats, QueueHandler } from './consumer';
 export type { BackoffPolicy } from './backoff';
+export type { RepeatEvery, RepeatInfo, RepeatOptions, RunSchedulesOptions, RunSchedulesResult, Scheduler, SchedulerOptions } from './repeat';
 
 /** Options of a queue handle. Every handle of one queue should be given the same. */
 export interface QueueOptions {
@@ -162,6 +174,7 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly sweeper = new TokenSweeper();
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
+  private repeatables: Repeatables<T> | undefined;
   /**
    * The merge keys of pops and pushes: shared by the handles with default options, else this handle's
    * own (a merged run applies the options of its first call's handle).
@@ -535,7 +548,69 @@ export class Queue<T = JsonValue> extends Structure {
       runOwn: (fn) => this.access.run(undefined, fn),
       takeBatch: (tr, count, spread, poisoned) => this.takeBatch(tr, count, spread, poisoned),
     };
-    return startConsumer(source, handler, opts);
+    const consumer = startConsumer(source, handler, opts);
+    if (opts.schedules === false) return consumer;
+    return withScheduler(consumer, this.schedules.scheduler({ signal: opts.signal }), (err) => opts.onError?.(err, undefined));
+  }
+
+  // ---- repeatable jobs (repeat.ts, docs/queue.md "Repeatable jobs")
+
+  /**
+   * Creates or replaces the repeatable job `name`: `value` is enqueued as a delayed item at each
+   * occurrence of `every` (`{ cron, tz? }` or `{ everyMs }`), by whichever scheduler runs first
+   * ({@link scheduler}, {@link consume}, {@link runSchedules}), exactly once. The same definition again
+   * changes nothing; another one starts over. Creates the queue if needed.
+   *
+   * Reads: the kind key, the schedule's key. Writes: the schedule's key, the schedules' changed key (add).
+   *
+   * @returns the schedule with its next occurrence.
+   * @throws DocumentError INVALID_ARGUMENT (naming the cron field that is wrong), INVALID_VALUE,
+   *   VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE, KEY_TOO_LARGE, WRONG_KIND.
+   */
+  repeat(name: string, every: RepeatEvery, value: T, opts: RepeatOptions = {}): Promise<RepeatInfo<T>> {
+    return this.schedules.repeat(name, every, value, opts);
+  }
+
+  /**
+   * The repeatable jobs in name order with their next occurrence (range reads of 50, each page in its
+   * own transaction unless `tr` is given).
+   *
+   * @throws DocumentError WRONG_KIND.
+   */
+  repeats(opts: TransactionOption = {}): AsyncGenerator<RepeatInfo<T>, void, undefined> {
+    return this.schedules.repeats(opts);
+  }
+
+  /**
+   * Removes the repeatable job `name` (the items it enqueued stay). Reads: the kind key, its key. Writes:
+   * its clear, the changed key (add).
+   *
+   * @returns whether it existed.
+   * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
+   */
+  removeRepeat(name: string, opts: TransactionOption = {}): Promise<boolean> {
+    return this.schedules.removeRepeat(name, opts);
+  }
+
+  /**
+   * One scheduler pass: enqueues every occurrence due up to now + `lookaheadMs` (default 1 s) once,
+   * as delayed items visible at their times; of missed occurrences, the oldest only. See
+   * `Repeatables.runSchedules` for the keys read and written.
+   *
+   * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
+   */
+  runSchedules(opts: RunSchedulesOptions = {}): Promise<RunSchedulesResult> {
+    return this.schedules.runSchedules(opts);
+  }
+
+  /**
+   * Starts a scheduler: passes ({@link runSchedules}) whenever the next occurrence comes within the
+   * lookahead or a schedule changes (a watch), never polling. Any number may run, in any process.
+   *
+   * @throws DocumentError INVALID_ARGUMENT.
+   */
+  scheduler(opts: SchedulerOptions = {}): Scheduler {
+    return this.schedules.scheduler(opts);
   }
 
   // ---- internals
@@ -543,6 +618,18 @@ export class Queue<T = JsonValue> extends Structure {
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
   async appendIn(tr: Transaction, payloads: readonly Buffer[]): Promise<void> {
     await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined));
+  }
+
+  private get schedules(): Repeatables<T> {
+    this.repeatables ??= new Repeatables<T>({
+      now: this.now,
+      random: this.random,
+      maxKeyBytes: this.access.kv.maxKeyBytes,
+      write: (opts, fn) => this.write(opts, fn),
+      read: (opts, fn) => this.read(opts, fn),
+      enqueue: (scope, payload, at) => this.writeItems(scope, [payload], at),
+    });
+    return this.repeatables;
   }
 
   private queueKeys(doc: DocumentKeys): QueueKeys {

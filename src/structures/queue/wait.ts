@@ -10,6 +10,9 @@ import type { Watch } from '../../kv/contract/types';
 
 export const FALLBACK_MS = 100;
 
+/** The longest a Node timer waits: a longer delay fires at once (so a far visibility time would spin). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Resolves once any of the three happens; never rejects. */
 export function waitForChange(watch: Watch | undefined, ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) {
@@ -30,7 +33,7 @@ export function waitForChange(watch: Watch | undefined, ms: number, signal?: Abo
     const sleep = (delay: number) => {
       if (finished) return;
       if (timer !== undefined) clearTimeout(timer);
-      if (Number.isFinite(delay)) timer = setTimeout(finish, Math.max(0, delay));
+      if (Number.isFinite(delay)) timer = setTimeout(finish, Math.min(Math.max(0, delay), MAX_TIMER_MS));
     };
     sleep(ms);
     signal?.addEventListener('abort', finish, { once: true });
