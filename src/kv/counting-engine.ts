@@ -44,6 +44,8 @@ export interface AttemptLog {
   metadataVersionReads: number;
   /** `bumpMetadataVersion` calls (not among `versionstamped` or `keysWritten`). */
   metadataVersionBumps: number;
+  /** `getApproximateSize` calls: no round trip on a cluster, but each settles on a later turn. */
+  sizeQueries: number;
   /** How the commit of this attempt ended: not at all, committed, or with a KV error code. */
   commit: 'none' | 'committed' | number;
 }
@@ -67,6 +69,8 @@ export interface KvCounts {
   metadataVersionReads: number;
   /** `bumpMetadataVersion` calls. */
   metadataVersionBumps: number;
+  /** `getApproximateSize` calls. */
+  sizeQueries: number;
   /** Every key written: sets, atomic operations and versionstamped writes. */
   keysWritten: number;
   /** Commits that failed with a retryable error and were retried (`onError` resolved). */
@@ -89,6 +93,7 @@ function newAttempt(): AttemptLog {
     versionstamped: [],
     metadataVersionReads: 0,
     metadataVersionBumps: 0,
+    sizeQueries: 0,
     commit: 'none',
   };
 }
@@ -108,6 +113,7 @@ export function countsOf(attempts: readonly AttemptLog[], retries = 0): KvCounts
     versionstamped: 0,
     metadataVersionReads: 0,
     metadataVersionBumps: 0,
+    sizeQueries: 0,
     keysWritten: 0,
     retries,
     commits: 0,
@@ -125,6 +131,7 @@ export function countsOf(attempts: readonly AttemptLog[], retries = 0): KvCounts
     counts.versionstamped += a.versionstamped.length;
     counts.metadataVersionReads += a.metadataVersionReads;
     counts.metadataVersionBumps += a.metadataVersionBumps;
+    counts.sizeQueries += a.sizeQueries;
     if (a.commit === 'committed') counts.commits++;
     else if (typeof a.commit === 'number') counts.commitErrors.set(a.commit, (counts.commitErrors.get(a.commit) ?? 0) + 1);
   }
@@ -342,6 +349,7 @@ class CountingTransaction extends TransactionShorthands implements Transaction {
     this.inner.addWriteConflictRange(begin, end);
   }
   getApproximateSize(): Promise<number> {
+    this.log.sizeQueries++;
     return this.inner.getApproximateSize();
   }
 

@@ -28,6 +28,17 @@ export function runCombined<T>(
   merge?: Merge<unknown, T>,
 ): Promise<T> {
   if (tr !== undefined) return access.run(tr, fn);
-  const run: RunTransaction = (body) => access.run(undefined, body);
-  return combinerFor(access, structureKey(element), run).submit(fn, merge);
+  return combinerFor(access, structureKey(element), runnerOf(access)).submit(fn, merge);
+}
+
+/** How each collection's structures start their transactions: one function per collection, not per call. */
+const runners = new WeakMap<StructureAccess, RunTransaction>();
+
+function runnerOf(access: StructureAccess): RunTransaction {
+  let run = runners.get(access);
+  if (run === undefined) {
+    run = (body) => access.run(undefined, body);
+    runners.set(access, run);
+  }
+  return run;
 }

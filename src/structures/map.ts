@@ -89,26 +89,37 @@ export class DocMap<V = JsonValue> extends Structure {
    * written (too large a key, say) fails its call alone and writes nothing.
    */
   private setAll(tr: Transaction, sets: readonly MapSet<V>[]): Promise<Settled<void>[]> {
-    const entryOf = (keys: DocumentKeys, key: string) => childKey(bodyKey(keys), key);
+    // The entries' keys, made once for the reads and the writes.
+    let entries: Buffer[] = [];
+    let entriesFor: DocumentKeys | undefined;
+    const entriesOf = (keys: DocumentKeys): Buffer[] => {
+      if (entriesFor !== keys) {
+        const body = bodyKey(keys);
+        entries = sets.map(({ key }) => childKey(body, key));
+        entriesFor = keys;
+      }
+      return entries;
+    };
     return this.writeWith(
       { tr },
-      (t, keys) => Promise.all(sets.map(({ key }) => t.get(entryOf(keys, key)))),
+      (t, keys) => Promise.all(entriesOf(keys).map((at) => t.get(at))),
       async ({ tr: t, keys, create }, found) => {
         const written = new Set<string>();
         let added = 0;
+        const at = entriesOf(keys);
         const outcomes = sets.map(({ key, value }, i): Settled<void> => {
-          const at = entryOf(keys, key);
-          let entries: Entries;
+          const entry = at[i];
+          let flattened: Entries;
           try {
-            entries = flatten(value as JsonValue, at, this.access.kv.maxKeyBytes);
+            flattened = flatten(value as JsonValue, entry, this.access.kv.maxKeyBytes);
           } catch (error) {
             return { ok: false, error };
           }
           create();
           if (found?.[i] === undefined && !written.has(key)) added++;
-          else clearSubtree(t, at);
+          else clearSubtree(t, entry);
           written.add(key);
-          writeEntries(t, entries);
+          writeEntries(t, flattened);
           return { ok: true, value: undefined };
         });
         if (added > 0) t.add(keys.meta(META_SIZE), encodeInt64(BigInt(added)));

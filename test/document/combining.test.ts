@@ -41,6 +41,17 @@ documentSuite('documents: concurrent calls combined', (ctx) => {
     expect(read.map((r) => r.cas)).toEqual(written.map((w) => w.cas));
   });
 
+  it(`a batch of ${CALLERS} small upserts asks its transaction's size 4 times, not before every call (each ask waits a turn)`, async () => {
+    const { docs, counter } = await ctx.open();
+    const c = docs.collection();
+    await c.upsert('first', {});
+    const before = counter.counts();
+    await Promise.all(ids(CALLERS).map((id, i) => c.upsert(id, { n: i })));
+    const after = counter.counts();
+    // The first call alone; in the batch of 31, after its first call and then every 8 calls (calls 9, 17, 25).
+    expect({ commits: after.commits - before.commits, sizeQueries: after.sizeQueries - before.sizeQueries }).toEqual({ commits: 2, sizeQueries: 4 });
+  });
+
   it('callers that call again as soon as they have their results share the next batch, instead of one of them running alone', async () => {
     const { docs, counter } = await ctx.open();
     const c = docs.collection();

@@ -767,6 +767,108 @@ describe('MemoryEngine', () => {
     });
   });
 
+  describe('a range clear followed by writes inside it (applied as one replacement)', () => {
+    const key = (i: number) => `doc/${String(i).padStart(3, '0')}`;
+
+    it(`ends as clearing and then writing one by one would (seed ${testSeed(23)})`, async () => {
+      const random = new Random(testSeed(23));
+      const db = openMemoryDatabase();
+      const model = new Map<string, string>();
+      for (let round = 0; round < 60; round++) {
+        const reader = db.createTransaction();
+        const before = (await reader.getRangeAll('doc/', 'doc0')).map((kv) => `${kv.key.toString()}=${kv.value.toString()}`);
+        await db.transact((tr) => {
+          for (let step = 0; step < 3; step++) {
+            const from = random.int(200);
+            const to = from + 1 + random.int(random.int(4) === 0 ? 150 : 12);
+            tr.clearRange(key(from), key(to));
+            for (const k of [...model.keys()]) if (k >= key(from) && k < key(to)) model.delete(k);
+            // Writes inside the cleared range, unsorted, some twice; a large one into an empty range now and then.
+            const writes = random.int(5) === 0 ? to - from : random.int(8);
+            for (let w = 0; w < writes; w++) {
+              const k = key(from + random.int(to - from));
+              const value = `r${round} s${step} w${w}`;
+              tr.set(k, value);
+              model.set(k, value);
+            }
+            if (random.int(3) === 0) {
+              // A write outside it ends the replacement.
+              const outside = key(to + random.int(20));
+              tr.set(outside, `out ${round}`);
+              model.set(outside, `out ${round}`);
+            }
+          }
+        });
+        const stored = await db.getRangeAll('doc/', 'doc0');
+        const expected = [...model].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        expect(stored.map((kv) => [kv.key.toString(), kv.value.toString()])).toEqual(expected);
+        // The snapshot taken before the commit did not change.
+        expect((await reader.getRangeAll('doc/', 'doc0')).map((kv) => `${kv.key.toString()}=${kv.value.toString()}`)).toEqual(before);
+      }
+    });
+
+    it('gives a versionstamped value inside the range its stamp', async () => {
+      const db = openMemoryDatabase();
+      await db.transact((tr) => tr.set(key(2), 'old'));
+      let versionstamp: Promise<Buffer> | undefined;
+      await committed(db, (t) => {
+        t.clearRange(key(0), key(10));
+        t.set(key(3), 'new');
+        t.setVersionstampedValue(key(2), versionstampTemplate('v:'));
+        versionstamp = t.getVersionstamp();
+      });
+      const stamp = await versionstamp!;
+      expect(await db.getRangeAll(key(0), key(10))).toEqual([
+        { key: Buffer.from(key(2)), value: Buffer.concat([Buffer.from('v:'), stamp]) },
+        { key: Buffer.from(key(3)), value: Buffer.from('new') },
+      ]);
+    });
+
+    it('conflicts with a reader of a key written again inside the range, or deleted by it', async () => {
+      const db = openMemoryDatabase();
+      await db.transact((tr) => {
+        for (let i = 0; i < 10; i++) tr.set(key(i), 'v');
+      });
+      const readsRewritten = db.createTransaction();
+      const readsDeleted = db.createTransaction();
+      const readsOutside = db.createTransaction();
+      await readsRewritten.get(key(3));
+      await readsDeleted.get(key(4));
+      await readsOutside.get(key(9));
+      await db.transact((tr) => {
+        tr.clearRange(key(2), key(6));
+        tr.set(key(3), 'v');
+        tr.set(key(5), 'new');
+      });
+      for (const t of [readsRewritten, readsDeleted, readsOutside]) t.set('other', 'x');
+      await expectKvError(readsRewritten.commit(), 'not_committed');
+      await expectKvError(readsDeleted.commit(), 'not_committed');
+      await readsOutside.commit();
+    });
+
+    it('fires the watches of keys whose value changed or went, not of a key given its own value again', async () => {
+      const db = openMemoryDatabase();
+      await db.transact((tr) => {
+        for (let i = 0; i < 10; i++) tr.set(key(i), 'v');
+      });
+      const tr = db.createTransaction();
+      const changed = tr.watch(key(3));
+      const deleted = tr.watch(key(4));
+      const same = tr.watch(key(5));
+      const added = tr.watch(key(20));
+      await tr.commit();
+      await db.transact((t) => {
+        t.clearRange(key(2), key(30));
+        t.set(key(3), 'changed');
+        t.set(key(5), 'v');
+        t.set(key(20), 'new');
+      });
+      for (const watch of [changed, deleted, added]) expect(await settledWithin(watch.promise, 1000)).toEqual({ state: 'fulfilled', value: true });
+      expect(await settledWithin(same.promise, 50)).toEqual({ state: 'pending' });
+      same.cancel();
+    });
+  });
+
   describe('performance', () => {
     it('takes snapshots without copying the store: 2,000 short transactions over 100,000 keys', async () => {
       const db = openMemoryDatabase();

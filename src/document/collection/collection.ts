@@ -46,7 +46,7 @@ import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, req
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, LOCK_NOT_READ, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
-import { runRead, runWrite, writtenUntracked, type CombineKey } from './run-write';
+import { combineKeyOf, runRead, runWrite, writtenUntracked, type CombineKey } from './run-write';
 import { readPage } from './scan-page';
 import { documentOf, readDocumentEntries } from './document-read';
 
@@ -113,7 +113,7 @@ export class DocumentCollection {
     readonly name: string,
   ) {
     this.path = { scope, collection: name };
-    this.combineKey = { owner: context.registry, collection: `${scope}.${name}` };
+    this.combineKey = combineKeyOf(context.registry, `${scope}.${name}`, context.kv);
   }
 
   /**
@@ -778,7 +778,7 @@ export class DocumentCollection {
    * writes to this collection (`run-write.ts`).
    */
   private write(element: TupleItem, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<void | 'removed'>): Promise<MutationResult> {
-    return runWrite(this.context.kv, tr, fn, tr === undefined ? { ...this.combineKey, document: documentKey(element) } : undefined);
+    return runWrite(this.context.kv, tr, fn, this.combineKey, tr === undefined ? documentKey(element) : undefined);
   }
 
   /** Runs a read in `tr`, or without one combined with the concurrent reads of this collection (`run-write.ts`). */

@@ -1,6 +1,6 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
-import { combinerFor, type Merge, type Settled } from '../combiner';
+import { combinerFor, type Merge, type RunTransaction, type Settled } from '../combiner';
 import { ContextSlot, DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
 import { casOf } from '../keys/version';
@@ -23,11 +23,20 @@ import type { MutationResult } from '../types';
  *   insert first deleted an expired document) fails the shared attempt, and every call of the batch
  *   then runs alone;
  * - once the transaction holds {@link BATCH_BYTES}, the batch ends (the next call goes into the next
- *   one), so that the largest document a single write may hold still fits FDB's 10 MB.
+ *   one), so that the largest document a single write may hold still fits FDB's 10 MB. Asking the
+ *   size costs a turn of the event loop (every KV operation settles on a later turn), so it is asked
+ *   after the first call and then only when the calls so far, at the rate they wrote, could reach
+ *   the budget, or {@link SIZE_CHECK_CALLS} calls after the last check: calls that write a few kB each
+ *   share a batch of 32 with 4 checks instead of 31. A large write among small ones can therefore
+ *   go past the budget by what those unchecked calls write; a batch that goes past FDB's 10 MB fails
+ *   with transaction_too_large, and its calls then run alone, as after any failure.
  */
 
 /** The bytes (as `getApproximateSize` counts them) after which a write batch takes no more calls. */
 export const BATCH_BYTES = 500_000;
+
+/** Calls of a write batch run at most between two checks of its size. */
+export const SIZE_CHECK_CALLS = 8;
 
 /** Where calls of one collection meet: one combiner for its writes and one for its reads. */
 export interface CombineKey {
@@ -35,6 +44,15 @@ export interface CombineKey {
   readonly owner: object;
   /** The collection, as `scope.collection`. */
   readonly collection: string;
+  /** The keys of its combiners among the owner's, and how they start transactions (made once, not per call). */
+  readonly writes: string;
+  readonly reads: string;
+  readonly run: RunTransaction;
+}
+
+/** The {@link CombineKey} of `collection` (`scope.collection`) among `owner`'s, running transactions on `kv`. */
+export function combineKeyOf(owner: object, collection: string, kv: Database): CombineKey {
+  return { owner, collection, writes: `w ${collection}`, reads: `r ${collection}`, run: (body) => kv.transact(body) };
 }
 
 /**
@@ -47,23 +65,18 @@ export async function runWrite(
   kv: Database,
   tr: Transaction | undefined,
   fn: (tr: Transaction) => Promise<void | 'removed'>,
-  combine?: CombineKey & { readonly document: string },
+  combine?: CombineKey,
+  document?: string,
 ): Promise<MutationResult> {
   if (tr !== undefined) {
     await kv.transact(fn, { tr });
     return { cas: undefined };
   }
-  let ran: Ran;
-  if (combine === undefined) {
-    ran = await kv.transact((own) => ranIn(own, fn));
-  } else {
-    const merge: Merge<unknown, Ran> = {
-      operation: WRITES,
-      arg: { document: combine.document, fn },
-      runMany: (own, calls) => runWrites(own, calls as WriteCall[]),
-    };
-    ran = await combinerFor(combine.owner, `w ${combine.collection}`, (body) => kv.transact(body)).submit((own) => ranIn(own, fn), merge);
-  }
+  const write = new WriteCall(document ?? '', fn);
+  const ran =
+    combine === undefined || document === undefined
+      ? await kv.transact(write.alone)
+      : await combinerFor(combine.owner, combine.writes, combine.run).submit(write.alone, write as Merge<unknown, Ran>);
   return { cas: ran.outcome === 'removed' ? undefined : casOf(await ran.versionstamp) };
 }
 
@@ -73,8 +86,7 @@ export async function runWrite(
  */
 export function runRead<T>(kv: Database, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>, combine: CombineKey): Promise<T> {
   if (tr !== undefined) return kv.transact(fn, { tr });
-  const merge: Merge<unknown, T> = { operation: READS, arg: fn, runMany: (own, reads) => runReads(own, reads as Read<T>[]) };
-  return combinerFor(combine.owner, `r ${combine.collection}`, (body) => kv.transact(body)).submit(fn, merge);
+  return combinerFor(combine.owner, combine.reads, combine.run).submit(fn, new ReadCall(fn) as Merge<unknown, T>);
 }
 
 /**
@@ -93,14 +105,46 @@ interface Ran {
 
 type Read<T> = (tr: Transaction) => Promise<T>;
 
-interface WriteCall {
-  readonly document: string;
-  readonly fn: (tr: Transaction) => Promise<void | 'removed'>;
-}
-
 /** The operation every write of a collection merges under, and every read. */
 const WRITES = { name: 'document writes' };
 const READS = { name: 'document reads' };
+
+/** A write without a caller's transaction: its merge into a batch (it is its own `arg`), or its run alone. */
+class WriteCall implements Merge<WriteCall, Ran> {
+  constructor(
+    /** The written document, as the combining key names it. */
+    readonly document: string,
+    readonly fn: (tr: Transaction) => Promise<void | 'removed'>,
+  ) {}
+
+  get operation(): object {
+    return WRITES;
+  }
+
+  get arg(): WriteCall {
+    return this;
+  }
+
+  runMany(tr: Transaction, calls: WriteCall[]): Promise<Settled<Ran>[]> {
+    return runWrites(tr, calls);
+  }
+
+  /** The write in a transaction of its own. */
+  readonly alone = (tr: Transaction): Promise<Ran> => ranIn(tr, this.fn);
+}
+
+/** A read without a caller's transaction, merged into a batch of reads (its `arg` is the read). */
+class ReadCall<T> implements Merge<Read<T>, T> {
+  constructor(readonly arg: Read<T>) {}
+
+  get operation(): object {
+    return READS;
+  }
+
+  runMany(tr: Transaction, reads: Read<T>[]): Promise<Settled<T>[]> {
+    return runReads(tr, reads);
+  }
+}
 
 /** The versionstamp of an attempt, asked for once (before commit, as `getVersionstamp` requires). */
 const VERSIONSTAMP = new ContextSlot('versionstamp', (context) => {
@@ -124,8 +168,21 @@ async function runWrites(tr: Transaction, calls: WriteCall[]): Promise<Settled<R
   const untracked = context.local(UNTRACKED);
   const documents = new Set<string>();
   const outcomes: Settled<Ran>[] = [];
+  // The size at the last check, and the calls run then.
+  let size = 0;
+  let checked = 0;
   for (const call of calls) {
-    if (outcomes.length > 0 && (documents.has(call.document) || (await tr.getApproximateSize()) >= BATCH_BYTES)) break;
+    const ran = outcomes.length;
+    if (ran > 0) {
+      if (documents.has(call.document)) break;
+      // Twice the bytes per call so far, for each call since the last check.
+      const reach = size + ((ran - checked) * 2 * size) / Math.max(checked, 1);
+      if (checked === 0 || reach >= BATCH_BYTES || ran - checked >= SIZE_CHECK_CALLS) {
+        size = await tr.getApproximateSize();
+        checked = ran;
+        if (size >= BATCH_BYTES) break;
+      }
+    }
     documents.add(call.document);
     const changes = context.changes.length;
     const writes = untracked.writes;

@@ -23,7 +23,7 @@ import { provenRange, RangeBatches } from './range-batches';
 import { RangeStream, type RangeBatch } from './range-stream';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
-import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
+import { parseOwnedVersionstampTemplate, parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
 import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn } from './next-turn';
 import { WriteSet } from './write-set';
@@ -249,7 +249,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const raw = writableKey(keyWithOffset, this.keyLimit);
     const v = checkedValue(value);
-    const template = parseVersionstampTemplate(raw);
+    const template = parseOwnedVersionstampTemplate(raw);
     const readVersion = this.knownReadVersion();
     this.writes.setVersionstampedKey(template, v, possibleKeys(template, readVersion !== undefined ? readVersion + 1n : 0n));
   }
@@ -258,7 +258,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   setVersionstampedValue(key: Bytes, valueWithOffset: Bytes): void {
     this.assertUsable();
     const k = writableKey(key, this.keyLimit);
-    const template = parseVersionstampTemplate(checkedValue(valueWithOffset));
+    const template = parseOwnedVersionstampTemplate(checkedValue(valueWithOffset));
     this.writes.setVersionstampedValue(k, template);
     this.triggerOwnWatches(k, undefined, true);
   }

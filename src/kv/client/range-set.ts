@@ -3,7 +3,13 @@ import type { KeyRange } from '../contract/key-range';
 
 /** Sorts ranges by their begin and merges the overlapping or touching ones; empty ranges are dropped. */
 export function coalesceRanges(ranges: readonly KeyRange[]): KeyRange[] {
-  const sorted = ranges.filter((r) => compareBytes(r.begin, r.end) < 0).sort((a, b) => compareBytes(a.begin, b.begin));
+  // Most lists come in order already (a transaction's writes or reads in key order): one pass checks.
+  let ordered = true;
+  for (let i = 0; i < ranges.length && ordered; i++) {
+    const r = ranges[i];
+    if (compareBytes(r.begin, r.end) >= 0 || (i > 0 && compareBytes(ranges[i - 1].begin, r.begin) > 0)) ordered = false;
+  }
+  const sorted = ordered ? ranges : ranges.filter((r) => compareBytes(r.begin, r.end) < 0).sort(byBegin);
   const out: KeyRange[] = [];
   for (const range of sorted) {
     const last = out[out.length - 1];
@@ -14,6 +20,10 @@ export function coalesceRanges(ranges: readonly KeyRange[]): KeyRange[] {
     }
   }
   return out;
+}
+
+function byBegin(a: KeyRange, b: KeyRange): number {
+  return compareBytes(a.begin, b.begin);
 }
 
 /** In sorted, disjoint `ranges`: the index of the first range whose end is after `key`. */

@@ -1,12 +1,9 @@
-import { compareBytes, keyAfter } from '../contract/bytes';
+import { compareBytes, copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 
 /** Bytes in a versionstamp: an 8-byte big-endian commit version and a 2-byte big-endian batch order. */
 export const VERSIONSTAMP_BYTES = 10;
-
-/** The highest versionstamp, used to bound the keys a versionstamped key may become. */
-const MAX_VERSIONSTAMP = Buffer.alloc(VERSIONSTAMP_BYTES, 0xff);
 
 /**
  * A key or value awaiting its transaction's versionstamp: `bytes` without FDB's 4-byte offset suffix,
@@ -24,25 +21,29 @@ export interface VersionstampTemplate {
  *   fit inside the bytes, as FDB does.
  */
 export function parseVersionstampTemplate(withOffset: Buffer): VersionstampTemplate {
+  const template = parseOwnedVersionstampTemplate(withOffset);
+  return { bytes: copyOf(template.bytes), offset: template.offset };
+}
+
+/**
+ * {@link parseVersionstampTemplate} of bytes the caller owns and never modifies (a transaction's own
+ * copy of its argument): the template's bytes are a view of them, not a copy.
+ */
+export function parseOwnedVersionstampTemplate(withOffset: Buffer): VersionstampTemplate {
   if (withOffset.length < 4) throw kvError('client_invalid_operation', 'a versionstamp template needs a 4-byte offset suffix');
-  const bytes = withOffset.subarray(0, withOffset.length - 4);
-  const offset = withOffset.readInt32LE(withOffset.length - 4);
-  if (offset < 0 || offset + VERSIONSTAMP_BYTES > bytes.length) {
-    throw kvError('client_invalid_operation', `versionstamp offset ${offset} does not fit in ${bytes.length} bytes`);
+  const length = withOffset.length - 4;
+  const offset = withOffset.readInt32LE(length);
+  if (offset < 0 || offset + VERSIONSTAMP_BYTES > length) {
+    throw kvError('client_invalid_operation', `versionstamp offset ${offset} does not fit in ${length} bytes`);
   }
-  return { bytes: Buffer.from(bytes), offset };
+  return { bytes: withOffset.subarray(0, length), offset };
 }
 
 /** The template's bytes with `stamp` written at its offset (a new buffer). */
 export function fillVersionstamp(template: VersionstampTemplate, stamp: Buffer): Buffer {
-  const out = Buffer.from(template.bytes);
-  stamp.copy(out, template.offset, 0, VERSIONSTAMP_BYTES);
+  const out = copyOf(template.bytes);
+  out.set(stamp.length === VERSIONSTAMP_BYTES ? stamp : stamp.subarray(0, VERSIONSTAMP_BYTES), template.offset);
   return out;
-}
-
-/** The template filled with the highest possible versionstamp. */
-export function fillMaxVersionstamp(template: VersionstampTemplate): Buffer {
-  return fillVersionstamp(template, MAX_VERSIONSTAMP);
 }
 
 /** The versionstamp of a commit: `version` as 8 bytes big-endian, then `batchOrder` as 2 bytes big-endian. */
@@ -59,8 +60,16 @@ export function versionstampOf(version: bigint, batchOrder = 0): Buffer {
  * (`undefined` when nothing is left). Reads of them fail with accessed_unreadable (1036) until commit.
  */
 export function possibleKeys(template: VersionstampTemplate, lowestVersion: bigint): KeyRange | undefined {
-  const lowest = fillVersionstamp(template, versionstampOf(lowestVersion));
-  const afterHighest = keyAfter(fillMaxVersionstamp(template));
+  const { bytes, offset } = template;
+  // The lowest: the version's stamp (batch order 0); past the highest: every stamp byte 0xff, then 0x00.
+  const lowest = copyOf(bytes);
+  lowest.writeBigUInt64BE(lowestVersion, offset);
+  lowest[offset + 8] = 0;
+  lowest[offset + 9] = 0;
+  const afterHighest = Buffer.allocUnsafe(bytes.length + 1);
+  afterHighest.set(bytes, 0);
+  afterHighest.fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
+  afterHighest[bytes.length] = 0;
   const end = compareBytes(afterHighest, MAX_USER_KEY) > 0 ? MAX_USER_KEY : afterHighest;
   return compareBytes(lowest, end) < 0 ? { begin: lowest, end } : undefined;
 }

@@ -77,7 +77,7 @@ export function legalRange(begin: Bytes, end: Bytes): KeyRange | undefined {
   if (b.length > Limits.maxKeyBytes) b = b.subarray(0, Limits.maxKeyBytes + 1);
   if (e.length > Limits.maxKeyBytes) e = e.subarray(0, Limits.maxKeyBytes + 1);
   if (compareBytes(b, e) >= 0) return undefined;
-  return { begin: Buffer.from(b), end: Buffer.from(e) };
+  return { begin: copyOf(b), end: copyOf(e) };
 }
 
 /** The key of a range bound, copied. @throws KvError key_outside_legal_range (2004) past `'\xff'` */
@@ -104,7 +104,7 @@ export function selectorKey(selector: KeySelector): Buffer {
 /** @throws KvError key_outside_legal_range (2004) past `'\xff'` */
 export function legalReadBound(key: Buffer): Buffer {
   if (compareBytes(key, MAX_USER_KEY) > 0) throw outsideLegalRange(key);
-  return Buffer.from(key);
+  return copyOf(key);
 }
 
 /** `Infinity` for no limit. @throws KvError client_invalid_operation for a negative or fractional limit */

@@ -42,12 +42,14 @@ export class WatchRegistry {
   notify(keys: readonly Buffer[], ranges: readonly KeyRange[], read: (key: Buffer) => Buffer | undefined): void {
     if (this.count === 0) return;
     for (const key of keys) this.check(key, read);
+    // Watched keys are few: step from one to the next (a range with none costs one lookup). A watch
+    // that fires leaves the registry, which `nextHigherKey` of its key still steps past.
     for (const range of ranges) {
-      const watched: Buffer[] = [];
-      this.byKey.forRange(range.begin, range.end, false, (key) => {
-        watched.push(key);
-      });
-      for (const key of watched) this.check(key, read);
+      let key = this.byKey.has(range.begin) ? range.begin : this.byKey.nextHigherKey(range.begin);
+      while (key !== undefined && compareBytes(key, range.end) < 0) {
+        this.check(key, read);
+        key = this.byKey.nextHigherKey(key);
+      }
     }
   }
 

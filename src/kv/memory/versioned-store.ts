@@ -9,7 +9,11 @@ import { fillVersionstamp } from '../client/versionstamp-template';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
-  /** Keys set, cleared or atomically modified, including the final keys of versionstamped keys. */
+  /**
+   * Keys set, cleared or atomically modified, including the final keys of versionstamped keys;
+   * except the keys set right after a range clear that holds them (see {@link VersionedStore.apply}),
+   * which the cleared range in {@link ranges} stands for (a range clear is a write conflict range).
+   */
   readonly keys: Buffer[];
   /** Ranges cleared by `clearRange`, and the range each of {@link runs} spans. */
   readonly ranges: KeyRange[];
@@ -25,6 +29,12 @@ const RUN_MIN = 64;
 
 /** The new value of the store's version of a key set twice in one run: the later set. */
 const later = (_key: Buffer, _stored: Buffer, written: Buffer): Buffer => written;
+
+/** What a range replacement's scan tells `editRange` of a stored key that is not written again. */
+const DELETE = Object.freeze({ delete: true });
+
+/** A point write that can follow a range clear in one replacement (see {@link VersionedStore.apply}). */
+type PointSet = Extract<Mutation, { type: 'set' | 'setVersionstampedValue' }>;
 
 /**
  * The committed data, multi-versioned by copy-on-write: `sorted-btree`'s `clone()` is O(1) and shares
@@ -68,7 +78,15 @@ export class VersionedStore {
    * A run of {@link RUN_MIN} or more consecutive sets whose keys no stored key lies among is merged in
    * one pass (`sorted-btree`'s union of the store with a tree bulk-loaded from the run: it copies the
    * path to where the run goes once, instead of descending from the root for every key); the run is
-   * then reported to watches as the range it spans, and its sorted keys are returned for the conflict log. Other writes go key by key.
+   * then reported to watches as the range it spans, and its sorted keys are returned for the conflict log.
+   *
+   * A range clear followed by sets (or versionstamped values) of keys inside it (a document replaced
+   * whole, a map value) is applied as one replacement ({@link replaceRange}): one scan of the range's
+   * stored keys, each given its new value or deleted, and only the keys not stored before inserted,
+   * instead of deleting every key and inserting each again. Such keys are not returned one by one:
+   * the range is (a watch checks every watched key in it, and its write conflict covers them).
+   *
+   * Other writes go key by key.
    */
   apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer): AppliedCommit {
     const keys: Buffer[] = [];
@@ -76,6 +94,16 @@ export class VersionedStore {
     const runs: Buffer[][] = [];
     for (let i = 0; i < mutations.length;) {
       const m = mutations[i];
+      if (m.type === 'clearRange') {
+        let end = i + 1;
+        while (end < mutations.length && isPointSetIn(mutations[end], m.begin, m.end)) end++;
+        if (end > i + 1) {
+          this.replaceRange(m.begin, m.end, mutations, i + 1, end, versionstamp);
+          ranges.push({ begin: m.begin, end: m.end });
+          i = end;
+          continue;
+        }
+      }
       if (m.type === 'set') {
         let end = i + 1;
         while (end < mutations.length && mutations[end].type === 'set') end++;
@@ -112,10 +140,71 @@ export class VersionedStore {
     const last = keys[keys.length - 1];
     const stored = this.data.getPairOrNextHigher(first);
     if (stored !== undefined && compareBytes(stored[0], last) <= 0) return false;
-    this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
+    this.union(keys, values);
     ranges.push({ begin: first, end: keyAfter(last) });
     runs.push(keys);
     return true;
+  }
+
+  /** Merges `keys` (sorted, unique, none stored, no stored key among them) with their values in one union. */
+  private union(keys: Buffer[], values: Buffer[]): void {
+    this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
+  }
+
+  /**
+   * Clears `[begin, end)` and then applies the point sets `mutations[from, to)`, all inside it, as
+   * one replacement: one `editRange` scan gives each stored key its new value or deletes it, then the
+   * keys not stored before are inserted ({@link RUN_MIN} or more into an emptied range: in one union).
+   */
+  private replaceRange(begin: Buffer, end: Buffer, mutations: readonly Mutation[], from: number, to: number, versionstamp: () => Buffer): void {
+    if (to - from === 1) {
+      // One key (a map's scalar value): no arrays to sort and match.
+      const m = mutations[from] as PointSet;
+      const key = m.key;
+      const replace = { value: m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp()) };
+      let stored = false;
+      this.data.editRange(begin, end, false, (at) => {
+        if (stored || compareBytes(at, key) !== 0) return DELETE;
+        stored = true;
+        return replace;
+      });
+      if (!stored) this.data.set(key, replace.value);
+      return;
+    }
+    let keys: Buffer[] = [];
+    let values: Buffer[] = [];
+    let sorted = true;
+    for (let i = from; i < to; i++) {
+      const m = mutations[i] as PointSet;
+      if (sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
+      keys.push(m.key);
+      values.push(m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp()));
+    }
+    if (!sorted) [keys, values] = sortedLastWins(keys, values);
+    // Indexes of the keys the scan did not find stored, in order.
+    const fresh: number[] = [];
+    let next = 0;
+    const replace = { value: undefined as Buffer | undefined };
+    this.data.editRange(begin, end, false, (stored) => {
+      while (next < keys.length) {
+        const order = compareBytes(keys[next], stored);
+        if (order > 0) break;
+        if (order === 0) {
+          replace.value = values[next++];
+          return replace;
+        }
+        fresh.push(next++);
+      }
+      return DELETE;
+    });
+    for (; next < keys.length; next++) fresh.push(next);
+    if (fresh.length >= RUN_MIN && fresh.length === keys.length) {
+      // None of the keys was stored, and every other stored key of the range is deleted: the range is
+      // empty, so no stored key lies among them.
+      this.union(keys, values);
+      return;
+    }
+    for (const i of fresh) this.data.set(keys[i], values[i]);
   }
 
   private applyOne(m: Mutation, versionstamp: () => Buffer, keys: Buffer[], ranges: KeyRange[]): void {
@@ -154,8 +243,17 @@ export class VersionedStore {
   }
 }
 
+/** Whether `m` sets a key (or a versionstamped value at one) in `[begin, end)`. */
+function isPointSetIn(m: Mutation, begin: Buffer, end: Buffer): m is PointSet {
+  return (m.type === 'set' || m.type === 'setVersionstampedValue') && compareBytes(m.key, begin) >= 0 && compareBytes(m.key, end) < 0;
+}
+
+/** Keys up to which {@link sortedLastWins} sorts by insertion (cheaper for a document's few keys). */
+const INSERTION_SORT_MAX = 32;
+
 /** `keys` sorted with their `values`; of a key given more than once, the value given last. */
 function sortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] {
+  if (keys.length <= INSERTION_SORT_MAX) return insertionSortedLastWins(keys, values);
   // Stable: of equal keys, the one given last stays last.
   const order = keys.map((_, i) => i).sort((a, b) => compareBytes(keys[a], keys[b]));
   const outKeys: Buffer[] = [];
@@ -168,4 +266,30 @@ function sortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] 
     }
   }
   return [outKeys, outValues];
+}
+
+/** {@link sortedLastWins} by insertion, in place. */
+function insertionSortedLastWins(keys: Buffer[], values: Buffer[]): [Buffer[], Buffer[]] {
+  let n = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const value = values[i];
+    let at = n;
+    let order = 1;
+    while (at > 0 && (order = compareBytes(keys[at - 1], key)) > 0) at--;
+    if (at > 0 && order === 0) {
+      values[at - 1] = value;
+      continue;
+    }
+    for (let j = n; j > at; j--) {
+      keys[j] = keys[j - 1];
+      values[j] = values[j - 1];
+    }
+    keys[at] = key;
+    values[at] = value;
+    n++;
+  }
+  keys.length = n;
+  values.length = n;
+  return [keys, values];
 }
