@@ -384,6 +384,91 @@ for (const engine of documentEngines) {
       });
     });
 
+    describe('events known off (known-settings.ts)', () => {
+      /** Another database object over the same engine, as another process has: it knows nothing yet. */
+      async function elsewhere(engine: CountingEngine) {
+        const database = new Database(engine);
+        const other = await open({ database });
+        opened.push(other, database);
+        return { other, q: other.collection().queue<JsonValue>('q') };
+      }
+
+      it('a queue whose events are off costs no settings read once known, on this database and on another', async () => {
+        const { docs, q, engine } = await setUp({ events: false });
+        // Created through this database: known at once.
+        await q.push(0);
+        expect((await engine.measure(() => docs.transact((tr) => q.push(1, { tr })))).counts).toMatchObject({ gets: 1 });
+        await q.configure({ events: false, maxEvents: 5 });
+        expect((await engine.measure(() => docs.transact((tr) => q.push(2, { tr })))).counts).toMatchObject({ gets: 1 });
+        const there = await elsewhere(engine);
+        // (The other layer's first read of the collection, which reads its manifest.)
+        expect(await there.q.size()).toBe(3);
+        // The settings key read with the kind check once; then every handle over that database knows.
+        const first = await engine.measure(() => there.other.transact((tr) => there.q.push(3, { tr })));
+        expect(first.counts).toMatchObject({ gets: 2 });
+        const again = await engine.measure(() => there.other.transact((tr) => there.other.collection().queue('q').push(4, { tr })));
+        expect(again.counts).toMatchObject({ gets: 1 });
+        expect(await allEvents(q, docs)).toEqual([]);
+      });
+
+      it('events switched on and off through another database object are obeyed by the next operation here', async () => {
+        const { docs, q, engine } = await setUp({ events: false });
+        await q.push('before');
+        await q.push('still off');
+        const there = await elsewhere(engine);
+        await there.q.configure({ events: true });
+        await q.push('on');
+        const on = await allEvents(q, docs);
+        expect(on.map((e) => e.type)).toEqual(['waiting']);
+        await there.q.configure({ events: false });
+        await q.push('off');
+        await q.push('off again');
+        expect(await allEvents(q, docs)).toHaveLength(1);
+        // On again from off: known off here at the old metadata version, which the change bumped.
+        await there.q.configure({ events: true });
+        await q.push('on again');
+        expect((await allEvents(q, docs)).map((e) => e.type)).toEqual(['waiting', 'waiting']);
+      });
+
+      it('a push that trusted "events off" conflicts with configure({ events: true }) committed meanwhile, and writes its event', async () => {
+        const { docs, q, engine } = await setUp({ events: false });
+        await q.push(0);
+        const there = await elsewhere(engine);
+        let attempts = 0;
+        let pushed!: () => void;
+        const firstPushDone = new Promise<void>((resolve) => (pushed = resolve));
+        let switched!: () => void;
+        const eventsOn = new Promise<void>((resolve) => (switched = resolve));
+        const push = docs.transact(async (tr) => {
+          await q.push(1, { tr });
+          if (++attempts === 1) {
+            pushed();
+            await eventsOn;
+          }
+        });
+        await firstPushDone;
+        await there.q.configure({ events: true });
+        switched();
+        await push;
+        expect(attempts).toBe(2);
+        const events = await allEvents(q, docs);
+        expect(events.map((e) => e.type)).toEqual(['waiting']);
+        expect(await q.job(events[0].jobId)).toMatchObject({ state: 'waiting' });
+      });
+
+      it('a configure({ events: false }) that never commits teaches no handle "off"', async () => {
+        const { docs, q } = await setUp();
+        await expect(
+          docs.transact(async (tr) => {
+            await q.configure({ events: false }, { tr });
+            throw new Error('abandoned');
+          }),
+        ).rejects.toThrow('abandoned');
+        await q.push(1);
+        expect((await allEvents(q, docs)).map((e) => e.type)).toEqual(['waiting']);
+      });
+    });
+
     describe('conflicts with events on', () => {
       it('pushes conflict neither with each other nor with a pop: events and job records are blind writes', async () => {
         const { q, docs } = await setUp();

@@ -8,6 +8,7 @@ import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { pack, unpack, Versionstamp, type TupleItem } from '../../tuple';
 import { packPrefixed, packPrefixedWithVersionstamp } from '../../tuple/pack';
 import { decodePayload } from './item';
+import { EVENTS_OFF, KnownSettings } from './known-settings';
 
 /**
  * A queue's lifecycle events and job records (docs/queue.md, "Job ids, progress and events"), written
@@ -26,8 +27,10 @@ import { decodePayload } from './item';
  * commit's versionstamp, unknown until it commits), the user version of the item's key: the reader
  * completes it with the event key's own commit version.
  *
- * Every operation of a queue reads the settings key (1 point read, issued with its first reads); it
- * conflicts only with `configure`.
+ * Every operation of a queue reads the settings key (1 point read, issued with its first reads; it
+ * conflicts only with `configure`), unless the queue is known to have its events off at the
+ * transaction's metadata version (known-settings.ts): `configure` turning events on from off bumps the
+ * metadata version, so an operation that trusted "off" conflicts with it and retries.
  */
 
 /** The kinds of event, with what each adds to {@link QueueEventBase}. */
@@ -323,23 +326,37 @@ export class EventSink {
   }
 }
 
-/** Per attempt: the settings read of each queue (by `DocumentKeys.identity`), and its sink. */
+/** Per attempt, of each queue (by `DocumentKeys.identity`): its settings, whether its events are on, its sink. */
 interface QueueSlot {
-  settings: Promise<QueueEventSettings>;
+  /** The settings key read (only by `configure` and `eventSettings`, or when events are not known off). */
+  settings?: Promise<QueueEventSettings>;
+  /** The settings when events are on, `undefined` when off. */
+  on?: Promise<QueueEventSettings | undefined>;
   sink?: Promise<EventSink | undefined>;
 }
 
 const EVENT_STATE = new ContextSlot<Map<string, QueueSlot>>('queue events', () => new Map());
 
 /**
- * A queue handle's side of its event log: reads the settings once per attempt, hands out the sink,
- * and trims the log (at most every {@link TRIM_INTERVAL_MS} per handle).
+ * A queue handle's side of its event log: reads the settings once per attempt unless the queue is
+ * known to have its events off (known-settings.ts), hands out the sink, and trims the log (at most
+ * every {@link TRIM_INTERVAL_MS} per handle).
  */
 export class QueueEventLog {
   private cachedKeys: EventKeys | undefined;
   private trimmedAt = -Infinity;
+  private readonly known: KnownSettings;
 
-  constructor(private readonly now: () => number) {}
+  /**
+   * @param database what the queue's database is known by (its `Database`): handles over one share
+   *   what they know of queues whose events are off.
+   */
+  constructor(
+    private readonly now: () => number,
+    database: object,
+  ) {
+    this.known = KnownSettings.of(database);
+  }
 
   keys(doc: DocumentKeys): EventKeys {
     const cached = this.cachedKeys;
@@ -348,27 +365,45 @@ export class QueueEventLog {
     return this.cachedKeys;
   }
 
-  /** Starts reading the settings in this attempt (1 point read), so that a later {@link sink} waits on nothing. */
+  /**
+   * Starts finding out in this attempt whether the queue's events are on, so that a later {@link sink}
+   * waits on nothing: the metadata version (no round trip on a cluster), and the settings key (1 point
+   * read) unless the events are known off at that version.
+   */
   prime(tr: Transaction, doc: DocumentKeys): void {
-    this.slot(tr, doc).settings.catch(() => undefined);
+    this.eventsOn(tr, doc).catch(() => undefined);
   }
 
+  /** The stored settings (the settings key read, once per attempt). */
   settings(tr: Transaction, doc: DocumentKeys): Promise<QueueEventSettings> {
-    return this.slot(tr, doc).settings;
+    const slot = this.slot(tr, doc);
+    slot.settings ??= tr.get(this.keys(doc).settings).then(decodeSettings);
+    return slot.settings;
   }
 
-  /** Records settings written by this attempt, for its later operations. */
-  settingsWritten(tr: Transaction, doc: DocumentKeys, settings: QueueEventSettings): void {
+  /**
+   * Writes `next` over the settings `before` (as read by {@link settings}) for this attempt and its
+   * later operations. Turning events on from off also bumps the metadata version: operations that
+   * trusted "events off" at the old version conflict with it (known-settings.ts).
+   */
+  store(tr: Transaction, doc: DocumentKeys, before: QueueEventSettings, next: QueueEventSettings): void {
+    tr.set(this.keys(doc).settings, encodeSettings(next));
+    if (next.events && !before.events) {
+      tr.bumpMetadataVersion();
+      DocTransaction.of(tr).metadataVersionBumped();
+      this.known.forget(doc.identity, EVENTS_OFF);
+    }
     const slot = this.slot(tr, doc);
-    slot.settings = Promise.resolve(settings);
+    slot.settings = Promise.resolve(next);
+    slot.on = Promise.resolve(next.events ? next : undefined);
     slot.sink = undefined;
   }
 
   /** The sink of this attempt's events to the queue, or `undefined` when its events are off. */
   sink(tr: Transaction, doc: DocumentKeys): Promise<EventSink | undefined> {
     const slot = this.slot(tr, doc);
-    slot.sink ??= slot.settings.then(async (settings) => {
-      if (!settings.events) return undefined;
+    slot.sink ??= this.eventsOn(tr, doc).then(async (settings) => {
+      if (settings === undefined) return undefined;
       const keys = this.keys(doc);
       const now = this.now();
       if (now - this.trimmedAt >= TRIM_INTERVAL_MS) {
@@ -380,12 +415,27 @@ export class QueueEventLog {
     return slot.sink;
   }
 
+  /** The settings if the queue's events are on, `undefined` if off: known off at the metadata version, or read. */
+  private eventsOn(tr: Transaction, doc: DocumentKeys): Promise<QueueEventSettings | undefined> {
+    const slot = this.slot(tr, doc);
+    if (slot.on !== undefined) return slot.on;
+    const on = KnownSettings.version(tr).then(async (version) => {
+      if (slot.settings === undefined && this.known.has(version, doc.identity, EVENTS_OFF)) return undefined;
+      const settings = await this.settings(tr, doc);
+      if (settings.events) return settings;
+      // Not once this attempt has written the settings ({@link store}): its "off" is no truth at `version`.
+      if (slot.on === on) this.known.learn(version, doc.identity, EVENTS_OFF);
+      return undefined;
+    });
+    slot.on = on;
+    return on;
+  }
+
   private slot(tr: Transaction, doc: DocumentKeys): QueueSlot {
     const state = DocTransaction.of(tr).local(EVENT_STATE);
     let slot = state.get(doc.identity);
     if (slot === undefined) {
-      const key = this.keys(doc).settings;
-      slot = { settings: tr.get(key).then(decodeSettings) };
+      slot = {};
       state.set(doc.identity, slot);
     }
     return slot;

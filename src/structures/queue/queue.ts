@@ -20,16 +20,7 @@ import { backoffDelay, checkedBackoff, type BackoffPolicy } from './backoff';
 import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
 import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { FALLBACK_MS, waitForChange } from './wait';
-import {
-  decodeEvent,
-  parseCursor,
-  DEFAULT_EVENT_SETTINGS,
-  encodeSettings,
-  QueueEventLog,
-  settingsWith,
-  type QueueEvent,
-  type QueueEventSettings,
-} from './events';
+import { decodeEvent, parseCursor, DEFAULT_EVENT_SETTINGS, QueueEventLog, settingsWith, type QueueEvent, type QueueEventSettings } from './events';
 import { jobIdBytes, parseJobId } from './job';
 import {
   countScheduled,
@@ -46,6 +37,7 @@ import {
   type QueueJob,
   type QueueJobInfo,
 } from './jobs';
+import { KnownSettings } from './known-settings';
 import { checkedRateLimit, RateLimiter, withinLimit, type LimitedTaken, type RateLimit } from './rate-limit';
 import type { StructureWriteOptions } from '../structure';
 import {
@@ -213,9 +205,10 @@ const DEFAULT_PAGE_SIZE = 100;
  * Every operation reads the kind key (1 point read, conflicting only with the queue's creation and
  * removal) except `ack`, `nack` and `extend`, which read the leased item's key instead. Every change
  * sets the document's version key (a blind versionstamped write). Every operation also reads the
- * queue's event settings (1 point read, issued with its first reads; it conflicts only with
- * `configure`), and with events on writes events and job records in the same transaction (see
- * docs/queue.md, "Job ids, progress and events", for what each operation writes).
+ * metadata version (no round trip on a cluster) and, unless the queue is known to have its events off
+ * at that version (known-settings.ts), its event settings (1 point read, issued with its first reads;
+ * it conflicts only with `configure`), and with events on writes events and job records in the same
+ * transaction (see docs/queue.md, "Job ids, progress and events", for what each operation writes).
  */
 export class Queue<T = JsonValue> extends Structure {
   readonly kind = 'queue' as const;
@@ -226,7 +219,7 @@ export class Queue<T = JsonValue> extends Structure {
   private readonly backoff: BackoffPolicy | undefined;
   private readonly sweeper = new TokenSweeper();
   /** Events, job records and their settings (events.ts). */
-  private readonly eventLog = new QueueEventLog(() => this.now());
+  private readonly eventLog = new QueueEventLog(() => this.now(), this.access.kv);
   private readonly limiter: RateLimiter;
   private cachedKeys: QueueKeys | undefined;
   private deadLetterQueue: Queue<T> | undefined;
@@ -692,17 +685,19 @@ export class Queue<T = JsonValue> extends Structure {
    * the queue if it does not exist; `clear()` removes the settings with the queue.
    *
    * Reads: the kind key, the settings key. Writes: the settings key (which every operation of the
-   * queue reads, so it conflicts with all of them), the version key.
+   * queue that does not know its events off reads, so it conflicts with them), the version key; when
+   * it turns events on from off, the metadata version (a bump: operations that trusted "events off"
+   * conflict with it, see known-settings.ts).
    *
    * @throws DocumentError INVALID_ARGUMENT, WRONG_KIND.
    */
   async configure(settings: Partial<QueueEventSettings>, opts: StructureWriteOptions = {}): Promise<QueueEventSettings> {
     settingsWith(DEFAULT_EVENT_SETTINGS, settings);
     return this.writeWith(opts, this.primeEvents, async (scope) => {
-      const next = settingsWith(await this.eventLog.settings(scope.tr, scope.keys), settings);
+      const before = await this.eventLog.settings(scope.tr, scope.keys);
+      const next = settingsWith(before, settings);
       scope.create();
-      scope.tr.set(this.eventLog.keys(scope.keys).settings, encodeSettings(next));
-      this.eventLog.settingsWritten(scope.tr, scope.keys, next);
+      this.eventLog.store(scope.tr, scope.keys, before, next);
       this.changed(scope.tr, scope.keys);
       return next;
     });
@@ -719,8 +714,8 @@ export class Queue<T = JsonValue> extends Structure {
    * its own, so it is seen while a consumer's handler (whose transaction commits at its end) still runs.
    * Returns `false`, writing nothing, when the queue's events are off or the job is no longer in the queue.
    *
-   * Reads: the kind key, the settings key, the job record (which conflicts with a concurrent lease, ack
-   * or nack of the job). Writes: the job record, 1 event, the event head (add).
+   * Reads: the kind key, the settings key (unless the events are known off), the job record (which
+   * conflicts with a concurrent lease, ack or nack of the job). Writes: the job record, 1 event, the event head (add).
    * What can repeat: after commit_unknown_result, the `progress` event (the record is the same).
    *
    * @throws DocumentError INVALID_ARGUMENT (not a lease or job id), INVALID_VALUE, VALUE_TOO_DEEP,
@@ -956,9 +951,9 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  /** A queue this transaction creates has no rate limit: its takes need not read one (rate-limit.ts). */
+  /** A queue this transaction creates has no rate limit and its events off: none of its operations reads them (known-settings.ts). */
   protected override initialize(tr: Transaction, keys: DocumentKeys): void {
-    this.limiter.created(tr, keys);
+    KnownSettings.of(this.access.kv).created(tr, keys.identity);
   }
 
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
@@ -966,7 +961,7 @@ export class Queue<T = JsonValue> extends Structure {
     await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined, 0, jobIds));
   }
 
-  /** A prefetch that starts reading the event settings with the kind check (see events.ts). */
+  /** A prefetch that starts reading the event settings (unless known off) with the kind check (see events.ts). */
   private readonly primeEvents = (tr: Transaction, doc: DocumentKeys): Promise<undefined> => {
     this.eventLog.prime(tr, doc);
     return Promise.resolve(undefined);

@@ -1,10 +1,11 @@
-import { DocTransaction, METADATA_VERSION_BUMPED } from '../../document/doc-transaction';
+import { DocTransaction } from '../../document/doc-transaction';
 import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_RATE_LIMIT, META_RATE_SLOTS, type DocumentKeys } from '../../document/keys/layout';
 import type { Transaction } from '../../kv/contract/types';
 import { pack, unpack } from '../../tuple';
 import { packPrefixed, unpackFrom } from '../../tuple/pack';
 import type { Taken } from './head';
+import { KnownSettings, NO_RATE_LIMIT } from './known-settings';
 
 /**
  * Rate limits of a queue (docs/queue.md, "Rate limits"): at most `max` items taken per fixed window of
@@ -137,28 +138,6 @@ export function withinLimit(taken: Taken, allowance: Allowance): LimitedTaken {
   return { items: taken.items.slice(0, allowance.free), exhausted: taken.exhausted, allowance, heldBackMs: allowance.resetInMs };
 }
 
-/**
- * Queues known to have no rate limit at a metadata version, per database (shared by every handle over
- * it). A limit comes into being only by `RateLimiter.set` on a queue without one, which bumps the
- * database's metadata version (FoundationDB's `\xff/metadataVersion`, sent with the read version: no
- * round trip) in the same commit: so "no limit at version V" holds as long as the version is V, and a
- * take that trusted it conflicts with a concurrent first limit (its read of the metadata version
- * against the bump) and retries. The pattern of `collection/lock-flags.ts`.
- */
-interface Unlimited {
-  version: Buffer | undefined;
-  readonly queues: Set<string>;
-}
-
-const UNLIMITED_QUEUES = new WeakMap<object, Unlimited>();
-
-/** At most this many queues are remembered per database; beyond, the set starts again. */
-const MAX_REMEMBERED = 10_000;
-
-function sameVersion(a: Buffer | undefined, b: Buffer | undefined): boolean {
-  return a === undefined || b === undefined ? a === b : a.equals(b);
-}
-
 /** Slots a take reads first: a run from a random slot, enough for `count` items in a window not yet full. */
 function segmentLength(count: number, max: number): number {
   return Math.min(max, Math.max(4 * count, 32));
@@ -167,7 +146,7 @@ function segmentLength(count: number, max: number): number {
 /**
  * One queue handle's view of its rate limit: it reads the limit with every take (so all handles in
  * all processes apply the stored one) unless the queue is known to have none at the transaction's
- * metadata version (see `Unlimited`), and remembers the last limit seen so that the next take can read
+ * metadata version (see known-settings.ts), and remembers the last limit seen so that the next take can read
  * the window's slots together with the limit instead of one round trip after it.
  *
  * A take of `count` items reads a run of slots from a random one first (about `4 * count` keys), and
@@ -176,10 +155,10 @@ function segmentLength(count: number, max: number): number {
  */
 export class RateLimiter {
   /** The limit the last take saw: `null` none, `undefined` not read yet. */
-  private known: RateLimit | null | undefined;
+  private seen: RateLimit | null | undefined;
   private sweptBelow = -Infinity;
   private cachedKeys: RateLimitKeys | undefined;
-  private readonly unlimited: Unlimited;
+  private readonly known: KnownSettings;
 
   /**
    * @param database what the queue's database is known by (its `Database`): handles over one share
@@ -189,12 +168,7 @@ export class RateLimiter {
     private readonly random: () => number,
     database: object,
   ) {
-    let unlimited = UNLIMITED_QUEUES.get(database);
-    if (unlimited === undefined) {
-      unlimited = { version: undefined, queues: new Set() };
-      UNLIMITED_QUEUES.set(database, unlimited);
-    }
-    this.unlimited = unlimited;
+    this.known = KnownSettings.of(database);
   }
 
   keys(doc: DocumentKeys): RateLimitKeys {
@@ -214,16 +188,9 @@ export class RateLimiter {
    */
   async allowance(tr: Transaction, doc: DocumentKeys, now: number, count: number): Promise<Allowance> {
     const keys = this.keys(doc);
-    const unlimited = this.unlimited;
-    const version = await DocTransaction.of(tr).metadataVersion();
-    if (version !== METADATA_VERSION_BUMPED) {
-      if (!sameVersion(version, unlimited.version)) {
-        unlimited.version = version;
-        unlimited.queues.clear();
-      }
-      if (unlimited.queues.has(doc.identity)) return UNLIMITED;
-    }
-    const known = this.known;
+    const version = await KnownSettings.version(tr);
+    if (this.known.has(version, doc.identity, NO_RATE_LIMIT)) return UNLIMITED;
+    const known = this.seen;
     const limitRead = tr.get(keys.limit);
     const start = (max: number) => Math.min(max - 1, Math.floor(this.random() * max));
     let guess: { start: number; end: number; used: Promise<number[]> } | undefined;
@@ -240,12 +207,8 @@ export class RateLimiter {
       throw err;
     }
     const limit = value === undefined ? null : decodeRateLimit(value);
-    this.known = limit;
-    // Remembered only if no other version was cached meanwhile: "no limit" is the truth at `version`.
-    if (limit === null && version !== METADATA_VERSION_BUMPED && sameVersion(version, unlimited.version)) {
-      if (unlimited.queues.size >= MAX_REMEMBERED) unlimited.queues.clear();
-      unlimited.queues.add(doc.identity);
-    }
+    this.seen = limit;
+    if (limit === null) this.known.learn(version, doc.identity, NO_RATE_LIMIT);
     if (limit === null || !(known?.max === limit.max && known.intervalMs === limit.intervalMs)) guess?.used.catch(() => undefined);
     if (limit === null) return UNLIMITED;
     const window = windowOf(now, limit);
@@ -270,29 +233,6 @@ export class RateLimiter {
     return this.allowanceIn(keys, limit, window, free.slice(0, count), now);
   }
 
-  /**
-   * Remembers that the queue `tr` creates has no limit at the metadata version `tr` reads at: it did
-   * not exist then (a stale expired one is cleared by the creation), and a limit can only come by a
-   * bump. Reads the metadata version at snapshot (no conflict; no round trip on a cluster), after the
-   * fact: nothing waits for it.
-   */
-  created(tr: Transaction, doc: DocumentKeys): void {
-    const identity = doc.identity;
-    const unlimited = this.unlimited;
-    tr.snapshot()
-      .getMetadataVersion()
-      .then((version) => {
-        if (!sameVersion(version, unlimited.version)) {
-          unlimited.version = version;
-          unlimited.queues.clear();
-        }
-        if (unlimited.queues.size >= MAX_REMEMBERED) unlimited.queues.clear();
-        unlimited.queues.add(identity);
-      })
-      // Unreadable after this transaction's own bump, or the transaction ended: nothing remembered.
-      .catch(() => undefined);
-  }
-
   /** The limit stored, if any. Reads the limit key (1 point read). */
   async get(tr: Transaction, doc: DocumentKeys): Promise<RateLimit | undefined> {
     const value = await tr.get(this.keys(doc).limit);
@@ -311,10 +251,10 @@ export class RateLimiter {
     tr.clearRange(keys.slots, keys.slotsEnd);
     tr.set(keys.limit, encodeRateLimit(limit));
     if (before === undefined) {
-      // Takes that trust "no limit" (see UNLIMITED_QUEUES) learn of it by the version.
+      // Takes that trust "no limit" (known-settings.ts) learn of it by the version.
       tr.bumpMetadataVersion();
       DocTransaction.of(tr).metadataVersionBumped();
-      this.unlimited.queues.delete(doc.identity);
+      this.known.forget(doc.identity, NO_RATE_LIMIT);
     }
   }
 
