@@ -520,6 +520,8 @@ for (const engine of documentEngines) {
         const { counts } = await engine.measure(() => docs.transact((tr) => q.push(1, { tr })));
         // The item (versionstamped key), the version (versionstamped value), size and pushed (atomic adds).
         expect(counts).toMatchObject({ gets: 1, rangeReads: 0, versionstamped: 2, atomicOps: 2, sets: 0, clears: 0 });
+        // The metadata version (sent with the read version on a cluster), by which the queue's events are known off.
+        expect(counts.metadataVersionReads).toBe(1);
       });
 
       it('strict pop in a transaction: the kind, 2 limit-1 range reads issued together, 1 clear', async () => {
