@@ -146,9 +146,13 @@ describe('lmdb engine: several processes on one store', () => {
         const missing = resolved.filter((seq) => !bySeq.has(seq));
         const partial = [...bySeq].filter(([seq, parts]) => parts.size !== 3 || [...parts.values()].some((v) => v !== String(seq)));
         expect({ missing, partial: partial.map(([seq]) => seq) }).toEqual({ missing: [], partial: [] });
-        // The errors the bystander retried go with the count, so that a failure says why it is off.
+        // Each of its 400 adds counted once, except that one retried after commit_unknown_result (1021)
+        // may have been applied before (the contract: an add is not idempotent). An add counted twice
+        // without such a retry, or one lost, fails here; the retried errors go with the count.
         const retries = bystander.lines.filter((line) => line.startsWith('retry '));
-        expect({ other: Number(readInt64LE(await db.get('other'))), retries }).toEqual({ other: 400, retries });
+        const maybeApplied = retries.filter((line) => line.startsWith('retry 1021 ')).length;
+        const other = Number(readInt64LE(await db.get('other')));
+        expect({ other, retries, inBounds: other >= 400 && other <= 400 + maybeApplied }).toEqual({ other, retries, inBounds: true });
         // And this process can still commit.
         await db.set('after-crash', 'ok');
         expect(String(await db.get('after-crash'))).toBe('ok');
