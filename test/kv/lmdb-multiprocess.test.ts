@@ -68,8 +68,9 @@ describe('lmdb engine: several processes on one store', () => {
     // Serializable inserts each saw all the items inserted before them: every count from 0 to total - 1
     // once. A missed phantom shows as a count seen twice.
     const seenCounts = items.map((kv) => Number(kv.value.toString())).sort((a, b) => a - b);
-    expect({ counter: readInt64LE(await db.get('counter')), seenCounts }).toEqual({
-      counter: BigInt(total),
+    // As numbers: a failure holding a BigInt cannot be sent from a jest worker, and its message is lost.
+    expect({ counter: Number(readInt64LE(await db.get('counter'))), seenCounts }).toEqual({
+      counter: total,
       seenCounts: Array.from({ length: total }, (_, i) => i),
     });
     // The processes did contend: some transactions conflicted and ran again.
@@ -145,7 +146,13 @@ describe('lmdb engine: several processes on one store', () => {
         const missing = resolved.filter((seq) => !bySeq.has(seq));
         const partial = [...bySeq].filter(([seq, parts]) => parts.size !== 3 || [...parts.values()].some((v) => v !== String(seq)));
         expect({ missing, partial: partial.map(([seq]) => seq) }).toEqual({ missing: [], partial: [] });
-        expect(readInt64LE(await db.get('other'))).toBe(400n);
+        // Each of its 400 adds counted once, except that one retried after commit_unknown_result (1021)
+        // may have been applied before (the contract: an add is not idempotent). An add counted twice
+        // without such a retry, or one lost, fails here; the retried errors go with the count.
+        const retries = bystander.lines.filter((line) => line.startsWith('retry '));
+        const maybeApplied = retries.filter((line) => line.startsWith('retry 1021 ')).length;
+        const other = Number(readInt64LE(await db.get('other')));
+        expect({ other, retries, inBounds: other >= 400 && other <= 400 + maybeApplied }).toEqual({ other, retries, inBounds: true });
         // And this process can still commit.
         await db.set('after-crash', 'ok');
         expect(String(await db.get('after-crash'))).toBe('ok');

@@ -443,13 +443,16 @@ for (const engine of documentEngines) {
         let allSeen!: () => void;
         const seen = new Promise<void>((resolve) => (allSeen = resolve));
         const before = engine.counts().commits;
+        // Each handler takes 0.1 ms by the consumer's clock, whatever the machine's load: fast enough to share.
+        const clock = manualClock(0);
         const consumer = q.consume(
           async (n, tr) => {
+            clock.now += 0.1;
             tr.add(`count-${n as number}`, 1);
             handled.push(n as number);
             if (new Set(handled).size === items.length) allSeen();
           },
-          { concurrency: 8 },
+          { concurrency: 8, handlerClock: clock.fn },
         );
         await seen;
         const stats = await consumer.stop();
@@ -464,12 +467,15 @@ for (const engine of documentEngines) {
         const { docs, q } = await setUp();
         const items = Array.from({ length: 24 }, (_, i) => (i === 5 ? 'bad' : `good-${i}`));
         await q.pushMany(items);
+        // Fast handlers by the consumer's clock, whatever the machine's load, so that the workers share.
+        const clock = manualClock(0);
         const consumer = q.consume(
           async (item, tr: Transaction) => {
+            clock.now += 0.1;
             tr.add(`count-${item as string}`, 1);
             if (item === 'bad') throw new Error('cannot handle');
           },
-          { concurrency: 8, maxAttempts: 2 },
+          { concurrency: 8, maxAttempts: 2, handlerClock: clock.fn },
         );
         while ((await q.size()) > 0) await new Promise((resolve) => setTimeout(resolve, 5));
         const stats = await consumer.stop();

@@ -83,6 +83,11 @@ export interface ConsumeOptions<T> {
    * `Queue.scheduler`): its failure goes to `onError` and stops it, not the workers.
    */
   schedules?: boolean;
+  /**
+   * @internal The clock, in ms, that times handlers for the decision to share transactions (default
+   * `performance.now`): tests give one they move so the decision does not depend on the machine's load.
+   */
+  handlerClock?: () => number;
 }
 
 export interface ConsumerStats {
@@ -190,6 +195,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       : undefined;
   // The handler's time per item: a moving average, undefined until measured.
   let handlerMs: number | undefined;
+  const clock = options.handlerClock ?? (() => performance.now());
   const sharing = () => handlerMs !== undefined && handlerMs <= SLOW_HANDLER_MS && handlerMs * batchSize * concurrency <= SHARED_BUDGET_MS;
   const run = <R>(fn: (tr: Transaction, spread: number) => Promise<R>): Promise<R> =>
     shared !== undefined && sharing() ? shared.submit((tr) => fn(tr, sharedSpread), undefined) : source.runOwn((tr) => fn(tr, spread));
@@ -208,15 +214,15 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
           taken = [];
           const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned);
           taken = b.items;
-          const started = b.items.length > 0 && shared !== undefined ? performance.now() : 0;
+          const started = b.items.length > 0 && shared !== undefined ? clock() : undefined;
           for (const item of b.items) {
             failing = item;
             await handler(item.value, tr, jobHandle(source, item));
           }
           failing = undefined;
           // A moving average of the handler's time per item.
-          if (started !== 0) {
-            const perItem = (performance.now() - started) / b.items.length;
+          if (started !== undefined) {
+            const perItem = (clock() - started) / b.items.length;
             handlerMs = handlerMs === undefined ? perItem : handlerMs + (perItem - handlerMs) / 8;
           }
           return b;

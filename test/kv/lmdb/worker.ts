@@ -10,7 +10,8 @@
  *   writes; then `done <attempts>`.
  * - `stream <path> <sync|fast> <writers>`: commits forever from `writers` concurrent loops, each
  *   transaction writing `tx/<seq>/a`, `/b`, `/c`; after each commit resolves, `committed <seq>`.
- * - `commits <path> <count>`: `count` increments of `other`, one after another; then `done`.
+ * - `commits <path> <count>`: `count` increments of `other`, one after another, saying `retry <code>
+ *   <message>` for each error it retries; then `done`.
  * - `watch <path> <key>`: watches `key`, says `watching`, then `fired <true|false>` when it settles.
  * - `set <path> <key> <value>`: sets `key`; then `set`.
  * - `read <path>`: reads `key` in a transaction it never ends, says `reading`, and waits to be killed.
@@ -79,8 +80,26 @@ async function stream(db: Database, writers: number): Promise<never> {
 }
 
 async function commits(db: Database, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await db.transact((tr) => tr.add('other', 1));
+  for (let i = 0; i < count; i++) {
+    const tr = db.createTransaction();
+    for (;;) {
+      try {
+        tr.add('other', 1);
+        await tr.commit();
+        break;
+      } catch (err) {
+        // Each retried error, so that the parent can tell why a count is off.
+        say(`retry ${describe(err)}`);
+        await tr.onError(err);
+      }
+    }
+  }
   say('done');
+}
+
+function describe(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return `${String(code)} ${err instanceof Error ? err.message : String(err)}`.replace(/\n/g, ' ');
 }
 
 async function watch(db: Database, key: string): Promise<void> {
