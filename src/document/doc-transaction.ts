@@ -96,6 +96,12 @@ export class DocTransaction {
   /** The attempt's read of the metadata version, shared by every layer (see {@link metadataVersion}). */
   private metadataVersionRead: Promise<Buffer | undefined | typeof METADATA_VERSION_BUMPED> | undefined;
 
+  /**
+   * The metadata version once {@link metadataVersion} has read it (and the attempt has not bumped it
+   * since), for callers that can skip an await when it is known: `undefined` until then.
+   */
+  metadataVersionSettled: { readonly version: Buffer | undefined } | undefined;
+
   private constructor(readonly tr: Transaction) {
     this.attempt = tr.attempt;
   }
@@ -183,19 +189,26 @@ export class DocTransaction {
    * once the transaction has bumped it, when it is unreadable (1036).
    */
   metadataVersion(): Promise<Buffer | undefined | typeof METADATA_VERSION_BUMPED> {
-    this.metadataVersionRead ??= this.tr.getMetadataVersion().then(
-      (version) => version,
+    if (this.metadataVersionRead !== undefined) return this.metadataVersionRead;
+    const read: Promise<Buffer | undefined | typeof METADATA_VERSION_BUMPED> = this.tr.getMetadataVersion().then(
+      (version) => {
+        // Not once the attempt has bumped it meanwhile: then it reads as bumped.
+        if (this.metadataVersionRead === read) this.metadataVersionSettled = { version };
+        return version;
+      },
       (err: unknown) => {
         if (isKvError(err, 'accessed_unreadable')) return METADATA_VERSION_BUMPED;
         throw err;
       },
     );
-    return this.metadataVersionRead;
+    this.metadataVersionRead = read;
+    return read;
   }
 
   /** Records that `tr` bumped the metadata version in this attempt: later reads find it bumped. */
   metadataVersionBumped(): void {
     this.metadataVersionRead = Promise.resolve(METADATA_VERSION_BUMPED);
+    this.metadataVersionSettled = undefined;
   }
 
   /** This attempt's value of `slot`. */

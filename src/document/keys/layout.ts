@@ -159,9 +159,11 @@ export class DocumentKeys {
     return elements.length === 0 ? this.root : packPrefixed(this.root, elements);
   }
 
-  /** A string identifying the document, for maps and sets. */
+  private identityString: string | undefined;
+
+  /** A string identifying the document, for maps and sets (made once: hot paths ask for it often). */
   get identity(): string {
-    return this.prefix.toString('latin1');
+    return (this.identityString ??= this.prefix.toString('latin1'));
   }
 }
 

@@ -289,7 +289,14 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
 }
 
 function jobHandle<T>(source: ConsumerSource<T>, item: BatchItem<T>): JobHandle {
-  return { id: item.jobId, attempts: item.attempts, progress: (value) => source.progress(item.jobId, value) };
+  // The id is read from the item when asked for: the item makes it on first use (queue.ts `batchItem`).
+  return {
+    get id() {
+      return item.jobId;
+    },
+    attempts: item.attempts,
+    progress: (value) => source.progress(item.jobId, value),
+  };
 }
 
 /**

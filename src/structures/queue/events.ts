@@ -415,6 +415,16 @@ export class QueueEventLog {
     return slot.sink;
   }
 
+  /**
+   * Whether the queue's events are known off in this attempt without waiting: at the metadata version
+   * already read, and not written by this attempt (then {@link sink} is `undefined`). `false` means ask {@link sink}.
+   */
+  knownOff(tr: Transaction, doc: DocumentKeys): boolean {
+    const slot = this.slot(tr, doc);
+    if (slot.on !== undefined || slot.settings !== undefined) return false;
+    return this.known.hasNow(tr, doc.identity, EVENTS_OFF);
+  }
+
   /** The settings if the queue's events are on, `undefined` if off: known off at the metadata version, or read. */
   private eventsOn(tr: Transaction, doc: DocumentKeys): Promise<QueueEventSettings | undefined> {
     const slot = this.slot(tr, doc);

@@ -53,6 +53,15 @@ export class KnownSettings {
     return DocTransaction.of(tr).metadataVersion();
   }
 
+  /**
+   * Whether `setting` is known absent from queue `identity` at the metadata version `tr` has already
+   * read in this attempt, without waiting: `false` when the version is not read yet (ask {@link has}).
+   */
+  hasNow(tr: Transaction, identity: string, setting: KnownSetting): boolean {
+    const settled = DocTransaction.of(tr).metadataVersionSettled;
+    return settled !== undefined && this.has(settled.version, identity, setting);
+  }
+
   /** Whether `setting` is known absent from queue `identity` at `version`. */
   has(version: MetadataVersion, identity: string, setting: KnownSetting): boolean {
     if (version === METADATA_VERSION_BUMPED) return false;
@@ -108,5 +117,6 @@ export class KnownSettings {
 }
 
 function sameVersion(a: Buffer | undefined, b: Buffer | undefined): boolean {
-  return a === undefined || b === undefined ? a === b : a.equals(b);
+  if (a === b) return true;
+  return a === undefined || b === undefined ? false : a.equals(b);
 }

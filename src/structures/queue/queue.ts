@@ -38,7 +38,7 @@ import {
   type QueueJobInfo,
 } from './jobs';
 import { KnownSettings } from './known-settings';
-import { checkedRateLimit, RateLimiter, withinLimit, type LimitedTaken, type RateLimit } from './rate-limit';
+import { checkedRateLimit, RateLimiter, UNLIMITED, withinLimit, type LimitedTaken, type RateLimit } from './rate-limit';
 import type { StructureWriteOptions } from '../structure';
 import {
   Repeatables,
@@ -1111,6 +1111,8 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** As {@link takeIn}, cut to the free slots of the rate limit read with it (rate-limit.ts). */
   private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
+    // Known to have no limit at the version already read: no wait on the limiter.
+    if (this.limiter.knownUnlimited(tr, doc)) return withinLimit(await this.takeIn(tr, doc, count, spread, now), UNLIMITED);
     const [taken, allowance] = await Promise.all([this.takeIn(tr, doc, count, spread, now), this.limiter.allowance(tr, doc, now, count)]);
     return withinLimit(taken, allowance);
   }
@@ -1140,7 +1142,7 @@ export class Queue<T = JsonValue> extends Structure {
     for (const item of exhausted) tr.clear(item.key);
     const gone = exhausted.length + removed.length;
     if (gone > 0) tr.add(keys.size, -gone);
-    const events = gone > 0 ? await this.eventLog.sink(tr, scope.keys) : undefined;
+    const events = gone > 0 && !this.eventLog.knownOff(tr, scope.keys) ? await this.eventLog.sink(tr, scope.keys) : undefined;
     for (const item of removed) events?.completed(jobIdBytes(keys, item));
     for (const item of exhausted) events?.deadLettered(jobIdBytes(keys, item), item.record.attempts);
     if (exhausted.length > 0)
@@ -1287,8 +1289,7 @@ export class Queue<T = JsonValue> extends Structure {
           }
           tr.clear(item.key);
           kept.push(item);
-          const jobId = jobIdBytes(keys, item).toString('hex');
-          items.push({ id, jobId, attempts: item.record.attempts, value: decodePayload(item.record.payload) as T });
+          items.push(batchItem(keys, item, id));
         }
         taken.allowance.claim(tr, items.length);
         await this.finishTake(scope, keys, dead, kept);
@@ -1397,4 +1398,20 @@ function nonNegative(value: number | undefined, what: string): number {
     throw new DocumentError('INVALID_ARGUMENT', `${what} is a non-negative integer, got ${String(value)}`);
   }
   return value;
+}
+
+/**
+ * An item of a consumer's batch. Its job id (an unpack of its key and 24 hex digits) is made on first
+ * use: a consumer whose handler never asks for it (most) pays nothing for it.
+ */
+function batchItem<T>(keys: QueueKeys, item: Candidate, id: string): BatchItem<T> {
+  let jobId: string | undefined;
+  return {
+    id,
+    get jobId() {
+      return (jobId ??= jobIdBytes(keys, item).toString('hex'));
+    },
+    attempts: item.record.attempts,
+    value: decodePayload(item.record.payload) as T,
+  };
 }

@@ -120,7 +120,7 @@ export interface Allowance {
   claim(tr: Transaction, count: number): void;
 }
 
-const UNLIMITED: Allowance = { free: Infinity, resetInMs: Infinity, claim: () => undefined };
+export const UNLIMITED: Allowance = { free: Infinity, resetInMs: Infinity, claim: () => undefined };
 
 /** A take under the limit: the head items it may deliver, and its allowance to claim slots for them. */
 export interface LimitedTaken extends Taken {
@@ -186,6 +186,11 @@ export class RateLimiter {
    * slots: a run of about `4 * count` slots from a random one (issued with the limit read when this
    * handle already knows the limit), and the rest of the window only if that run lacks free slots.
    */
+  /** Whether the queue is known to have no limit at the metadata version `tr` has already read (no wait). */
+  knownUnlimited(tr: Transaction, doc: DocumentKeys): boolean {
+    return this.known.hasNow(tr, doc.identity, NO_RATE_LIMIT);
+  }
+
   async allowance(tr: Transaction, doc: DocumentKeys, now: number, count: number): Promise<Allowance> {
     const keys = this.keys(doc);
     const version = await KnownSettings.version(tr);
