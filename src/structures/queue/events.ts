@@ -429,13 +429,14 @@ export class QueueEventLog {
   private eventsOn(tr: Transaction, doc: DocumentKeys): Promise<QueueEventSettings | undefined> {
     const slot = this.slot(tr, doc);
     if (slot.on !== undefined) return slot.on;
-    const on = KnownSettings.version(tr).then(async (version) => {
+    const on: Promise<QueueEventSettings | undefined> = KnownSettings.version(tr).then((version) => {
       if (slot.settings === undefined && this.known.has(version, doc.identity, EVENTS_OFF)) return undefined;
-      const settings = await this.settings(tr, doc);
-      if (settings.events) return settings;
-      // Not once this attempt has written the settings ({@link store}): its "off" is no truth at `version`.
-      if (slot.on === on) this.known.learn(version, doc.identity, EVENTS_OFF);
-      return undefined;
+      return this.settings(tr, doc).then((settings) => {
+        if (settings.events) return settings;
+        // Not once this attempt has written the settings ({@link store}): its "off" is no truth at `version`.
+        if (slot.on === on) this.known.learn(version, doc.identity, EVENTS_OFF);
+        return undefined;
+      });
     });
     slot.on = on;
     return on;

@@ -1113,8 +1113,12 @@ export class Queue<T = JsonValue> extends Structure {
   private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
     // Known to have no limit at the version already read: no wait on the limiter.
     if (this.limiter.knownUnlimited(tr, doc)) return withinLimit(await this.takeIn(tr, doc, count, spread, now), UNLIMITED);
-    const [taken, allowance] = await Promise.all([this.takeIn(tr, doc, count, spread, now), this.limiter.allowance(tr, doc, now, count)]);
-    return withinLimit(taken, allowance);
+    // Both start now; awaited one after the other (no Promise.all: this runs once per take).
+    const allowance = this.limiter.allowance(tr, doc, now, count);
+    const taken = this.takeIn(tr, doc, count, spread, now);
+    // A rejected allowance is observed even when the take rejects first.
+    allowance.catch(() => undefined);
+    return withinLimit(await taken, await allowance);
   }
 
   /** As {@link take}, given the transaction and the queue's document keys. */

@@ -5,7 +5,7 @@ import type { Transaction } from '../../kv/contract/types';
 import { pack, unpack } from '../../tuple';
 import { packPrefixed, unpackFrom } from '../../tuple/pack';
 import type { Taken } from './head';
-import { KnownSettings, NO_RATE_LIMIT } from './known-settings';
+import { KnownSettings, NO_RATE_LIMIT, type MetadataVersion } from './known-settings';
 
 /**
  * Rate limits of a queue (docs/queue.md, "Rate limits"): at most `max` items taken per fixed window of
@@ -178,6 +178,11 @@ export class RateLimiter {
     return this.cachedKeys;
   }
 
+  /** Whether the queue is known to have no limit at the metadata version `tr` has already read (no wait). */
+  knownUnlimited(tr: Transaction, doc: DocumentKeys): boolean {
+    return this.known.hasNow(tr, doc.identity, NO_RATE_LIMIT);
+  }
+
   /**
    * What a take of up to `count` items at `now` may deliver. Reads the metadata version (no round trip
    * on a cluster, already read by other layers), and nothing more for a queue known to have no limit
@@ -186,15 +191,15 @@ export class RateLimiter {
    * slots: a run of about `4 * count` slots from a random one (issued with the limit read when this
    * handle already knows the limit), and the rest of the window only if that run lacks free slots.
    */
-  /** Whether the queue is known to have no limit at the metadata version `tr` has already read (no wait). */
-  knownUnlimited(tr: Transaction, doc: DocumentKeys): boolean {
-    return this.known.hasNow(tr, doc.identity, NO_RATE_LIMIT);
+  allowance(tr: Transaction, doc: DocumentKeys, now: number, count: number): Promise<Allowance> {
+    // Not an async function: a queue known to have no limit costs one promise reaction, no more.
+    return KnownSettings.version(tr).then((version) =>
+      this.known.has(version, doc.identity, NO_RATE_LIMIT) ? UNLIMITED : this.limitedAllowance(tr, doc, now, count, version),
+    );
   }
 
-  async allowance(tr: Transaction, doc: DocumentKeys, now: number, count: number): Promise<Allowance> {
+  private async limitedAllowance(tr: Transaction, doc: DocumentKeys, now: number, count: number, version: MetadataVersion): Promise<Allowance> {
     const keys = this.keys(doc);
-    const version = await KnownSettings.version(tr);
-    if (this.known.has(version, doc.identity, NO_RATE_LIMIT)) return UNLIMITED;
     const known = this.seen;
     const limitRead = tr.get(keys.limit);
     const start = (max: number) => Math.min(max - 1, Math.floor(this.random() * max));
