@@ -420,9 +420,8 @@ export class QueueEventLog {
    * already read, and not written by this attempt (then {@link sink} is `undefined`). `false` means ask {@link sink}.
    */
   knownOff(tr: Transaction, doc: DocumentKeys): boolean {
-    const slot = this.slot(tr, doc);
-    if (slot.on !== undefined || slot.settings !== undefined) return false;
-    return this.known.hasNow(tr, doc.identity, EVENTS_OFF);
+    // As {@link eventsOn} decides: known off unless this attempt read or wrote the settings.
+    return this.slot(tr, doc).settings === undefined && this.known.hasNow(tr, doc.identity, EVENTS_OFF);
   }
 
   /** The settings if the queue's events are on, `undefined` if off: known off at the metadata version, or read. */
