@@ -289,14 +289,35 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
 }
 
 function jobHandle<T>(source: ConsumerSource<T>, item: BatchItem<T>): JobHandle {
-  // The id is read from the item when asked for: the item makes it on first use (queue.ts `batchItem`).
-  return {
-    get id() {
-      return item.jobId;
-    },
-    attempts: item.attempts,
-    progress: (value) => source.progress(item.jobId, value),
-  };
+  return new Job(source, item);
+}
+
+/**
+ * The handle a handler gets: its id is read from the item when asked for (the item makes it on first
+ * use, queue.ts `batchItem`), so a handler that never asks costs no job id. A class, not an object
+ * literal with a getter (which V8 makes slowly, once per item); `toJSON` shows what a plain object would.
+ */
+class Job<T> implements JobHandle {
+  readonly attempts: number;
+
+  constructor(
+    private readonly source: ConsumerSource<T>,
+    private readonly item: BatchItem<T>,
+  ) {
+    this.attempts = item.attempts;
+  }
+
+  get id(): string {
+    return this.item.jobId;
+  }
+
+  progress(value: JsonValue): Promise<boolean> {
+    return this.source.progress(this.item.jobId, value);
+  }
+
+  toJSON(): { id: string; attempts: number } {
+    return { id: this.id, attempts: this.attempts };
+  }
 }
 
 /**
