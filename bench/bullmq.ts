@@ -27,7 +27,8 @@ export interface BullRow {
 
 const job = (i: number) => ({ n: i, task: 'resize-image' });
 
-async function timed(items: number, work: () => Promise<unknown>): Promise<number> {
+/** Items per second while `work` runs. */
+export async function timed(items: number, work: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
   await work();
   return items / (Number(process.hrtime.bigint() - start) / 1e9);
@@ -116,7 +117,8 @@ export async function runBullmqBench(
   return rows;
 }
 
-const rate = (n: number) => Math.round(n).toLocaleString('en-US');
+/** A rate in whole items per second, with thousands separators. */
+export const rate = (n: number) => Math.round(n).toLocaleString('en-US');
 
 export function bullmqTable(rows: readonly BullRow[]): string[] {
   return [

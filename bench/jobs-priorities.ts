@@ -21,6 +21,7 @@
  * Rates are noisy on a shared machine: compare ratios of one run.
  */
 import { Queue, Worker } from 'bullmq';
+import { rate, timed } from './bullmq';
 import { listArg, openEngine, type EngineName } from './redis';
 import { NO_REDIS, redisServerVersion, startRedis } from './redis-server';
 import { writeResultsSection } from './results-section';
@@ -44,12 +45,6 @@ export interface PriorityRow {
 }
 
 const job = (i: number): Job => ({ n: i, p: i % PRIORITIES });
-
-async function timed(items: number, work: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await work();
-  return items / (Number(process.hrtime.bigint() - start) / 1e9);
-}
 
 /** Jobs that started after a job of a lower priority had started. */
 export function outOfOrder(priorities: readonly number[]): number {
@@ -169,7 +164,6 @@ export async function runJobsPrioritiesBench(
   return rows;
 }
 
-const rate = (n: number) => Math.round(n).toLocaleString('en-US');
 const count = (n: number | undefined) => (n === undefined ? '' : n.toLocaleString('en-US'));
 
 export function prioritiesTable(rows: readonly PriorityRow[]): string[] {

@@ -35,6 +35,7 @@ import { LmdbEngine } from '../src/kv/lmdb/lmdb-engine';
 import { MemoryEngine } from '../src/kv/memory/memory-engine';
 import { RateLimitKeys } from '../src/structures/queue/rate-limit';
 import { unpackFrom } from '../src/tuple/pack';
+import { rate } from './bullmq';
 import { listArg, type EngineName } from './redis';
 import { NO_REDIS, redisServerVersion, startRedis } from './redis-server';
 import { writeResultsSection } from './results-section';
@@ -235,7 +236,6 @@ export async function runRateLimitBench(
   return rows;
 }
 
-const rate = (n: number) => Math.round(n).toLocaleString('en-US');
 const share = (n: number, limit: Limit) => `${Math.round((100 * n) / ((limit.max * 1000) / limit.intervalMs))}%`;
 
 export function rateLimitTable(rows: readonly RateLimitRow[], limit: Limit): string[] {
