@@ -2,7 +2,7 @@ import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { flatten, unflatten, type Entries } from '../document/values/flatten';
 import { childKey, decodeStringElement, descendantsBegin, META_SIZE, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
-import { counterValue, encodeScalar, kindOf, LONG_STRING_MARKER, OBJECT_VALUE } from '../document/values/leaf';
+import { counterValue, encodeScalar, hasEntriesBelow, kindOf, OBJECT_VALUE } from '../document/values/leaf';
 import { loneSurrogateIndex } from '../document/values/path';
 import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
@@ -291,16 +291,6 @@ function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') throw new DocumentError('INVALID_ARGUMENT', `a map key is a string, got ${typeof key}`);
   const at = loneSurrogateIndex(key);
   if (at >= 0) throw new DocumentError('INVALID_ARGUMENT', `a map key cannot hold a lone surrogate (at index ${at})`);
-}
-
-/**
- * Whether the value stored at an entry has keys below it (an object, an array, or a long string's
- * chunks), so that replacing or removing it needs a range clear; a short scalar is its one key, which
- * a set overwrites or a point clear removes (on LMDB a range clear walks a cursor).
- */
-function hasEntriesBelow(entryValue: Buffer): boolean {
-  const kind = kindOf(entryValue);
-  return kind !== 'scalar' || entryValue[0] === LONG_STRING_MARKER;
 }
 
 function entryOf<V>(child: Child, bodyLength: number): [string, V] {
