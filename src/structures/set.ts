@@ -77,7 +77,8 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     let keysFor: DocumentKeys | undefined;
     const keysOf = (keys: DocumentKeys): Buffer[] => {
       if (keysFor !== keys) {
-        memberKeys = elements.map((element) => memberKey(keys, element, max));
+        const body = bodyKey(keys);
+        memberKeys = elements.map((element) => memberKeyIn(body, element, max));
         keysFor = keys;
       }
       return memberKeys;
@@ -227,7 +228,12 @@ export function memberElement(member: unknown): TupleItem {
 
 /** @throws DocumentError KEY_TOO_LARGE over the engine's key limit, `maxKeyBytes`. */
 function memberKey(keys: DocumentKeys, element: TupleItem, maxKeyBytes: number): Buffer {
-  const key = packPrefixed(bodyKey(keys), [element]);
+  return memberKeyIn(bodyKey(keys), element, maxKeyBytes);
+}
+
+/** As {@link memberKey}, given the set's body key. */
+function memberKeyIn(body: Buffer, element: TupleItem, maxKeyBytes: number): Buffer {
+  const key = packPrefixed(body, [element]);
   if (key.length > maxKeyBytes) {
     throw new DocumentError('KEY_TOO_LARGE', `the set member's key would be ${key.length} bytes, over the engine's limit of ${maxKeyBytes}`);
   }
