@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'fs';
+import { open as openRawLmdb } from 'lmdb';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { int64LE, readInt64LE } from '../../src/kv/contract/bytes';
@@ -68,6 +69,28 @@ describe('LmdbEngine', () => {
       expect(Buffer.compare(before[1].stamp, after.stamp)).toBeLessThan(0);
       const log = await second.getRangeAll('log/', 'log0');
       expect(log.map((kv) => kv.value.toString())).toEqual(['one', 'two', 'three']);
+    });
+
+    it("keeps each user key behind one 0x00 byte in LMDB's 'data' database, the layout stores were written in", async () => {
+      const path = newStore();
+      const first = openLmdbDatabase({ path });
+      await first.transact((tr) => ['', 'a', 'b\xff'].forEach((k) => tr.set(k, `v${k}`)));
+      await first.close();
+
+      const raw = openRawLmdb<Buffer, Buffer>({ path, maxDbs: 4, keyEncoding: 'binary', encoding: 'binary' });
+      const data = raw.openDB<Buffer, Buffer>('data', { keyEncoding: 'binary', encoding: 'binary' });
+      expect([...data.getKeys({ start: Buffer.from([0]) })].map((k) => Buffer.from(k).toString('hex'))).toEqual(['00', '0061', '0062c3bf']);
+      // A key written the way an earlier version of the engine wrote it reads back as the user key.
+      await data.put(Buffer.from([0, 0x7a]), Buffer.from('written before'));
+      await raw.close();
+
+      const second = open({ path });
+      expect(printablePairs(await second.getRangeAll('', '\xff'))).toEqual([
+        "''='v'",
+        "'a'='va'",
+        "'b\\xc3\\xbf'='vb\\xc3\\xbf'",
+        "'z'='written before'",
+      ]);
     });
 
     it('keeps commit versions increasing even when the clock has gone back', async () => {
