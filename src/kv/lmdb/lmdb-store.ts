@@ -1,6 +1,7 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
 import { isKvError, kvError } from '../contract/errors';
+import type { KeyValue } from '../contract/types';
 import { assertOpenable } from './file-checks';
 import { assertRoomToOpen } from './free-space';
 import { openFailure, readFailure, writeFailure } from './store-failure';
@@ -120,6 +121,8 @@ export interface StoreReader {
    * reversed, as fresh Buffers. Bounds may be longer than {@link LMDB_MAX_KEY_BYTES}.
    */
   scan(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number): Array<[Buffer, Buffer]>;
+  /** {@link scan}, appending the pairs to `out` as they are read: no array of its own, no pair per entry. */
+  collect(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number, out: KeyValue[]): void;
   /** The version of the last commit. */
   lastVersion(): bigint;
   /** Every commit after this version is still in the conflict log. */
@@ -162,6 +165,15 @@ class StoreAccess implements StoreReader {
     if (this.options.transaction) options.transaction = this.options.transaction;
     for (const { key, value } of this.dbs.data.getRange(options)) out.push([key, value]);
     return out;
+  }
+
+  collect(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number, out: KeyValue[]): void {
+    if (limit <= 0) return;
+    const options = storedRange(begin, end, reverse);
+    if (Number.isFinite(limit)) options.limit = limit;
+    if (this.options.transaction) options.transaction = this.options.transaction;
+    // The package's entries are fresh `{ key, value }` objects of fresh Buffers: kept as they are.
+    for (const entry of this.dbs.data.getRange(options)) out.push(entry);
   }
 
   lastVersion(): bigint {
