@@ -8,7 +8,7 @@ import { isKvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
-import { LmdbStore } from '../../src/kv/lmdb/lmdb-store';
+import { LmdbStore, type StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { KeySelector, Transaction } from '../../src/kv/contract/types';
 import { expectKvError } from '../support/kv-assertions';
@@ -307,6 +307,33 @@ describe('LmdbEngine', () => {
   });
 
   describe('read snapshots', () => {
+    it('read their own moment, before and after the package moves on to a newer read transaction', async () => {
+      const store = LmdbStore.open(newStore(), 0n);
+      const scanned = (snapshot: StoreSnapshot) => snapshot.scan(Buffer.from('k'), Buffer.from('l'), false, Infinity).map(([k, v]) => `${k}=${v}`);
+      try {
+        await store.write((w) => w.set(Buffer.from('k1'), Buffer.from('old')));
+        const before = store.snapshot();
+        expect(scanned(before)).toEqual(['k1=old']);
+        // Committed in this turn: the package stops reading through the snapshot's transaction by default.
+        const written = store.write((w) => {
+          w.set(Buffer.from('k1'), Buffer.from('new'));
+          w.set(Buffer.from('k2'), Buffer.from('new'));
+        });
+        expect(scanned(before)).toEqual(['k1=old']);
+        const after = store.snapshot();
+        expect(scanned(after)).toEqual(['k1=new', 'k2=new']);
+        expect(scanned(before)).toEqual(['k1=old']);
+        await written;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(scanned(before)).toEqual(['k1=old']);
+        expect(scanned(after)).toEqual(['k1=new', 'k2=new']);
+        before.release();
+        after.release();
+      } finally {
+        await store.close();
+      }
+    });
+
     it('releases the snapshot of an abandoned transaction after 5 seconds: its later reads fail with transaction_too_old (1007)', async () => {
       // The engine's clock stands still, so only the release can make the read fail.
       const db = open({ now: () => 1_000_000 });

@@ -162,7 +162,8 @@ class StoreAccess implements StoreReader {
     if (limit <= 0) return out;
     const options = storedRange(begin, end, reverse);
     if (Number.isFinite(limit)) options.limit = limit;
-    if (this.options.transaction) options.transaction = this.options.transaction;
+    const transaction = this.rangeTransaction();
+    if (transaction) options.transaction = transaction;
     for (const { key, value } of this.dbs.data.getRange(options)) out.push([key, value]);
     return out;
   }
@@ -171,7 +172,8 @@ class StoreAccess implements StoreReader {
     if (limit <= 0) return;
     const options = storedRange(begin, end, reverse);
     if (Number.isFinite(limit)) options.limit = limit;
-    if (this.options.transaction) options.transaction = this.options.transaction;
+    const transaction = this.rangeTransaction();
+    if (transaction) options.transaction = transaction;
     // The package's entries are fresh `{ key, value }` objects of fresh Buffers: kept as they are.
     for (const entry of this.dbs.data.getRange(options)) out.push(entry);
   }
@@ -182,6 +184,11 @@ class StoreAccess implements StoreReader {
 
   horizon(): bigint {
     return readVersion(this.dbs.meta.get(META_HORIZON, this.options), 'horizon');
+  }
+
+  /** The transaction a range read names (none: the package's current one). */
+  protected rangeTransaction(): LmdbTransaction | undefined {
+    return this.options.transaction;
   }
 
   conflictRecords(after: bigint | undefined, limit: number): ConflictRecordEntry[] {
@@ -206,8 +213,24 @@ export class StoreSnapshot extends StoreAccess {
   constructor(
     dbs: StoreDatabases,
     private readonly transaction: LmdbTransaction,
+    /** Whether the store's write transaction is open: the package then reads through it by default. */
+    private readonly writing: () => boolean,
   ) {
     super(dbs, transaction);
+  }
+
+  /**
+   * None while this snapshot's transaction is still the package's current shared read transaction
+   * (the one it reads through by default, until it is renewed on a later turn or by the next
+   * {@link LmdbStore.snapshot}): a range read naming a transaction opens and closes a native cursor
+   * each time, while one reading the current transaction renews the package's one idle cursor. That
+   * is about 3 us of a range read's 4-8 us (docs/performance.md). The package marks a read
+   * transaction `notCurrent` when it stops being the current one while held, as this one is.
+   */
+  protected override rangeTransaction(): LmdbTransaction | undefined {
+    const shared = this.transaction as LmdbTransaction & PackageReadTransaction;
+    if (!shared.notCurrent && !shared.isDone && !this.writing()) return undefined;
+    return this.transaction;
   }
 
   get isReleased(): boolean {
@@ -263,6 +286,13 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
   }
 }
 
+/** The package's bookkeeping on a read transaction (not in its types). */
+interface PackageReadTransaction {
+  /** Set when the transaction stopped being the package's current read transaction while in use. */
+  readonly notCurrent?: boolean;
+  readonly isDone?: boolean;
+}
+
 interface StoreDatabases {
   readonly data: LmdbDatabase<Buffer, Buffer>;
   readonly meta: LmdbDatabase<Buffer, Buffer>;
@@ -281,6 +311,9 @@ export class LmdbStore {
   private nextFlush: Promise<void> | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Inside {@link write}'s LMDB write transaction. */
+  private writing = false;
+  private readonly isWriting = (): boolean => this.writing;
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
@@ -386,7 +419,7 @@ export class LmdbStore {
     // see every commit that has completed, in any process, before this call (causal consistency).
     try {
       this.dbs.data.resetReadTxn();
-      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction(), this.isWriting);
     } catch (err) {
       throw readFailure(err, this.path);
     }
@@ -410,11 +443,14 @@ export class LmdbStore {
     let thrown: { error: unknown } | undefined;
     try {
       const result = this.root.transactionSync(() => {
+        this.writing = true;
         try {
           return fn(this.writer);
         } catch (error) {
           thrown = { error };
           throw error;
+        } finally {
+          this.writing = false;
         }
       }, this.writeFlags);
       this.unflushed = true;
