@@ -309,7 +309,8 @@ describe('LmdbEngine', () => {
   describe('read snapshots', () => {
     it('read their own moment, before and after the package moves on to a newer read transaction', async () => {
       const store = LmdbStore.open(newStore(), 0n);
-      const scanned = (snapshot: StoreSnapshot) => snapshot.scan(Buffer.from('k'), Buffer.from('l'), false, Infinity).map(([k, v]) => `${k}=${v}`);
+      const scanned = (snapshot: StoreSnapshot) =>
+        snapshot.scan(Buffer.from('k'), Buffer.from('l'), false, Infinity).map(([k, v]) => `${k.toString()}=${v.toString()}`);
       try {
         await store.write((w) => w.set(Buffer.from('k1'), Buffer.from('old')));
         const before = store.snapshot();
