@@ -22,6 +22,8 @@ import { bodyKey } from './structure-keys';
 const INCREMENT = {};
 /** The merge key of concurrent blind adds. */
 const ADD = {};
+/** The outcome of a merged blind add (shared: the combiner only reads it). */
+const ADDED: Settled<void> = { ok: true, value: undefined };
 
 export class DocCounter extends Structure {
   readonly kind = 'counter' as const;
@@ -37,19 +39,23 @@ export class DocCounter extends Structure {
    *
    * @throws DocumentError DELTA_INVALID, WRONG_KIND.
    */
-  async add(by: number | bigint, opts: StructureWriteOptions = {}): Promise<void> {
+  async add(by: number | bigint, opts?: StructureWriteOptions): Promise<void> {
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
-    await this.writeWith(
-      opts,
-      undefined,
-      async ({ tr, keys, create }) => {
-        create();
-        tr.add(bodyKey(keys), encodeInt64(delta));
-        this.changed(tr, keys);
-      },
-      opts.tr === undefined ? { operation: ADD, arg: delta, runMany: (tr, deltas) => this.addAll(tr, deltas as bigint[]) } : undefined,
-    );
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.addOne(delta, opts);
+    return this.writeMerged((tr) => this.addOne(delta, { tr }), { operation: ADD, arg: delta, runMany: this.addMany });
   }
+
+  /** {@link add} of one amount, not merged. */
+  private addOne(delta: bigint, opts: StructureWriteOptions | undefined): Promise<void> {
+    return this.write(opts, async ({ tr, keys, create }) => {
+      create();
+      tr.add(bodyKey(keys), encodeInt64(delta));
+      this.changed(tr, keys);
+    });
+  }
+
+  /** The merged step of concurrent adds (see {@link addAll}), one function per handle. */
+  private readonly addMany = (tr: Transaction, deltas: unknown[]): Promise<Settled<void>[]> => this.addAll(tr, deltas as bigint[]);
 
   /**
    * Concurrent adds merged (structures/combiner.ts): one atomic add of the sum (wrapping at int64 as
@@ -60,7 +66,7 @@ export class DocCounter extends Structure {
       create();
       t.add(bodyKey(keys), encodeInt64(deltas.reduce((sum, d) => sum + d, 0n)));
       this.changed(t, keys);
-      return deltas.map((): Settled<void> => ({ ok: true, value: undefined }));
+      return deltas.map(() => ADDED);
     });
   }
 
@@ -75,12 +81,12 @@ export class DocCounter extends Structure {
    * @throws DocumentError DELTA_INVALID, NUMBER_TOO_BIG (the result is outside ±(2^53−1); nothing is
    *   written), WRONG_KIND.
    */
-  async incr(by: number | bigint = 1, opts: StructureWriteOptions = {}): Promise<number> {
+  async incr(by: number | bigint = 1, opts?: StructureWriteOptions): Promise<number> {
     return this.increment(toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
   }
 
   /** Subtracts `by` (default 1) and returns the new value; as {@link incr}. */
-  async decr(by: number | bigint = 1, opts: StructureWriteOptions = {}): Promise<number> {
+  async decr(by: number | bigint = 1, opts?: StructureWriteOptions): Promise<number> {
     return this.increment(-toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
   }
 
@@ -123,7 +129,16 @@ export class DocCounter extends Structure {
     await this.set(0, opts);
   }
 
-  private increment(delta: bigint, opts: StructureWriteOptions): Promise<number> {
+  private increment(delta: bigint, opts: StructureWriteOptions | undefined): Promise<number> {
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.incrementOne(delta, opts);
+    return this.writeMerged((tr) => this.incrementOne(delta, { tr }), { operation: INCREMENT, arg: delta, runMany: this.incrementMany });
+  }
+
+  /** The merged step of concurrent increments (see {@link incrementAll}), one function per handle. */
+  private readonly incrementMany = (tr: Transaction, deltas: unknown[]): Promise<Settled<number>[]> => this.incrementAll(tr, deltas as bigint[]);
+
+  /** {@link incr} or {@link decr} of one amount, not merged. */
+  private incrementOne(delta: bigint, opts: StructureWriteOptions | undefined): Promise<number> {
     return this.writeWith(
       opts,
       (tr, keys) => tr.get(bodyKey(keys)),
@@ -134,7 +149,6 @@ export class DocCounter extends Structure {
         this.changed(tr, keys);
         return result;
       },
-      opts.tr === undefined ? { operation: INCREMENT, arg: delta, runMany: (tr, deltas) => this.incrementAll(tr, deltas as bigint[]) } : undefined,
     );
   }
 

@@ -42,6 +42,8 @@ import type { Settled } from './combiner';
  */
 /** The merge key of concurrent pushes (see combiner.ts). */
 const PUSH = {};
+/** The outcome of a merged push (shared: the combiner only reads it). */
+const PUSHED: Settled<void> = { ok: true, value: undefined };
 
 export class DocList<T = JsonValue> extends Structure {
   readonly kind = 'list' as const;
@@ -118,21 +120,29 @@ export class DocList<T = JsonValue> extends Structure {
    *
    * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE, WRONG_KIND.
    */
-  async push(value: T, opts: StructureWriteOptions = {}): Promise<void> {
+  async push(value: T, opts?: StructureWriteOptions): Promise<void> {
     checkElementValue(value, 'the value');
-    await this.writeWith(
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.pushOne(value, opts);
+    return this.writeMerged((tr) => this.pushOne(value, { tr }), { operation: PUSH, arg: value, runMany: this.pushMany });
+  }
+
+  /** {@link push} of one value, not merged. */
+  private pushOne(value: T, opts: StructureWriteOptions | undefined): Promise<void> {
+    return this.writeWith(
       opts,
       (tr, keys) => probeChild(tr, bodyKey(keys), 'last'),
       async ({ tr, keys, create }, last) => {
         const body = bodyKey(keys);
-        const entries = elementEntries(body, last?.kind === 'position' ? last.position + 1 : 0, [value], this.access.kv.maxKeyBytes);
+        const entries = elementEntries(body, last?.kind === 'position' ? last.position + 1 : 0, [value as JsonValue], this.access.kv.maxKeyBytes);
         create();
         writeEntries(tr, entries);
         this.changed(tr, keys);
       },
-      opts.tr === undefined ? { operation: PUSH, arg: value, runMany: (tr, values) => this.pushAll(tr, values as T[]) } : undefined,
     );
   }
+
+  /** The merged step of concurrent pushes (see {@link pushAll}), one function per handle. */
+  private readonly pushMany = (tr: Transaction, values: unknown[]): Promise<Settled<void>[]> => this.pushAll(tr, values as T[]);
 
   /**
    * Concurrent pushes merged (structures/combiner.ts): one read of the last element, the values at the
@@ -154,7 +164,7 @@ export class DocList<T = JsonValue> extends Structure {
         create();
         writeEntries(t, entries);
         this.changed(t, keys);
-        return values.map((): Settled<void> => ({ ok: true, value: undefined }));
+        return values.map(() => PUSHED);
       },
     );
   }

@@ -7,6 +7,8 @@ import { loneSurrogateIndex } from '../document/values/path';
 import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, type Child } from './children';
+import { earlierEquals } from './repeats';
+import { compareBytes } from '../kv/contract/bytes';
 import { checkElementValue } from './element-value';
 import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
 import type { Settled } from './combiner';
@@ -17,6 +19,8 @@ import type { StructureWriteOptions } from './structure';
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 /** The merge key of concurrent sets (see combiner.ts). */
 const SET = {};
+/** The outcome of a merged set that wrote its value (shared: the combiner only reads it). */
+const DONE: Settled<void> = { ok: true, value: undefined };
 
 /** A set's arguments, for a merged run. */
 interface MapSet<V> {
@@ -63,25 +67,34 @@ export class DocMap<V = JsonValue> extends Structure {
    * @throws DocumentError INVALID_ARGUMENT (key), INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE,
    *   DOCUMENT_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async set(key: string, value: V, opts: StructureWriteOptions = {}): Promise<void> {
+  async set(key: string, value: V, opts?: StructureWriteOptions): Promise<void> {
     checkKey(key);
     checkElementValue(value, 'the value');
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.setOne(key, value, opts);
+    const arg: MapSet<V> = { key, value };
+    return this.writeMerged((tr) => this.setOne(key, value, { tr }), { operation: SET, arg, runMany: this.setMany });
+  }
+
+  /** {@link set} of one key, not merged. */
+  private setOne(key: string, value: V, opts: StructureWriteOptions | undefined): Promise<void> {
     const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
-    await this.writeWith(
+    return this.writeWith(
       opts,
       (tr, keys) => tr.get(entryOf(keys)),
       async ({ tr, keys, create }, old) => {
         const at = entryOf(keys);
-        const entries = flatten(value, at, this.access.kv.maxKeyBytes);
+        const entries = flatten(value as JsonValue, at, this.access.kv.maxKeyBytes);
         create();
         if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
         else if (hasEntriesBelow(old)) clearSubtree(tr, at);
         writeEntries(tr, entries);
         this.changed(tr, keys);
       },
-      opts.tr === undefined ? { operation: SET, arg: { key, value }, runMany: (tr, sets) => this.setAll(tr, sets as MapSet<V>[]) } : undefined,
     );
   }
+
+  /** The merged step of concurrent sets (see {@link setAll}), one function per handle. */
+  private readonly setMany = (tr: Transaction, sets: unknown[]): Promise<Settled<void>[]> => this.setAll(tr, sets as MapSet<V>[]);
 
   /**
    * Concurrent sets merged (structures/combiner.ts): the keys' entries read together, each value
@@ -105,11 +118,16 @@ export class DocMap<V = JsonValue> extends Structure {
       { tr },
       (t, keys) => Promise.all(entriesOf(keys).map((at) => t.get(at))),
       async ({ tr: t, keys, create }, found) => {
-        const written = new Set<string>();
-        let added = 0;
         const at = entriesOf(keys);
-        const outcomes = sets.map(({ key, value }, i): Settled<void> => {
+        const earlier = earlierEquals(at, compareBytes);
+        // Per call, whether its key holds a value written in this batch (by it or an earlier call).
+        const holds = earlier === undefined ? undefined : new Array<boolean>(sets.length).fill(false);
+        let added = 0;
+        let written = false;
+        const outcomes = sets.map(({ value }, i): Settled<void> => {
           const entry = at[i];
+          const before = earlier !== undefined && earlier[i] >= 0 && holds![earlier[i]];
+          if (holds !== undefined) holds[i] = before;
           let flattened: Entries;
           try {
             flattened = flatten(value as JsonValue, entry, this.access.kv.maxKeyBytes);
@@ -118,15 +136,16 @@ export class DocMap<V = JsonValue> extends Structure {
           }
           create();
           const old = found?.[i];
-          if (old === undefined && !written.has(key)) added++;
+          if (old === undefined && !before) added++;
           // A value written earlier in the batch may have entries below even if the stored one has none.
-          else if (written.has(key) || (old !== undefined && hasEntriesBelow(old))) clearSubtree(t, entry);
-          written.add(key);
+          else if (before || (old !== undefined && hasEntriesBelow(old))) clearSubtree(t, entry);
+          if (holds !== undefined) holds[i] = true;
+          written = true;
           writeEntries(t, flattened);
-          return { ok: true, value: undefined };
+          return DONE;
         });
         if (added > 0) t.add(keys.meta(META_SIZE), encodeInt64(BigInt(added)));
-        if (written.size > 0) this.changed(t, keys);
+        if (written) this.changed(t, keys);
         return outcomes;
       },
     );

@@ -12,6 +12,8 @@ import { decodeInt64 } from './int64';
 import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 import type { Settled } from './combiner';
+import { earlierEquals } from './repeats';
+import { compareBytes } from '../kv/contract/bytes';
 
 /** What a set holds: JSON primitives. */
 export type SetMember = string | number | bigint | boolean | null;
@@ -21,6 +23,9 @@ const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 /** The merge key of concurrent adds (see combiner.ts). */
 const ADD = {};
 const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+/** The outcomes of merged adds (shared: the combiner only reads them). */
+const NEW: Settled<boolean> = { ok: true, value: true };
+const NOT_NEW: Settled<boolean> = { ok: true, value: false };
 
 /**
  * A set of JSON primitives stored one key per member, `<body> tuple(member)` with an empty value, and
@@ -48,8 +53,14 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
    * @throws DocumentError INVALID_VALUE (not a primitive, a lone surrogate, a non-finite number),
    *   KEY_TOO_LARGE, WRONG_KIND.
    */
-  async add(member: M, opts: StructureWriteOptions = {}): Promise<boolean> {
+  async add(member: M, opts?: StructureWriteOptions): Promise<boolean> {
     const element = memberElement(member);
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.addOne(element, opts);
+    return this.writeMerged((tr) => this.addOne(element, { tr }), { operation: ADD, arg: element, runMany: this.addMany });
+  }
+
+  /** {@link add} of one member, not merged. */
+  private addOne(element: TupleItem, opts: StructureWriteOptions | undefined): Promise<boolean> {
     return this.writeWith(
       opts,
       (tr, keys) => tr.get(memberKey(keys, element, this.access.kv.maxKeyBytes)),
@@ -61,9 +72,11 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
         this.changed(tr, keys);
         return true;
       },
-      opts.tr === undefined ? { operation: ADD, arg: element, runMany: (tr, elements) => this.addAll(tr, elements as TupleItem[]) } : undefined,
     );
   }
+
+  /** The merged step of concurrent adds (see {@link addAll}), one function per handle. */
+  private readonly addMany = (tr: Transaction, elements: unknown[]): Promise<Settled<boolean>[]> => this.addAll(tr, elements as TupleItem[]);
 
   /**
    * Concurrent adds merged (structures/combiner.ts): the members' keys read together, each new member
@@ -87,18 +100,16 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
       { tr },
       (t, keys) => Promise.all(keysOf(keys).map((key) => t.get(key))),
       async ({ tr: t, keys, create }, found) => {
-        const seen = new Set<string>();
         let added = 0;
         const at = keysOf(keys);
+        // A member added twice in the batch is new only the first time (the store did not hold it).
+        const earlier = earlierEquals(at, compareBytes);
         const outcomes = at.map((key, i): Settled<boolean> => {
-          if (found?.[i] !== undefined) return { ok: true, value: false };
-          const id = key.toString('latin1');
-          if (seen.has(id)) return { ok: true, value: false };
-          seen.add(id);
+          if (found?.[i] !== undefined || (earlier !== undefined && earlier[i] >= 0)) return NOT_NEW;
           create();
           t.set(key, EMPTY);
           added++;
-          return { ok: true, value: true };
+          return NEW;
         });
         if (added > 0) {
           t.add(keys.meta(META_SIZE), added);

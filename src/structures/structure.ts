@@ -253,6 +253,19 @@ export abstract class Structure {
   }
 
   /**
+   * A write made without the caller's transaction and without an expiry, whose concurrent calls merge:
+   * the call queues with only `merge` (its argument and the structure's shared `runMany`) and `alone`,
+   * which runs it as {@link writeWith} would in a transaction of its own when nothing is running on
+   * the structure (combiner.ts). A queued call thus makes none of the closures of the path it does not
+   * take.
+   *
+   * @internal
+   */
+  protected writeMerged<T>(alone: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T>): Promise<T> {
+    return runCombined(this.access, this.element, undefined, alone, merge);
+  }
+
+  /**
    * What is at the structure's keys (WRONG_KIND if another kind of document), and `prefetch`'s result.
    */
   private async checkKind<P>(

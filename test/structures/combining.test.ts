@@ -120,6 +120,27 @@ documentSuite('hot structures: concurrent calls combined', (ctx) => {
     expect(await map.entries()).toEqual(expected);
   });
 
+  it('merged map sets of one key whose first set fails: the later sets count the key once, as new', async () => {
+    const { docs } = await ctx.open();
+    const map = docs.collection().map<unknown>('m');
+    const tooLong = { ['k'.repeat(20_000)]: 1 };
+    // The first call runs alone; the four behind it merge.
+    const outcomes = await Promise.allSettled([
+      map.set('first', 0),
+      map.set('x', tooLong),
+      map.set('x', { a: [1, 2] }),
+      map.set('y', 1),
+      map.set('x', 3),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(await map.entries()).toEqual([
+      ['first', 0],
+      ['x', 3],
+      ['y', 1],
+    ]);
+    expect(await map.size()).toBe(3);
+  });
+
   it('a map set whose key cannot be stored fails alone; the sets around it land', async () => {
     const { docs } = await ctx.open();
     const map = docs.collection().map<unknown>('m');
