@@ -134,8 +134,15 @@ function charged(engine: Engine, trips: RoundTrips): Engine {
           case 'min':
           case 'setVersionstampedKey':
           case 'setVersionstampedValue':
-          case 'addWriteConflictRange':
-            writes = true;
+          case 'addWriteConflictRange': {
+            // A write once called: looking a method up (`typeof tr.set`, as a check that a value is a
+            // transaction does) writes nothing.
+            const write = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
+            return (...args: unknown[]) => {
+              writes = true;
+              return write.apply(target, args);
+            };
+          }
         }
         const value = Reflect.get(target, prop, receiver) as unknown;
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
