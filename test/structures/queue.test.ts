@@ -468,18 +468,14 @@ for (const engine of documentEngines) {
         const items = Array.from({ length: 48 }, (_, i) => i);
         await q.pushMany(items);
         const clock = manualClock(0);
-        let handled = 0;
-        let allSeen!: () => void;
-        const seen = new Promise<void>((resolve) => (allSeen = resolve));
         const { attempts } = await engine.measure(async () => {
           const consumer = q.consume(
             () => {
               clock.now += 0.1;
-              if (++handled === items.length) allSeen();
             },
             { concurrency: 4, batchSize: 2, handlerClock: clock.fn, schedules: false },
           );
-          await seen;
+          while ((await q.size()) > 0) await new Promise((resolve) => setTimeout(resolve, 2));
           await consumer.stop();
         });
         // Attempts that popped more than one worker's batch (2 items) read the kind once (1 point read)
@@ -487,7 +483,6 @@ for (const engine of documentEngines) {
         const sharedAttempts = attempts.filter((a) => a.clears.length > 2);
         expect(sharedAttempts.length).toBeGreaterThan(0);
         for (const a of sharedAttempts) expect([a.gets.length, a.ranges.length]).toEqual([1, 2]);
-        expect(await q.size()).toBe(0);
       });
 
       it('workers idle together all wake for a push', async () => {
