@@ -148,8 +148,11 @@ export interface ConsumerSource<T> {
   deferFailed(id: string, backoff: BackoffPolicy, maxAttempts: number, error?: unknown): Promise<'deferred' | 'dead-lettered' | 'gone'>;
   /** Runs `fn` in a transaction of its own, retried on retryable errors. */
   runOwn<R>(fn: (tr: Transaction) => Promise<R>): Promise<R>;
-  /** Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead. */
-  takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>>;
+  /**
+   * Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead
+   * (`undefined` while no item has failed: no item's id is made then).
+   */
+  takeBatch(tr: Transaction, count: number, spread: number, poisoned: ((id: string) => boolean) | undefined): Promise<Batch<T>>;
   /** Reports a job's progress in a transaction of its own. */
   progress(jobId: string, value: JsonValue): Promise<boolean>;
   /**
@@ -180,7 +183,8 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   const stopping = new AbortController();
   // Handler failures per item position, while the item stays there.
   const failures = new Map<string, number>();
-  const poisoned = (id: string) => (failures.get(id) ?? 0) >= maxAttempts;
+  const isPoisoned = (id: string) => (failures.get(id) ?? 0) >= maxAttempts;
+  const poisoned = () => (failures.size === 0 ? undefined : isPoisoned);
   const report = (error: unknown, item: T | undefined) => {
     try {
       options.onError?.(error, item);
@@ -201,7 +205,9 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     const started = shared !== undefined ? clock() : undefined;
     for (const item of items) {
       part.failing = item;
-      await handler(item.value, tr, jobHandle(source, item));
+      // A handler that returns no promise costs no turn of the microtask queue.
+      const result = handler(item.value, tr, jobHandle(source, item));
+      if (result !== undefined) await result;
     }
     part.failing = undefined;
     // A moving average of the handler's time per item.
@@ -216,7 +222,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     part.attempts++;
     part.failing = undefined;
     part.taken = [];
-    const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned);
+    const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned());
     await handle(tr, part, b.items);
     return b;
   };
@@ -233,7 +239,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       part.failing = undefined;
       part.taken = [];
     }
-    const b = await source.takeBatch(tr, batchSize * parts.length, sharedSpread, poisoned);
+    const b = await source.takeBatch(tr, batchSize * parts.length, sharedSpread, poisoned());
     const out: Settled<Batch<T>>[] = new Array<Settled<Batch<T>>>(parts.length);
     // Workers left without an item wait on the take's watch together (each cancel drops one waiter).
     const idle = b.idle === undefined ? undefined : sharedIdle(b.idle, parts.length);
@@ -295,7 +301,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       if (batch.items.length > 0) {
         stats.consumed += batch.items.length;
         stats.batches++;
-        for (const item of batch.items) failures.delete(item.id);
+        if (failures.size > 0) for (const item of batch.items) failures.delete(item.id);
       } else if (batch.idle !== undefined) {
         await waitForChange(batch.idle.watch, batch.idle.wakeInMs, stopping.signal);
       }
