@@ -18,10 +18,10 @@ import { checkedBackoff, type BackoffPolicy } from './backoff';
  * items instead of one each, without conflicting with each other. Keys read: the kind, the head (and,
  * on an empty queue, the scheduled area's next item); written: each taken item's clear, the size, and
  * what the handlers write. A worker whose handler throws fails the shared attempt, which commits
- * nothing; each worker's part then runs alone, so only the failing worker's items stay. Workers share only once a
- * handler's time has been measured in a transaction of a worker's own, and not while handlers are
- * slow (over {@link SLOW_HANDLER_MS} per item on average, or over {@link SHARED_BUDGET_MS} for a
- * shared transaction's handlers in all, far within FDB's 5 s): workers then run their own
+ * nothing; each worker's part then runs alone, so only the failing worker's items stay. Workers share
+ * only once a handler's time has been measured in a transaction of a worker's own, and not while
+ * handlers are slow (over {@link SLOW_HANDLER_MS} per item on average, or over {@link SHARED_BUDGET_MS}
+ * for a shared transaction's handlers in all, far within FDB's 5 s): workers then run their own
  * transactions and their handlers overlap, as the concurrency asks for.
  */
 
