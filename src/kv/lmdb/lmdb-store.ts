@@ -135,7 +135,8 @@ export interface StoreReader {
 export interface StoreWriter extends StoreReader {
   set(key: Buffer, value: Buffer): void;
   clear(key: Buffer): void;
-  clearRange(begin: Buffer, end: Buffer): void;
+  /** Removes the keys of `[begin, end)` but those in `kept` (each key's bytes as a latin1 string). */
+  clearRange(begin: Buffer, end: Buffer, kept?: ReadonlySet<string>): void;
   setLastVersion(version: bigint): void;
   setHorizon(version: bigint): void;
   appendConflictRecord(version: bigint, record: Buffer): void;
@@ -259,13 +260,23 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
     if (key.length <= LMDB_MAX_KEY_BYTES) this.dbs.data.removeSync(key);
   }
 
-  clearRange(begin: Buffer, end: Buffer): void {
+  clearRange(begin: Buffer, end: Buffer, kept?: ReadonlySet<string>): void {
     const options = storedRange(begin, end, false);
     options.limit = CLEAR_CHUNK;
     for (;;) {
       const keys = [...this.dbs.data.getKeys(options)];
-      for (const key of keys) this.dbs.data.removeSync(key);
+      let removed = 0;
+      for (const key of keys) {
+        if (kept?.has(key.toString('latin1'))) continue;
+        this.dbs.data.removeSync(key);
+        removed++;
+      }
       if (keys.length < CLEAR_CHUNK) return;
+      // Kept keys are still there: the next chunk starts after the last one read.
+      if (removed < keys.length) {
+        options.start = keys[keys.length - 1];
+        options.exclusiveStart = true;
+      }
     }
   }
 
