@@ -8,7 +8,7 @@ import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, rewriteKindExpiry, storedKindOf, type JsonForms } from '../keys/kind';
 import { DocumentKeys, writableDocumentKeys } from '../keys/layout';
-import { casForRead, checkCas, checkedCas, readVersion, writeVersion } from '../keys/version';
+import { casForRead, checkCas, checkedCas, readVersion, writeDocument, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
 import type { StructureAccess } from '../structure-port';
@@ -40,7 +40,6 @@ import type {
 import { flatten, type Entries } from '../values/flatten';
 import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
-import { writeEntries } from '../values/tree';
 import { describeId, notFound, readDocument, readDocuments, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
@@ -152,8 +151,7 @@ export class DocumentCollection {
       }
       await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
       target.create?.();
-      writeEntries(tr, entries);
-      writeVersion(tr, keys);
+      writeDocument(tr, keys, entries);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
     return { id, cas };
@@ -202,8 +200,7 @@ export class DocumentCollection {
       target.create?.();
       if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
       else tr.clearRange(keys.begin, keys.end);
-      writeEntries(tr, entries);
-      writeVersion(tr, keys);
+      writeDocument(tr, keys, entries);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
   }
@@ -236,8 +233,7 @@ export class DocumentCollection {
       if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
       await finishIndexWrite(indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
-      writeEntries(tr, entries);
-      writeVersion(tr, keys);
+      writeDocument(tr, keys, entries);
       if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
       if (after !== undefined) this.context.expiry.set(tr, keys, target.id, element, after);
     });

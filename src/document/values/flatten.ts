@@ -28,7 +28,7 @@ import type { JsonValue, PathElement } from '../types';
  * integer-like keys (`"1"`, `"20"`) first, in numeric order, whatever the order of insertion.
  */
 
-/** The entries of a subtree, in the order written, with what writing them costs a transaction. */
+/** The entries of a subtree, in key order, with what writing them costs a transaction. */
 export interface Entries {
   readonly keys: Buffer[];
   readonly values: Buffer[];
@@ -61,7 +61,9 @@ const writer = new Writer(1024);
 
 /**
  * The entries of `value` stored at the data key `base`: a marker per container, a leaf per scalar,
- * a header and chunks per long string. Array elements get positions 0..n-1.
+ * a header and chunks per long string. Array elements get positions 0..n-1. The entries come in key
+ * order (an object's fields sorted as their keys are), so that the engine applies them as one sorted
+ * run without sorting them again.
  *
  * Checks everything before the caller writes anything:
  * @param maxKeyBytes - the engine's key limit (`Database.maxKeyBytes`), so that a key too long for
@@ -116,8 +118,56 @@ function visit(value: JsonValue, state: State): void {
   } else {
     push(key, OBJECT_VALUE, state);
     const object = value;
-    for (const name of Object.keys(object)) visitChild(name, object[name], state);
+    const names = namesInKeyOrder(Object.keys(object), state.path.length);
+    for (let i = 0; i < names.length; i++) visitChild(names[i], object[names[i]], state);
   }
+}
+
+/**
+ * The names of the object last sorted at each depth, as given and in key order: the documents a
+ * program writes, and the elements of an array of records, repeat one shape, whose names are then
+ * compared (as the same interned strings) rather than sorted again.
+ */
+const SORTED_NAMES: { given: readonly string[]; sorted: readonly string[] }[] = [];
+
+/** An object's `names` (its `Object.keys`) in the order of their keys. */
+function namesInKeyOrder(names: string[], depth: number): readonly string[] {
+  const last = SORTED_NAMES[depth];
+  if (last !== undefined && sameNames(last.given, names)) return last.sorted;
+  let ordered = true;
+  for (let i = 1; i < names.length && ordered; i++) ordered = compareNames(names[i - 1], names[i]) < 0;
+  const sorted = ordered ? names : [...names].sort(compareNames);
+  if (depth < MAX_CACHED_DEPTH) SORTED_NAMES[depth] = { given: names, sorted };
+  return sorted;
+}
+
+/** Depths whose last object's names are kept (a document has at most 32). */
+const MAX_CACHED_DEPTH = 32;
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The order of two object keys' data keys: the order of their UTF-8 bytes (a tuple string keeps it,
+ * its escaped NULs included). That is the order of their UTF-16 code units except where a surrogate
+ * (a character beyond U+FFFF: 4 UTF-8 bytes) meets a unit from U+E000 up (3 bytes, below it).
+ */
+function compareNames(a: string, b: string): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return utf8Rank(x) - utf8Rank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 code unit's place in UTF-8 byte order: surrogates after U+E000..U+FFFF. */
+function utf8Rank(unit: number): number {
+  return unit < 0xd800 ? unit : unit < 0xe000 ? unit + 0x2000 : unit - 0x800;
 }
 
 /** Visits the child at `element` of the node whose key the writer holds, and leaves that key there. */
