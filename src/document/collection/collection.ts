@@ -37,9 +37,8 @@ import type {
   TransactionOption,
   UpsertOptions,
 } from '../types';
-import { flatten, type Entries } from '../values/flatten';
-import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
+import { documentToWrite, type DocumentToWrite } from './document-to-write';
 import { describeId, notFound, readDocument, readDocuments, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
@@ -128,17 +127,16 @@ export class DocumentCollection {
    *   autoCreate); nothing is written when any is thrown.
    */
   async insert(doc: JsonValue, opts: InsertOptions = {}): Promise<InsertResult> {
-    assertJsonValue(doc, 'the document');
     // Only an absent id is generated: `null` is an invalid id, not a missing one.
     const id = opts.id === undefined ? generateId() : opts.id;
+    const document = this.documentToWrite(doc, id);
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
     const { cas } = await this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
-      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const entries = flattened(keys.root);
+      const keys = document.keysIn(target.prefix, element);
+      const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
@@ -176,15 +174,14 @@ export class DocumentCollection {
    *   autoCreate); nothing is written when any is thrown.
    */
   async upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
-    assertJsonValue(doc, 'the document');
+    const document = this.documentToWrite(doc, id);
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
-      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const entries = flattened(keys.root);
+      const keys = document.keysIn(target.prefix, element);
+      const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
       let lockedUntil: number | undefined | typeof LOCK_NOT_READ;
@@ -217,16 +214,15 @@ export class DocumentCollection {
    *   nothing is written when any is thrown.
    */
   async replace(id: DocId, doc: JsonValue, opts: ReplaceOptions = {}): Promise<MutationResult> {
-    assertJsonValue(doc, 'the document');
+    const document = this.documentToWrite(doc, id);
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return this.write(element, opts.tr, async (tr) => {
       const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
-      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const entries = flattened(keys.root);
+      const keys = document.keysIn(target.prefix, element);
+      const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
@@ -765,6 +761,11 @@ export class DocumentCollection {
     };
   }
 
+  /** `doc` as a whole document to write under `id` here, checked. @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP */
+  private documentToWrite(doc: JsonValue, id: DocId): DocumentToWrite {
+    return documentToWrite(doc, id, this.context.registry, this.path, this.context.kv.maxKeyBytes);
+  }
+
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
     return this.context.kv.transact(fn, { tr });
   }
@@ -801,19 +802,6 @@ export class DocumentCollection {
     }
     return presence.expiresAt;
   }
-}
-
-/** Flattens `doc` at a root key, once per root key: retries of a transaction reuse the entries. */
-function flattenOnce(doc: JsonValue, maxKeyBytes: number): (root: Buffer) => Entries {
-  let root: Buffer | undefined;
-  let entries: Entries | undefined;
-  return (at) => {
-    if (entries === undefined || root === undefined || !root.equals(at)) {
-      entries = flatten(doc, at, maxKeyBytes);
-      root = at;
-    }
-    return entries;
-  };
 }
 
 /** A promise's outcome, to take (or throw) later: lets an expired document's NOT_FOUND win over a path error. */

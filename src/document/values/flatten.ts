@@ -18,6 +18,7 @@ import {
 } from './leaf';
 import { CHUNK_CODE, decodeStringElement, elementEnd, isIntegerElement, STRING_CODE } from '../keys/layout';
 import { formatPath } from './path';
+import { assertJsonValue, hasLoneSurrogate, MAX_DEPTH } from './json-value';
 import type { JsonValue, PathElement } from '../types';
 
 /**
@@ -79,9 +80,37 @@ export function flatten(
   into: Entries = emptyEntries(),
   maxBytes = MAX_DOCUMENT_BYTES,
 ): Entries {
+  return flattenInto(value, base, maxKeyBytes, into, maxBytes, false);
+}
+
+/**
+ * As {@link flatten}, for a value not yet known to be JSON (a whole document as a caller gave it),
+ * checked in the same walk instead of a walk of its own before it. What it throws is what
+ * `assertJsonValue(value, what)` followed by `flatten` would: when the walk meets anything it does not
+ * take as it is, or any error, that check runs on the whole value and throws its error (so a value
+ * that is not JSON fails as such, at the path that check names, even where a limit came first).
+ *
+ * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP (see `assertJsonValue`), KEY_TOO_LARGE,
+ *   DOCUMENT_TOO_LARGE (see {@link flatten}).
+ */
+export function flattenChecked(value: unknown, base: Uint8Array, maxKeyBytes: number, what: string): Entries {
+  try {
+    return flattenInto(value as JsonValue, base, maxKeyBytes, emptyEntries(), MAX_DOCUMENT_BYTES, true);
+  } catch (err) {
+    assertJsonValue(value, what);
+    if (err !== NOT_TAKEN) throw err;
+    // JSON after all (a non-enumerable symbol key, say): flattened as it is.
+    return flatten(value, base, maxKeyBytes);
+  }
+}
+
+/** What {@link flattenChecked}'s walk throws at a value it does not take as it is. */
+const NOT_TAKEN = new Error('not a plain JSON value');
+
+function flattenInto(value: JsonValue, base: Uint8Array, maxKeyBytes: number, into: Entries, maxBytes: number, check: boolean): Entries {
   writer.reset();
   writer.bytes(base);
-  const state = { out: into, maxBytes, maxKeyBytes, path: [] as PathElement[] };
+  const state = { out: into, maxBytes, maxKeyBytes, path: [] as PathElement[], check };
   visit(value, state);
   return into;
 }
@@ -92,10 +121,38 @@ interface State {
   readonly maxKeyBytes: number;
   /** The path below `base` of the node being visited, for messages. */
   readonly path: PathElement[];
+  /** Whether each node is checked as `assertJsonValue` would (see {@link flattenChecked}). */
+  readonly check: boolean;
+}
+
+/**
+ * Whether `value`, at depth `level` (the root is 1), is what `assertJsonValue` accepts there, as far as
+ * the node itself goes (an object's keys are checked by the caller). It may refuse what that check
+ * accepts (an object with only non-enumerable symbol keys), never the reverse.
+ */
+function isTaken(value: unknown, level: number): boolean {
+  if (level > MAX_DEPTH) return false;
+  switch (typeof value) {
+    case 'string':
+      return !hasLoneSurrogate(value);
+    case 'number':
+      return Number.isFinite(value);
+    case 'boolean':
+    case 'bigint':
+      return true;
+    case 'object': {
+      if (value === null || Array.isArray(value)) return true;
+      const proto: unknown = Object.getPrototypeOf(value);
+      return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(value).length === 0;
+    }
+    default:
+      return false;
+  }
 }
 
 function visit(value: JsonValue, state: State): void {
   const w = writer;
+  if (state.check && !isTaken(value, state.path.length + 1)) throw NOT_TAKEN;
   if (w.pos > state.maxKeyBytes) {
     throw new DocumentError(
       'KEY_TOO_LARGE',
@@ -119,6 +176,7 @@ function visit(value: JsonValue, state: State): void {
     push(key, OBJECT_VALUE, state);
     const object = value;
     const names = namesInKeyOrder(Object.keys(object), state.path.length);
+    if (state.check) for (let i = 0; i < names.length; i++) if (hasLoneSurrogate(names[i])) throw NOT_TAKEN;
     for (let i = 0; i < names.length; i++) visitChild(names[i], object[names[i]], state);
   }
 }
