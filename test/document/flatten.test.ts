@@ -315,13 +315,13 @@ describe('flattenChecked', () => {
     cycle.self = { again: cycle };
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    // eslint-disable-next-line no-sparse-arrays -- the hole is the value under test.
     const invalid: unknown[] = [
       { z: 1, a: [1, undefined] },
       cycle,
       deep,
       { n: NaN },
       { d: new Date(0) },
+      // eslint-disable-next-line no-sparse-arrays -- the hole is the value under test.
       { h: [1, , 3] },
       { ['\udc00']: 1 },
       { s: 'x\ud800' },

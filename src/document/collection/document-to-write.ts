@@ -52,7 +52,7 @@ export class DocumentToWrite {
    *
    * @throws DocumentError KEY_TOO_LARGE as `writableDocumentKeys`.
    */
-  keysIn(collectionPrefix: Buffer, element: TupleItem): DocumentKeys {
+  keysIn(collectionPrefix: Uint8Array, element: TupleItem): DocumentKeys {
     const likely = this.likely;
     return likely !== undefined && likely.collectionPrefix === collectionPrefix
       ? likely
