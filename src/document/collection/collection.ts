@@ -147,7 +147,7 @@ export class DocumentCollection {
         }
         if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
-      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
+      await finishIndexWrite(await indexing, tr, keys, doc, expiresAt);
       target.create?.();
       writeDocument(tr, keys, entries);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
@@ -187,13 +187,15 @@ export class DocumentCollection {
       let lockedUntil: number | undefined | typeof LOCK_NOT_READ;
       if (target.create === undefined) {
         let stored: number | undefined;
-        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, this.readLockIfAny(tr, target.id, keys)]);
+        // Without preserveExpiry, no Promise.all around the one read: upsert is the commonest write.
+        if (choice.preserve) [stored, lockedUntil] = await Promise.all([readExpiry(tr, keys), this.readLockIfAny(tr, target.id, keys)]);
+        else lockedUntil = await this.readLockIfAny(tr, target.id, keys);
         if (lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
-      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
+      await finishIndexWrite(await indexing, tr, keys, doc, expiresAt);
       target.create?.();
       if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
       else tr.clearRange(keys.begin, keys.end);
@@ -227,7 +229,7 @@ export class DocumentCollection {
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
-      await finishIndexWrite(indexing, tr, keys, doc, after);
+      await finishIndexWrite(await indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
       writeDocument(tr, keys, entries);
       if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
@@ -254,7 +256,7 @@ export class DocumentCollection {
       const keys = new DocumentKeys(target.prefix, element);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
-      await finishIndexWrite(indexing, tr, keys, undefined, undefined);
+      await finishIndexWrite(await indexing, tr, keys, undefined, undefined);
       tr.clearRange(keys.begin, keys.end);
       DocTransaction.of(tr).documentRemoved(keys);
       if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
