@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { isDocumentError } from '../../src/document/errors';
-import { countChildren, flatten, MAX_DOCUMENT_BYTES, unflatten, type Entries } from '../../src/document/values/flatten';
+import { countChildren, flatten, flattenChecked, MAX_DOCUMENT_BYTES, unflatten, type Entries } from '../../src/document/values/flatten';
+import { assertJsonValue } from '../../src/document/values/json-value';
 import { childKey } from '../../src/document/keys/layout';
 import { ARRAY_VALUE, decodeScalar, encodeScalar, isLongString, MAX_LEAF_BYTES, OBJECT_VALUE } from '../../src/document/values/leaf';
 import type { JsonValue } from '../../src/document/types';
@@ -121,6 +122,22 @@ describe('flatten', () => {
     const keys = ['b', 'a', '\u{10000}', '\uffff', 'Z', '', 'aa', '\0'];
     const back = roundTrip(Object.fromEntries(keys.map((k, i) => [k, i]))) as Record<string, number>;
     expect(Object.keys(back)).toEqual([...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
+  });
+
+  it('gives the entries in key order, whatever the order of the fields, so the engine need not sort them', () => {
+    const inKeyOrder = (entries: Entries) => entries.keys.every((key, i) => i === 0 || Buffer.compare(entries.keys[i - 1], key) < 0);
+    const keys = ['b', 'a', '\u{10000}', '\uffff', '\ue000', 'Z', '', 'aa', 'a\0', 'a\0b', 'a\u0001', '\0'];
+    const doc = { z: Object.fromEntries(keys.map((k, i) => [k, { y: i, x: [i, { q: 1, p: 'x'.repeat(MAX_LEAF_BYTES) }] }])), a: 1 };
+    expect(inKeyOrder(flatten(doc, BASE, Limits.maxKeyBytes))).toBe(true);
+    // The same shape again (the sorted names are reused), then another one at the same depths.
+    expect(inKeyOrder(flatten(doc, BASE, Limits.maxKeyBytes))).toBe(true);
+    expect(inKeyOrder(flatten({ z: { b: 1, a: 2 }, a: { d: 1, c: 2 } }, BASE, Limits.maxKeyBytes))).toBe(true);
+    fc.assert(
+      fc.property(jsonValue({ maxDepth: 6 }), (value) => {
+        expect(inKeyOrder(flatten(value, BASE, Limits.maxKeyBytes))).toBe(true);
+      }),
+      { seed: testSeed(103), numRuns: 300 },
+    );
   });
 
   it('round-trips any JSON value exactly, at any base key', () => {
@@ -279,5 +296,53 @@ describe('unflatten', () => {
   it('countChildren counts direct children only', () => {
     const entries = entriesOf({ a: { x: 1, y: [1, 2] }, b: 'x'.repeat(150_000), c: [] });
     expect(countChildren(entries, 0, entries.length, BASE.length)).toBe(3);
+  });
+});
+
+describe('flattenChecked', () => {
+  const messageOf = (fn: () => unknown): string | undefined => {
+    try {
+      fn();
+    } catch (err) {
+      if (isDocumentError(err)) return err.message;
+      throw err;
+    }
+    return undefined;
+  };
+
+  it('throws what assertJsonValue throws, with its message and path, for what is not JSON', () => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = { again: cycle };
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const invalid: unknown[] = [
+      { z: 1, a: [1, undefined] },
+      cycle,
+      deep,
+      { n: NaN },
+      { d: new Date(0) },
+      // eslint-disable-next-line no-sparse-arrays -- the hole is the value under test.
+      { h: [1, , 3] },
+      { ['\udc00']: 1 },
+      { s: 'x\ud800' },
+      () => 1,
+    ];
+    for (const value of invalid) {
+      const expected = messageOf(() => assertJsonValue(value, 'the document'));
+      expect(expected).toBeDefined();
+      expect(messageOf(() => flattenChecked(value, BASE, Limits.maxKeyBytes, 'the document'))).toBe(expected);
+    }
+  });
+
+  it('gives the entries flatten gives for every JSON value, symbol-keyed objects that are JSON included', () => {
+    const hidden = { a: 1 };
+    Object.defineProperty(hidden, Symbol('s'), { value: 1, enumerable: false });
+    expect(flattenChecked({ hidden }, BASE, Limits.maxKeyBytes, 'the document')).toEqual(flatten({ hidden }, BASE, Limits.maxKeyBytes));
+    fc.assert(
+      fc.property(jsonValue({ maxDepth: 6 }), (value) => {
+        expect(flattenChecked(value, BASE, Limits.maxKeyBytes, 'the document')).toEqual(flatten(value, BASE, Limits.maxKeyBytes));
+      }),
+      { seed: testSeed(104), numRuns: 100 },
+    );
   });
 });

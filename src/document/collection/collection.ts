@@ -8,7 +8,7 @@ import { DocumentError, isDocumentError } from '../errors';
 import { docIdElement, generateId } from '../keys/ids';
 import { errorForStructure, isStructureRootError, rejectRootUpsertOfStructure, rewriteKindExpiry, storedKindOf, type JsonForms } from '../keys/kind';
 import { DocumentKeys, writableDocumentKeys } from '../keys/layout';
-import { casForRead, checkCas, checkedCas, readVersion, writeVersion } from '../keys/version';
+import { casForRead, checkCas, checkedCas, readVersion, writeDocument, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
 import type { StructureAccess } from '../structure-port';
@@ -37,10 +37,8 @@ import type {
   TransactionOption,
   UpsertOptions,
 } from '../types';
-import { flatten, type Entries } from '../values/flatten';
-import { assertJsonValue } from '../values/json-value';
 import { parsePath } from '../values/path';
-import { writeEntries } from '../values/tree';
+import { documentToWrite, type DocumentToWrite } from './document-to-write';
 import { describeId, notFound, readDocument, readDocuments, readPath, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
@@ -129,17 +127,16 @@ export class DocumentCollection {
    *   autoCreate); nothing is written when any is thrown.
    */
   async insert(doc: JsonValue, opts: InsertOptions = {}): Promise<InsertResult> {
-    assertJsonValue(doc, 'the document');
     // Only an absent id is generated: `null` is an invalid id, not a missing one.
     const id = opts.id === undefined ? generateId() : opts.id;
+    const document = this.documentToWrite(doc, id);
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
     const { cas } = await this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
-      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const entries = flattened(keys.root);
+      const keys = document.keysIn(target.prefix, element);
+      const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
@@ -150,10 +147,9 @@ export class DocumentCollection {
         }
         if (before.exists || before.expiresAt !== undefined) await this.discard(tr, keys, target, element, before.expiresAt, indexing);
       }
-      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
+      await finishIndexWrite(await indexing, tr, keys, doc, expiresAt);
       target.create?.();
-      writeEntries(tr, entries);
-      writeVersion(tr, keys);
+      writeDocument(tr, keys, entries);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
     return { id, cas };
@@ -178,32 +174,32 @@ export class DocumentCollection {
    *   autoCreate); nothing is written when any is thrown.
    */
   async upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
-    assertJsonValue(doc, 'the document');
+    const document = this.documentToWrite(doc, id);
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return this.write(element, opts.tr, async (tr) => {
       const target = await this.prefixToWrite(tr);
-      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const entries = flattened(keys.root);
+      const keys = document.keysIn(target.prefix, element);
+      const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       let kept: number | undefined;
       let lockedUntil: number | undefined | typeof LOCK_NOT_READ;
       if (target.create === undefined) {
         let stored: number | undefined;
-        [stored, lockedUntil] = await Promise.all([choice.preserve ? readExpiry(tr, keys) : undefined, this.readLockIfAny(tr, target.id, keys)]);
+        // Without preserveExpiry, no Promise.all around the one read: upsert is the commonest write.
+        if (choice.preserve) [stored, lockedUntil] = await Promise.all([readExpiry(tr, keys), this.readLockIfAny(tr, target.id, keys)]);
+        else lockedUntil = await this.readLockIfAny(tr, target.id, keys);
         if (lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
-      await finishIndexWrite(indexing, tr, keys, doc, expiresAt);
+      await finishIndexWrite(await indexing, tr, keys, doc, expiresAt);
       target.create?.();
       if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
       else tr.clearRange(keys.begin, keys.end);
-      writeEntries(tr, entries);
-      writeVersion(tr, keys);
+      writeDocument(tr, keys, entries);
       if (expiresAt !== undefined) this.context.expiry.set(tr, keys, target.id, element, expiresAt);
     });
   }
@@ -220,24 +216,22 @@ export class DocumentCollection {
    *   nothing is written when any is thrown.
    */
   async replace(id: DocId, doc: JsonValue, opts: ReplaceOptions = {}): Promise<MutationResult> {
-    assertJsonValue(doc, 'the document');
+    const document = this.documentToWrite(doc, id);
     const element = docIdElement(id);
-    const flattened = flattenOnce(doc, this.context.kv.maxKeyBytes);
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return this.write(element, opts.tr, async (tr) => {
       const target = await this.targetToChange(tr);
       if (target === undefined) throw notFound(id);
-      const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
-      const entries = flattened(keys.root);
+      const keys = document.keysIn(target.prefix, element);
+      const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
       const after = (choice.preserve ? before : undefined) ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (after !== undefined) this.context.expiry.assertFits(after, target.id, element, this.context.kv.maxKeyBytes);
-      await finishIndexWrite(indexing, tr, keys, doc, after);
+      await finishIndexWrite(await indexing, tr, keys, doc, after);
       tr.clearRange(keys.begin, keys.end);
-      writeEntries(tr, entries);
-      writeVersion(tr, keys);
+      writeDocument(tr, keys, entries);
       if (before !== undefined && before !== after) this.context.expiry.forget(tr, target.id, element, before);
       if (after !== undefined) this.context.expiry.set(tr, keys, target.id, element, after);
     });
@@ -262,7 +256,7 @@ export class DocumentCollection {
       const keys = new DocumentKeys(target.prefix, element);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
       const before = await this.mustExist(tr, keys, id, opts.cas, now);
-      await finishIndexWrite(indexing, tr, keys, undefined, undefined);
+      await finishIndexWrite(await indexing, tr, keys, undefined, undefined);
       tr.clearRange(keys.begin, keys.end);
       DocTransaction.of(tr).documentRemoved(keys);
       if (before !== undefined) this.context.expiry.forget(tr, target.id, element, before);
@@ -769,6 +763,11 @@ export class DocumentCollection {
     };
   }
 
+  /** `doc` as a whole document to write under `id` here, checked. @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP */
+  private documentToWrite(doc: JsonValue, id: DocId): DocumentToWrite {
+    return documentToWrite(doc, id, this.context.registry, this.path, this.context.kv.maxKeyBytes);
+  }
+
   private transact<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T> {
     return this.context.kv.transact(fn, { tr });
   }
@@ -805,19 +804,6 @@ export class DocumentCollection {
     }
     return presence.expiresAt;
   }
-}
-
-/** Flattens `doc` at a root key, once per root key: retries of a transaction reuse the entries. */
-function flattenOnce(doc: JsonValue, maxKeyBytes: number): (root: Buffer) => Entries {
-  let root: Buffer | undefined;
-  let entries: Entries | undefined;
-  return (at) => {
-    if (entries === undefined || root === undefined || !root.equals(at)) {
-      entries = flatten(doc, at, maxKeyBytes);
-      root = at;
-    }
-    return entries;
-  };
 }
 
 /** A promise's outcome, to take (or throw) later: lets an expired document's NOT_FOUND win over a path error. */

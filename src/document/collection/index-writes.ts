@@ -36,20 +36,20 @@ export function startIndexWrite(
 
 /**
  * Moves the document's entries to what `doc` (written with `expiresAt`) gives, or to none when `doc`
- * is `undefined` (removed). Called before the document's own writes, so that a unique violation or a
+ * is `undefined` (removed), given what {@link startIndexWrite} started (awaited). Called before the document's own writes, so that a unique violation or a
  * limit leaves the document as it was.
  */
-export async function finishIndexWrite(
-  write: Promise<IndexWrite | undefined>,
+export function finishIndexWrite(
+  started: IndexWrite | undefined,
   tr: Transaction,
   keys: DocumentKeys,
   doc: JsonValue | undefined,
   expiresAt: number | undefined,
-): Promise<void> {
-  const started = await write;
-  if (started === undefined) return;
+): Promise<void> | undefined {
+  // Not async: a write to a collection without indexes (the common case) makes no promise here.
+  if (started === undefined) return undefined;
   const after = doc === undefined ? NOT_INDEXED : started.indexes.stateOf(keys, doc, expiresAt);
-  await started.indexes.update(tr, keys, started.before, after);
+  return started.indexes.update(tr, keys, started.before, after);
 }
 
 /**

@@ -108,11 +108,18 @@ export class Layout {
  */
 export function writableDocumentKeys(collectionPrefix: Uint8Array, id: TupleItem, maxKeyBytes: number): DocumentKeys {
   const keys = new DocumentKeys(collectionPrefix, id);
-  const longest = keys.prefix.length + 2;
-  if (longest > maxKeyBytes) {
-    throw new DocumentError('KEY_TOO_LARGE', `the document id makes its keys ${longest} bytes, over the engine's limit of ${maxKeyBytes}`);
+  if (!areWritable(keys, maxKeyBytes)) {
+    throw new DocumentError(
+      'KEY_TOO_LARGE',
+      `the document id makes its keys ${keys.prefix.length + 2} bytes, over the engine's limit of ${maxKeyBytes}`,
+    );
   }
   return keys;
+}
+
+/** Whether a document's metadata keys, its longest fixed keys, fit the engine's key limit (see {@link writableDocumentKeys}). */
+export function areWritable(keys: DocumentKeys, maxKeyBytes: number): boolean {
+  return keys.prefix.length + 2 <= maxKeyBytes;
 }
 
 /** Every key and range of one document. */

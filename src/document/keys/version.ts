@@ -4,6 +4,7 @@ import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
 import type { DocumentKeys } from './layout';
 import type { Cas, PathElement } from '../types';
+import type { Entries } from '../values/flatten';
 
 /**
  * Document versions, for CAS. Every write of a document sets its version key to the commit's 10-byte
@@ -25,6 +26,20 @@ const VERSIONSTAMP_TEMPLATE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0
 export function writeVersion(tr: Transaction, keys: DocumentKeys, paths?: readonly (readonly PathElement[])[]): void {
   tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
   DocTransaction.of(tr).documentWritten(keys, paths);
+}
+
+/**
+ * Writes a whole document: its version, which sorts before every data key, then `entries` (its data
+ * keys, in key order), and records the write as {@link writeVersion} does: the engine gets the
+ * document as one sorted run (recording first would put an observer's keys, the change feed's,
+ * between the version and the data).
+ */
+export function writeDocument(tr: Transaction, keys: DocumentKeys, entries: Entries): void {
+  tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
+  const data = entries.keys;
+  const values = entries.values;
+  for (let i = 0; i < data.length; i++) tr.set(data[i], values[i]);
+  DocTransaction.of(tr).documentWritten(keys);
 }
 
 /** True when this attempt of `tr` wrote the document: its version key is unreadable until commit. */

@@ -112,6 +112,15 @@ export class CollectionRegistry {
     };
   }
 
+  /**
+   * The collection at `path` in the cached manifest, without a transaction: what a write there will
+   * most likely find (it finds the collection in its transaction, as {@link forWrite} says), so that
+   * it can prepare its keys before it starts. `undefined` when none is cached.
+   */
+  cachedTarget(path: CollectionPath): CollectionTarget | undefined {
+    return this.cached === undefined ? undefined : this.lookup(this.cached, path);
+  }
+
   /** Drops the cached manifest once `tr`, which wrote a manifest update, commits. */
   invalidateOnCommit(tr: Transaction): void {
     tr.getVersionstamp().then(

@@ -18,6 +18,7 @@ import {
 } from './leaf';
 import { CHUNK_CODE, decodeStringElement, elementEnd, isIntegerElement, STRING_CODE } from '../keys/layout';
 import { formatPath } from './path';
+import { assertJsonValue, hasLoneSurrogate, MAX_DEPTH } from './json-value';
 import type { JsonValue, PathElement } from '../types';
 
 /**
@@ -28,7 +29,7 @@ import type { JsonValue, PathElement } from '../types';
  * integer-like keys (`"1"`, `"20"`) first, in numeric order, whatever the order of insertion.
  */
 
-/** The entries of a subtree, in the order written, with what writing them costs a transaction. */
+/** The entries of a subtree, in key order, with what writing them costs a transaction. */
 export interface Entries {
   readonly keys: Buffer[];
   readonly values: Buffer[];
@@ -61,7 +62,9 @@ const writer = new Writer(1024);
 
 /**
  * The entries of `value` stored at the data key `base`: a marker per container, a leaf per scalar,
- * a header and chunks per long string. Array elements get positions 0..n-1.
+ * a header and chunks per long string. Array elements get positions 0..n-1. The entries come in key
+ * order (an object's fields sorted as their keys are), so that the engine applies them as one sorted
+ * run without sorting them again.
  *
  * Checks everything before the caller writes anything:
  * @param maxKeyBytes - the engine's key limit (`Database.maxKeyBytes`), so that a key too long for
@@ -77,9 +80,37 @@ export function flatten(
   into: Entries = emptyEntries(),
   maxBytes = MAX_DOCUMENT_BYTES,
 ): Entries {
+  return flattenInto(value, base, maxKeyBytes, into, maxBytes, false);
+}
+
+/**
+ * As {@link flatten}, for a value not yet known to be JSON (a whole document as a caller gave it),
+ * checked in the same walk instead of a walk of its own before it. What it throws is what
+ * `assertJsonValue(value, what)` followed by `flatten` would: when the walk meets anything it does not
+ * take as it is, or any error, that check runs on the whole value and throws its error (so a value
+ * that is not JSON fails as such, at the path that check names, even where a limit came first).
+ *
+ * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP (see `assertJsonValue`), KEY_TOO_LARGE,
+ *   DOCUMENT_TOO_LARGE (see {@link flatten}).
+ */
+export function flattenChecked(value: unknown, base: Uint8Array, maxKeyBytes: number, what: string): Entries {
+  try {
+    return flattenInto(value as JsonValue, base, maxKeyBytes, emptyEntries(), MAX_DOCUMENT_BYTES, true);
+  } catch (err) {
+    assertJsonValue(value, what);
+    if (err !== NOT_TAKEN) throw err;
+    // JSON after all (a non-enumerable symbol key, say): flattened as it is.
+    return flatten(value, base, maxKeyBytes);
+  }
+}
+
+/** What {@link flattenChecked}'s walk throws at a value it does not take as it is. */
+const NOT_TAKEN = new Error('not a plain JSON value');
+
+function flattenInto(value: JsonValue, base: Uint8Array, maxKeyBytes: number, into: Entries, maxBytes: number, check: boolean): Entries {
   writer.reset();
   writer.bytes(base);
-  const state = { out: into, maxBytes, maxKeyBytes, path: [] as PathElement[] };
+  const state = { out: into, maxBytes, maxKeyBytes, path: [] as PathElement[], check };
   visit(value, state);
   return into;
 }
@@ -90,10 +121,38 @@ interface State {
   readonly maxKeyBytes: number;
   /** The path below `base` of the node being visited, for messages. */
   readonly path: PathElement[];
+  /** Whether each node is checked as `assertJsonValue` would (see {@link flattenChecked}). */
+  readonly check: boolean;
+}
+
+/**
+ * Whether `value`, at depth `level` (the root is 1), is what `assertJsonValue` accepts there, as far as
+ * the node itself goes (an object's keys are checked by the caller). It may refuse what that check
+ * accepts (an object with only non-enumerable symbol keys), never the reverse.
+ */
+function isTaken(value: unknown, level: number): boolean {
+  if (level > MAX_DEPTH) return false;
+  switch (typeof value) {
+    case 'string':
+      return !hasLoneSurrogate(value);
+    case 'number':
+      return Number.isFinite(value);
+    case 'boolean':
+    case 'bigint':
+      return true;
+    case 'object': {
+      if (value === null || Array.isArray(value)) return true;
+      const proto: unknown = Object.getPrototypeOf(value);
+      return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(value).length === 0;
+    }
+    default:
+      return false;
+  }
 }
 
 function visit(value: JsonValue, state: State): void {
   const w = writer;
+  if (state.check && !isTaken(value, state.path.length + 1)) throw NOT_TAKEN;
   if (w.pos > state.maxKeyBytes) {
     throw new DocumentError(
       'KEY_TOO_LARGE',
@@ -116,8 +175,57 @@ function visit(value: JsonValue, state: State): void {
   } else {
     push(key, OBJECT_VALUE, state);
     const object = value;
-    for (const name of Object.keys(object)) visitChild(name, object[name], state);
+    const names = namesInKeyOrder(Object.keys(object), state.path.length);
+    if (state.check) for (let i = 0; i < names.length; i++) if (hasLoneSurrogate(names[i])) throw NOT_TAKEN;
+    for (let i = 0; i < names.length; i++) visitChild(names[i], object[names[i]], state);
   }
+}
+
+/**
+ * The names of the object last sorted at each depth, as given and in key order: the documents a
+ * program writes, and the elements of an array of records, repeat one shape, whose names are then
+ * compared (as the same interned strings) rather than sorted again.
+ */
+const SORTED_NAMES: { given: readonly string[]; sorted: readonly string[] }[] = [];
+
+/** An object's `names` (its `Object.keys`) in the order of their keys. */
+function namesInKeyOrder(names: string[], depth: number): readonly string[] {
+  const last = SORTED_NAMES[depth];
+  if (last !== undefined && sameNames(last.given, names)) return last.sorted;
+  let ordered = true;
+  for (let i = 1; i < names.length && ordered; i++) ordered = compareNames(names[i - 1], names[i]) < 0;
+  const sorted = ordered ? names : [...names].sort(compareNames);
+  if (depth < MAX_CACHED_DEPTH) SORTED_NAMES[depth] = { given: names, sorted };
+  return sorted;
+}
+
+/** Depths whose last object's names are kept (a document has at most 32). */
+const MAX_CACHED_DEPTH = 32;
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The order of two object keys' data keys: the order of their UTF-8 bytes (a tuple string keeps it,
+ * its escaped NULs included). That is the order of their UTF-16 code units except where a surrogate
+ * (a character beyond U+FFFF: 4 UTF-8 bytes) meets a unit from U+E000 up (3 bytes, below it).
+ */
+function compareNames(a: string, b: string): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return utf8Rank(x) - utf8Rank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 code unit's place in UTF-8 byte order: surrogates after U+E000..U+FFFF. */
+function utf8Rank(unit: number): number {
+  return unit < 0xd800 ? unit : unit < 0xe000 ? unit + 0x2000 : unit - 0x800;
 }
 
 /** Visits the child at `element` of the node whose key the writer holds, and leaves that key there. */

@@ -51,7 +51,8 @@ export function valueDepth(value: JsonValue): number {
 /** A native scan, so that the common case (no surrogates at all) skips the pairing check. */
 const ANY_SURROGATE = /[\ud800-\udfff]/;
 
-function hasLoneSurrogate(s: string): boolean {
+/** True when `s` holds a lone UTF-16 surrogate, which UTF-8 cannot hold. */
+export function hasLoneSurrogate(s: string): boolean {
   return ANY_SURROGATE.test(s) && loneSurrogateIndex(s) >= 0;
 }
 

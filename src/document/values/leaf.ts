@@ -1,5 +1,6 @@
 import { Double, Float32, pack, unpack, type TupleItem } from '../../tuple';
-import { decodeItem, Reader, readString } from '../../tuple/codec';
+import { decodeItem, encodeItem, Reader, readString } from '../../tuple/codec';
+import { Writer } from '../../tuple/writer';
 import { corruptData } from '../errors';
 import type { JsonValue } from '../types';
 import { joinChunks, MAX_CHUNK_BYTES } from './chunks';
@@ -43,6 +44,9 @@ const NULL_VALUE = Buffer.of(0x00);
 const FALSE_VALUE = Buffer.of(0x26);
 const TRUE_VALUE = Buffer.of(0x27);
 
+// Encoding a scalar is synchronous and calls no user code, so one writer serves every call.
+const leafWriter = new Writer(256);
+
 /**
  * The packed leaf of a scalar: a bigint or a safe integer number as a tuple integer, any other number
  * (-0, fractions, and integral numbers beyond ±(2^53−1)) as a double, strings, booleans and null as
@@ -56,8 +60,12 @@ export function encodeScalar(value: null | boolean | number | bigint | string): 
   if (value === null) return NULL_VALUE;
   if (value === true) return TRUE_VALUE;
   if (value === false) return FALSE_VALUE;
-  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return pack([new Double(value)]);
-  return pack([value]);
+  // What pack([value]) writes, without its tuple array and borrowed writer: a document write encodes
+  // every leaf.
+  const w = leafWriter;
+  w.reset();
+  encodeItem(w, typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) ? new Double(value) : value);
+  return w.result(0);
 }
 
 /** True when `s` packs to more than {@link MAX_LEAF_BYTES} and so is stored in chunks. */
