@@ -906,4 +906,45 @@ describe('MemoryEngine.setReadVersion', () => {
     beforeRead.setReadVersion(unread.getCommittedVersion() - 1n);
     await expectKvError(beforeRead.get('k'), 'transaction_too_old');
   });
+
+  it('forgets a superseded version once no open transaction reads at it: its readers committed, were reset or cancelled', async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const readers = [db.createTransaction(), db.createTransaction(), db.createTransaction()];
+    for (const reader of readers) expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    const version = await readers[0].getReadVersion();
+    await db.set('k', 'v2');
+    const readAt = async () => {
+      const tr = db.createTransaction();
+      tr.setReadVersion(version);
+      try {
+        return await tr.get('k');
+      } finally {
+        tr.cancel();
+      }
+    };
+
+    await readers[0].commit();
+    expect(await readAt()).toEqual(Buffer.from('v1'));
+    readers[1].reset();
+    expect(await readAt()).toEqual(Buffer.from('v1'));
+    readers[2].cancel();
+    await expectKvError(readAt(), 'transaction_too_old');
+    // Asked after the commit, the read version is still the one the transaction read at.
+    expect(await readers[0].getReadVersion()).toBe(version);
+  });
+
+  it('keeps the latest version readable after its readers are done, until a commit supersedes it', async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const version = await db.transact((tr) => tr.getReadVersion());
+    const tr = db.createTransaction();
+    tr.setReadVersion(version);
+    expect(await tr.get('k')).toEqual(Buffer.from('v1'));
+    tr.cancel();
+    await db.set('k', 'v2');
+    const late = db.createTransaction();
+    late.setReadVersion(version);
+    await expectKvError(late.get('k'), 'transaction_too_old');
+  });
 });

@@ -21,6 +21,8 @@ import type { KeyWatch } from '../client/key-watch';
  */
 export class MemoryTransaction extends ClientTransaction {
   private readSnapshot: ReadSnapshot | undefined;
+  /** Whether this attempt still reads at {@link readSnapshot}: released by the commit, a reset or a retry. */
+  private reading = false;
   /** The version `setReadVersion` asked for, until the snapshot at it is taken. */
   private requestedVersion: bigint | undefined;
   private view: ReadYourWritesView | undefined;
@@ -31,7 +33,11 @@ export class MemoryTransaction extends ClientTransaction {
 
   protected takeReadVersion(): bigint {
     this.assertNotCancelled();
-    return this.requestedVersion ?? this.acquireSnapshot().version;
+    if (this.requestedVersion !== undefined) return this.requestedVersion;
+    const { version } = this.acquireSnapshot();
+    // Asked after the commit (`getReadVersion` is allowed then): nothing more is read at it.
+    if (this.state === 'committed' || this.state === 'failed') this.releaseReads();
+    return version;
   }
 
   async commit(): Promise<void> {
@@ -60,6 +66,8 @@ export class MemoryTransaction extends ClientTransaction {
     } catch (err) {
       this.commitFailed(err);
       throw err;
+    } finally {
+      this.releaseReads();
     }
   }
 
@@ -80,7 +88,10 @@ export class MemoryTransaction extends ClientTransaction {
 
   /** @throws KvError transaction_too_old (1007), future_version (1009) for a version set that cannot be read */
   private acquireSnapshot(): ReadSnapshot {
-    this.readSnapshot ??= this.requestedVersion === undefined ? this.cluster.readSnapshot() : this.cluster.snapshotAt(this.requestedVersion);
+    if (this.readSnapshot === undefined) {
+      this.readSnapshot = this.requestedVersion === undefined ? this.cluster.readSnapshot() : this.cluster.snapshotAt(this.requestedVersion);
+      this.reading = true;
+    }
     return this.readSnapshot;
   }
 
@@ -119,7 +130,15 @@ export class MemoryTransaction extends ClientTransaction {
     return copyOf(value);
   }
 
+  /** Lets the cluster forget a superseded read version once nobody reads at it (see `VersionHistory`). */
+  protected override releaseReads(): void {
+    if (!this.reading) return;
+    this.reading = false;
+    this.cluster.release(this.readSnapshot!);
+  }
+
   protected discardReads(): void {
+    this.releaseReads();
     this.readSnapshot = undefined;
     this.requestedVersion = undefined;
     this.view = undefined;
