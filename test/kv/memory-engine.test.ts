@@ -948,3 +948,37 @@ describe('MemoryEngine.setReadVersion', () => {
     await expectKvError(late.get('k'), 'transaction_too_old');
   });
 });
+
+describe('MemoryEngine conflict checks after many commits', () => {
+  it("checks an open transaction's reads against every commit since its read version, however many came between", async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const reader = db.createTransaction();
+    const atRead = db.createTransaction();
+    expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    const version = await reader.getReadVersion();
+    // Blind commits (nobody else reads), then one that writes what the reader read, then more.
+    for (let i = 0; i < 50; i++) await db.transact((tr) => tr.set(`other${i}`, 'x'));
+    await db.set('k', 'v2');
+    for (let i = 0; i < 50; i++) await db.transact((tr) => tr.set(`later${i}`, 'x'));
+
+    atRead.setReadVersion(version);
+    expect(await atRead.get('k')).toEqual(Buffer.from('v1'));
+    atRead.set('mine', 'y');
+    await expectKvError(atRead.commit(), 'not_committed');
+    reader.set('mine', 'y');
+    await expectKvError(reader.commit(), 'not_committed');
+    expect(await db.get('mine')).toBeUndefined();
+  });
+
+  it('commits a transaction whose reads no commit since its read version touched', async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const reader = db.createTransaction();
+    expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    for (let i = 0; i < 50; i++) await db.transact(async (tr) => tr.set(`other${i}`, (await tr.get(`other${i}`)) ?? 'x'));
+    reader.set('mine', 'y');
+    await reader.commit();
+    expect(await db.get('mine')).toEqual(Buffer.from('y'));
+  });
+});

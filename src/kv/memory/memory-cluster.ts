@@ -165,9 +165,18 @@ export class MemoryCluster {
     const applied = this.store.apply(request.mutations, version, versionstamp);
     this.history.committed(version, now);
     this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
-    // The keys applied (versionstamped keys with their final key) conflict as single keys.
-    this.conflicts.record(version, now, request.writeConflicts, true, appliedKeys(applied));
-    this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
+    // Only transactions reading at a version before this commit can conflict with it, and each such
+    // version is held while they read (see VersionHistory): the log keeps the commits after the
+    // oldest of them, not every commit of the last 5 s (each kept commit keeps its keys).
+    const oldestRead = this.history.oldestRead();
+    if (oldestRead === undefined) {
+      this.conflicts.forgetThrough(version);
+    } else {
+      // The keys applied (versionstamped keys with their final key) conflict as single keys.
+      this.conflicts.record(version, now, request.writeConflicts, true, appliedKeys(applied));
+      const windowStart = version - WINDOW_VERSIONS;
+      this.conflicts.prune(now - Limits.maxTransactionAgeMs, oldestRead >= windowStart ? oldestRead + 1n : windowStart);
+    }
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
     if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
     return { version };

@@ -55,9 +55,13 @@ export class MemoryTransaction extends ClientTransaction {
         this.activate(this.committed(-1n, undefined));
         return;
       }
+      // A version set without reads is checked now, and conflicts count from it.
+      const snapshot = this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot();
+      // Its reads are over: the cluster need not keep its read version's data, nor (once its conflict
+      // check is done) the commits since, on its account.
+      this.releaseReads();
       const result = this.cluster.commit({
-        // A version set without reads is checked now, and conflicts count from it.
-        snapshot: this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot(),
+        snapshot,
         readConflicts: this.readConflicts,
         writeConflicts: this.writes.rangeConflicts(),
         mutations: this.writes.mutations,

@@ -74,6 +74,12 @@ export class VersionHistory {
     if (this.superseded.length > MAX_HELD_VERSIONS) this.superseded.shift();
   }
 
+  /** The oldest version an open transaction reads at (among those still held), if any. */
+  oldestRead(): bigint | undefined {
+    if (this.superseded.length > 0) return this.superseded[0].version;
+    return this.latest !== undefined && this.latest.readers > 0 ? this.latest.version : undefined;
+  }
+
   /** The held superseded version whose data is the database as of `version`, if any. */
   dataAt(version: bigint): HeldVersion | undefined {
     for (let i = this.superseded.length - 1; i >= 0; i--) {
