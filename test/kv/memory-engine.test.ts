@@ -1,5 +1,5 @@
 import type { Database } from '../../src/kv/contract/database';
-import { isKvError, KvError } from '../../src/kv/contract/errors';
+import { isKvError, KvError, kvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import { MemoryEngine, openMemoryDatabase, type MemoryEngineOptions } from '../../src/kv/memory/memory-engine';
@@ -949,7 +949,7 @@ describe('MemoryEngine.setReadVersion', () => {
   });
 });
 
-describe('MemoryEngine conflict checks after many commits', () => {
+describe('MemoryEngine reads and conflict checks while others commit', () => {
   it("checks an open transaction's reads against every commit since its read version, however many came between", async () => {
     const db = openMemoryDatabase();
     await db.set('k', 'v1');
@@ -980,5 +980,26 @@ describe('MemoryEngine conflict checks after many commits', () => {
     reader.set('mine', 'y');
     await reader.commit();
     expect(await db.get('mine')).toEqual(Buffer.from('y'));
+  });
+
+  it('reads at its read version while other transactions commit, also during the backoff of an onError for an error of its own', async () => {
+    const db = openMemoryDatabase();
+    await db.transact((tr) => ['a', 'b', 'c'].forEach((k) => tr.set(k, `${k}1`)));
+    const reader = db.createTransaction();
+    expect(await reader.get('a')).toEqual(Buffer.from('a1'));
+    // One commit while the reader reads, then one by a transaction that read alone at the new version.
+    await db.transact(async (tr) => tr.set('b', `${(await tr.get('b'))!.toString()}+`));
+    await db.transact(async (tr) => tr.set('c', `${(await tr.get('c'))!.toString()}+`));
+    expect((await reader.getRangeAll('', '\xff')).map((p) => p.value.toString())).toEqual(['a1', 'b1', 'c1']);
+
+    reader.cancel();
+
+    const retrying = db.createTransaction();
+    expect(await retrying.get('a')).toEqual(Buffer.from('a1'));
+    const retry = retrying.onError(kvError('not_committed', 'an error of the caller, not of a commit'));
+    await db.set('a', 'a2');
+    expect(await retrying.get('a')).toEqual(Buffer.from('a1'));
+    await retry;
+    expect(await retrying.get('a')).toEqual(Buffer.from('a2'));
   });
 });

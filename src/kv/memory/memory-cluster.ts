@@ -162,7 +162,7 @@ export class MemoryCluster {
     // Made only for commits that fill placeholders with it.
     let stamp: Buffer | undefined;
     const versionstamp = () => (stamp ??= versionstampOf(version));
-    const applied = this.store.apply(request.mutations, version, versionstamp);
+    const applied = this.store.apply(request.mutations, version, versionstamp, this.history.latestIsRead);
     this.history.committed(version, now);
     this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
     // Only transactions reading at a version before this commit can conflict with it, and each such

@@ -36,7 +36,7 @@ export class MemoryTransaction extends ClientTransaction {
     if (this.requestedVersion !== undefined) return this.requestedVersion;
     const { version } = this.acquireSnapshot();
     // Asked after the commit (`getReadVersion` is allowed then): nothing more is read at it.
-    if (this.state === 'committed' || this.state === 'failed') this.releaseReads();
+    if (this.state === 'committed' || this.state === 'failed') this.stopReading();
     return version;
   }
 
@@ -59,7 +59,7 @@ export class MemoryTransaction extends ClientTransaction {
       const snapshot = this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot();
       // Its reads are over: the cluster need not keep its read version's data, nor (once its conflict
       // check is done) the commits since, on its account.
-      this.releaseReads();
+      this.stopReading();
       const result = this.cluster.commit({
         snapshot,
         readConflicts: this.readConflicts,
@@ -71,7 +71,7 @@ export class MemoryTransaction extends ClientTransaction {
       this.commitFailed(err);
       throw err;
     } finally {
-      this.releaseReads();
+      this.stopReading();
     }
   }
 
@@ -134,15 +134,26 @@ export class MemoryTransaction extends ClientTransaction {
     return copyOf(value);
   }
 
-  /** Lets the cluster forget a superseded read version once nobody reads at it (see `VersionHistory`). */
+  /**
+   * Called by a cancel, and by `onError` before its backoff: an attempt still active then (failed by
+   * an error of the caller's own, not by its commit) may still be read until the backoff ends.
+   */
   protected override releaseReads(): void {
+    if (this.state !== 'active') this.stopReading();
+  }
+
+  /**
+   * This attempt reads no more: the cluster may forget its read version once nobody else reads at it
+   * (see `VersionHistory`), and the next commit may write the data it read in place.
+   */
+  private stopReading(): void {
     if (!this.reading) return;
     this.reading = false;
     this.cluster.release(this.readSnapshot!);
   }
 
   protected discardReads(): void {
-    this.releaseReads();
+    this.stopReading();
     this.readSnapshot = undefined;
     this.requestedVersion = undefined;
     this.view = undefined;

@@ -74,6 +74,11 @@ export class VersionHistory {
     if (this.superseded.length > MAX_HELD_VERSIONS) this.superseded.shift();
   }
 
+  /** Whether an open transaction reads at the latest version. */
+  get latestIsRead(): boolean {
+    return this.latest !== undefined && this.latest.readers > 0;
+  }
+
   /** The oldest version an open transaction reads at (among those still held), if any. */
   oldestRead(): bigint | undefined {
     if (this.superseded.length > 0) return this.superseded[0].version;
