@@ -982,6 +982,23 @@ describe('MemoryEngine reads and conflict checks while others commit', () => {
     expect(await db.get('mine')).toEqual(Buffer.from('y'));
   });
 
+  it('commits each of over a thousand open transactions that read at as many versions, none failing as too old', async () => {
+    const db = openMemoryDatabase();
+    const open: Transaction[] = [];
+    for (let i = 0; i < 1100; i++) {
+      const tr = db.createTransaction();
+      expect(await tr.get(`read${i}`)).toBeUndefined();
+      open.push(tr);
+      // A commit between reads: each transaction reads at a version of its own.
+      await db.set('tick', String(i));
+    }
+    for (const [i, tr] of open.entries()) {
+      tr.set(`wrote${i}`, 'x');
+      await tr.commit();
+    }
+    expect(await db.getRangeAll('wrote', 'wrotf', { limit: 2000 })).toHaveLength(1100);
+  });
+
   it('reads at its read version while other transactions commit, also during the backoff of an onError for an error of its own', async () => {
     const db = openMemoryDatabase();
     await db.transact((tr) => ['a', 'b', 'c'].forEach((k) => tr.set(k, `${k}1`)));

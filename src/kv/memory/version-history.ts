@@ -1,8 +1,5 @@
 import type BTree from 'sorted-btree';
 
-/** Superseded versions held at most: each keeps the tree nodes commits replaced since. */
-const MAX_HELD_VERSIONS = 1024;
-
 /**
  * A version's data, shared by the transactions reading at it, and until when it was the latest.
  * `readers` counts the open transactions reading at it (see {@link VersionHistory}).
@@ -31,8 +28,10 @@ export class HeldVersion {
  * keeps every tree node the later commits replaced, and keeping the last 1,024 read versions, as this
  * engine did before, made garbage collection a third of a read-modify-write's CPU. Superseded versions
  * are also forgotten 5 seconds after they were superseded (reads of them fail with
- * transaction_too_old by then), and beyond {@link MAX_HELD_VERSIONS} (transactions abandoned without
- * a commit or cancel keep theirs until then).
+ * transaction_too_old by then): transactions abandoned without a commit or cancel keep theirs until
+ * then. There is no cap on their number: an open transaction keeps its version's data anyway, and the
+ * memory engine's conflict log keeps the commits after the oldest version held here, so a cap would
+ * fail the oldest of many concurrent transactions with transaction_too_old.
  */
 export class VersionHistory {
   /** The latest version, once a transaction has read at it. */
@@ -58,8 +57,16 @@ export class VersionHistory {
   release(held: HeldVersion): void {
     held.readers--;
     if (held.readers > 0 || held === this.latest) return;
-    const at = this.superseded.lastIndexOf(held);
-    if (at >= 0) this.superseded.splice(at, 1);
+    // Held versions are in version order: found by bisection among many concurrent readers' versions.
+    const superseded = this.superseded;
+    let lo = 0;
+    let hi = superseded.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (superseded[mid].version < held.version) lo = mid + 1;
+      else hi = mid;
+    }
+    if (superseded[lo] === held) superseded.splice(lo, 1);
   }
 
   /** A commit at `now` made `version` the latest: the version before is kept while it has readers. */
@@ -69,9 +76,7 @@ export class VersionHistory {
     this.latest = undefined;
     held.until = version;
     held.supersededAt = now;
-    if (held.readers === 0) return;
-    this.superseded.push(held);
-    if (this.superseded.length > MAX_HELD_VERSIONS) this.superseded.shift();
+    if (held.readers > 0) this.superseded.push(held);
   }
 
   /** Whether an open transaction reads at the latest version. */
