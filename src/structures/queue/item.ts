@@ -114,8 +114,11 @@ function fromTupleItem(item: TupleItem): JsonValue {
     for (let i = 1; i < item.length; i += 2) {
       const key = item[i];
       if (typeof key !== 'string' || i + 1 >= item.length) throw corrupt('an object in an item');
-      // defineProperty: `__proto__` is an ordinary key, as in documents.
-      Object.defineProperty(object, key, { value: fromTupleItem(item[i + 1]), enumerable: true, writable: true, configurable: true });
+      const value = fromTupleItem(item[i + 1]);
+      // defineProperty for `__proto__`, an ordinary key as in documents (assigning it would set the
+      // prototype); plain assignment for the others, which V8 makes far faster.
+      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      else object[key] = value;
     }
     return object;
   }
