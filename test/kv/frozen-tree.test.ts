@@ -55,3 +55,28 @@ describe('FrozenTree.collect', () => {
     }
   });
 });
+
+describe('FrozenTree.get', () => {
+  const seed = testSeed();
+
+  it(`finds every stored key, and none of the keys around them (seed ${seed})`, () => {
+    const rnd = seededRandom(seed);
+    const int = (n: number) => Math.floor(rnd() * n);
+    for (let round = 0; round < 60; round++) {
+      // Short keys from few letters (prefixes of each other), long shared prefixes now and then, and
+      // trees of one leaf to several levels.
+      const common = round % 5 === 2 ? 'p'.repeat(130) : '';
+      const key = () => Buffer.from(common + Array.from({ length: int(6) }, () => String.fromCharCode(97 + int(3))).join(''));
+      const store = new BTree<Buffer, Buffer>(undefined, compareBytes);
+      for (let i = round % 4 === 0 ? 3000 : int(100); i > 0; i--) store.set(key(), Buffer.from([int(256)]));
+      const frozen = store.clone();
+      frozen.freeze();
+      const tree = new FrozenTree(frozen);
+      for (let q = 0; q < 200; q++) {
+        const probe = key();
+        // A fresh Buffer, never the stored object.
+        expect(`${probe.toString()}: ${tree.get(Buffer.from(probe))?.[0]}`).toBe(`${probe.toString()}: ${frozen.get(probe)?.[0]}`);
+      }
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import type { Database } from '../../src/kv/contract/database';
-import { isKvError, KvError } from '../../src/kv/contract/errors';
+import { isKvError, KvError, kvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import { MemoryEngine, openMemoryDatabase, type MemoryEngineOptions } from '../../src/kv/memory/memory-engine';
@@ -905,5 +905,118 @@ describe('MemoryEngine.setReadVersion', () => {
     const beforeRead = db.createTransaction();
     beforeRead.setReadVersion(unread.getCommittedVersion() - 1n);
     await expectKvError(beforeRead.get('k'), 'transaction_too_old');
+  });
+
+  it('forgets a superseded version once no open transaction reads at it: its readers committed, were reset or cancelled', async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const readers = [db.createTransaction(), db.createTransaction(), db.createTransaction()];
+    for (const reader of readers) expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    const version = await readers[0].getReadVersion();
+    await db.set('k', 'v2');
+    const readAt = async () => {
+      const tr = db.createTransaction();
+      tr.setReadVersion(version);
+      try {
+        return await tr.get('k');
+      } finally {
+        tr.cancel();
+      }
+    };
+
+    await readers[0].commit();
+    expect(await readAt()).toEqual(Buffer.from('v1'));
+    readers[1].reset();
+    expect(await readAt()).toEqual(Buffer.from('v1'));
+    readers[2].cancel();
+    await expectKvError(readAt(), 'transaction_too_old');
+    // Asked after the commit, the read version is still the one the transaction read at.
+    expect(await readers[0].getReadVersion()).toBe(version);
+  });
+
+  it('keeps the latest version readable after its readers are done, until a commit supersedes it', async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const version = await db.transact((tr) => tr.getReadVersion());
+    const tr = db.createTransaction();
+    tr.setReadVersion(version);
+    expect(await tr.get('k')).toEqual(Buffer.from('v1'));
+    tr.cancel();
+    await db.set('k', 'v2');
+    const late = db.createTransaction();
+    late.setReadVersion(version);
+    await expectKvError(late.get('k'), 'transaction_too_old');
+  });
+});
+
+describe('MemoryEngine reads and conflict checks while others commit', () => {
+  it("checks an open transaction's reads against every commit since its read version, however many came between", async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const reader = db.createTransaction();
+    const atRead = db.createTransaction();
+    expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    const version = await reader.getReadVersion();
+    // Blind commits (nobody else reads), then one that writes what the reader read, then more.
+    for (let i = 0; i < 50; i++) await db.transact((tr) => tr.set(`other${i}`, 'x'));
+    await db.set('k', 'v2');
+    for (let i = 0; i < 50; i++) await db.transact((tr) => tr.set(`later${i}`, 'x'));
+
+    atRead.setReadVersion(version);
+    expect(await atRead.get('k')).toEqual(Buffer.from('v1'));
+    atRead.set('mine', 'y');
+    await expectKvError(atRead.commit(), 'not_committed');
+    reader.set('mine', 'y');
+    await expectKvError(reader.commit(), 'not_committed');
+    expect(await db.get('mine')).toBeUndefined();
+  });
+
+  it('commits a transaction whose reads no commit since its read version touched', async () => {
+    const db = openMemoryDatabase();
+    await db.set('k', 'v1');
+    const reader = db.createTransaction();
+    expect(await reader.get('k')).toEqual(Buffer.from('v1'));
+    for (let i = 0; i < 50; i++) await db.transact(async (tr) => tr.set(`other${i}`, (await tr.get(`other${i}`)) ?? 'x'));
+    reader.set('mine', 'y');
+    await reader.commit();
+    expect(await db.get('mine')).toEqual(Buffer.from('y'));
+  });
+
+  it('commits each of over a thousand open transactions that read at as many versions, none failing as too old', async () => {
+    const db = openMemoryDatabase();
+    const open: Transaction[] = [];
+    for (let i = 0; i < 1100; i++) {
+      const tr = db.createTransaction();
+      expect(await tr.get(`read${i}`)).toBeUndefined();
+      open.push(tr);
+      // A commit between reads: each transaction reads at a version of its own.
+      await db.set('tick', String(i));
+    }
+    for (const [i, tr] of open.entries()) {
+      tr.set(`wrote${i}`, 'x');
+      await tr.commit();
+    }
+    expect(await db.getRangeAll('wrote', 'wrotf', { limit: 2000 })).toHaveLength(1100);
+  });
+
+  it('reads at its read version while other transactions commit, also during the backoff of an onError for an error of its own', async () => {
+    const db = openMemoryDatabase();
+    await db.transact((tr) => ['a', 'b', 'c'].forEach((k) => tr.set(k, `${k}1`)));
+    const reader = db.createTransaction();
+    expect(await reader.get('a')).toEqual(Buffer.from('a1'));
+    // One commit while the reader reads, then one by a transaction that read alone at the new version.
+    await db.transact(async (tr) => tr.set('b', `${(await tr.get('b'))!.toString()}+`));
+    await db.transact(async (tr) => tr.set('c', `${(await tr.get('c'))!.toString()}+`));
+    expect((await reader.getRangeAll('', '\xff')).map((p) => p.value.toString())).toEqual(['a1', 'b1', 'c1']);
+
+    reader.cancel();
+
+    const retrying = db.createTransaction();
+    expect(await retrying.get('a')).toEqual(Buffer.from('a1'));
+    const retry = retrying.onError(kvError('not_committed', 'an error of the caller, not of a commit'));
+    await db.set('a', 'a2');
+    expect(await retrying.get('a')).toEqual(Buffer.from('a1'));
+    await retry;
+    expect(await retrying.get('a')).toEqual(Buffer.from('a2'));
   });
 });

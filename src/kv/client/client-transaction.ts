@@ -362,8 +362,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   cancel(): void {
     if (this.state === 'cancelled') return;
     this.failPending(kvError('transaction_cancelled'));
-    this.releaseReads();
     this.state = 'cancelled';
+    this.releaseReads();
   }
 
   // ---- for the engines' commits

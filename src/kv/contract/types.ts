@@ -164,8 +164,8 @@ export interface Transaction extends ReadTransaction {
    * Reads this attempt at `version` instead of the latest one, as FDB's `setReadVersion`: every read,
    * and the conflict check at commit, are as of that version. `getReadVersion()` then returns it.
    * Reads fail with transaction_too_old (1007) when the version is over 5 s old or the engine no longer
-   * holds its data (the memory engine holds the versions its transactions read at for 5 s; the lmdb
-   * engine the latest one and those its open transactions are reading at), and with future_version
+   * holds its data (the memory and lmdb engines hold the latest version and those their open
+   * transactions are reading at: not yet committed, reset or cancelled), and with future_version
    * (1009) when it is newer than the last commit. Both are retryable; a retry starts without it.
    *
    * @throws KvError version_invalid (2011) for a version below 1; read_version_already_set (2010)

@@ -92,10 +92,22 @@ export class ConflictLog {
       this.horizon = entry.version;
       this.head++;
     }
-    if (this.head > 1024 && this.head * 2 > this.entries.length) {
+    if (this.head === this.entries.length) {
+      this.entries.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);
       this.head = 0;
     }
+  }
+
+  /**
+   * Forgets every commit up to and including `version`: no transaction can read at a version before
+   * it any more, so no conflict check needs them. Read versions up to `version` count as too old.
+   */
+  forgetThrough(version: bigint): void {
+    this.prune(-Infinity, version + 1n);
+    if (this.horizon < version) this.horizon = version;
   }
 
   /** Index of the first entry with a version after `version`. */

@@ -85,8 +85,41 @@ export class FrozenTree implements StoredPairs {
     this.root = rootOf(tree);
   }
 
+  /**
+   * The value at `key`: one descent, each level's binary search comparing only the bytes past those
+   * `key` shares with the keys bracketing it, as {@link collect} descends: in isolation, 7-25% less
+   * time per lookup than the tree's own `get` (medians of 15 alternating rounds, 10,000 and 300,000
+   * keys, loaded machine).
+   */
   get(key: Buffer): Buffer | undefined {
-    return this.tree.get(key);
+    if (this.root === undefined) return this.tree.get(key);
+    let node: TreeNode = this.root;
+    let shared = 0;
+    for (;;) {
+      const keys = node.keys;
+      let lo = 0;
+      let hi = keys.length;
+      let sharedLo = shared;
+      let sharedHi = shared;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const c = compareFrom(keys[mid], key, sharedLo < sharedHi ? sharedLo : sharedHi);
+        if (c < 0) {
+          lo = mid + 1;
+          sharedLo = -c - 1;
+        } else {
+          hi = mid;
+          sharedHi = c === 0 ? key.length : c - 1;
+        }
+      }
+      if (lo === keys.length) return undefined;
+      if (node.children === undefined) {
+        // The key at `lo` is the first at or after `key`, and shares `sharedHi` bytes with it.
+        return sharedHi === key.length && keys[lo].length === key.length ? node.values[lo] : undefined;
+      }
+      shared = sharedLo < sharedHi ? sharedLo : sharedHi;
+      node = node.children[lo];
+    }
   }
 
   /**

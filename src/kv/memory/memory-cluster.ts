@@ -10,7 +10,7 @@ import type { KeyRange } from '../contract/key-range';
 import { VersionedStore, type AppliedCommit } from './versioned-store';
 import { versionstampOf } from '../client/versionstamp-template';
 import { WatchRegistry } from '../engine-parts/watch-registry';
-import { VersionHistory } from './version-history';
+import { VersionHistory, type HeldVersion } from './version-history';
 
 /** FDB advances versions about 1,000,000 per second; with the clock in ms that is 1,000 per ms. */
 const VERSIONS_PER_MS = 1000;
@@ -27,6 +27,8 @@ export interface ReadSnapshot {
    * `setReadVersion`, when it stopped being the latest. The 5-second limit counts from here.
    */
   readonly takenAt: number;
+  /** The version as the history holds it: the transaction reading at it releases it when done. */
+  readonly held: HeldVersion;
 }
 
 /** What a transaction sends to commit. */
@@ -71,17 +73,26 @@ export class MemoryCluster {
     this.conflicts = new ConflictLog(initialVersion);
   }
 
-  /** Takes a read version: the latest commit, and an O(1) snapshot of the data at it. */
+  /**
+   * Takes a read version: the latest commit, and an O(1) snapshot of the data at it. The caller reads
+   * at it until it calls {@link release}.
+   */
   readSnapshot(): ReadSnapshot {
     this.assertOpen();
-    const data = this.store.snapshot();
-    this.history.remember(this.store.version, data);
-    return { version: this.store.version, data, takenAt: this.now() };
+    const version = this.store.version;
+    const held = this.history.readLatest(version, this.store.snapshot());
+    return { version, data: held.data, takenAt: this.now(), held };
+  }
+
+  /** The transaction that took `snapshot` reads no more at it. */
+  release(snapshot: ReadSnapshot): void {
+    this.history.release(snapshot.held);
   }
 
   /**
    * The data as of `version`, for a transaction that chose its read version: the latest, or one that
-   * a transaction read at less than 5 s before a commit superseded it (see {@link VersionHistory}).
+   * an open transaction reads at and that a commit superseded less than 5 s ago (see
+   * {@link VersionHistory}). The caller reads at it until it calls {@link release}.
    *
    * @throws KvError future_version (1009) past the last commit; transaction_too_old (1007) for a
    *   version not held (any more).
@@ -93,10 +104,10 @@ export class MemoryCluster {
     }
     if (version === this.store.version) return this.readSnapshot();
     const held = this.history.dataAt(version);
-    if (!held || held.supersededAt === undefined || this.now() - held.supersededAt > Limits.maxTransactionAgeMs) {
+    if (!held || this.now() - held.supersededAt > Limits.maxTransactionAgeMs) {
       throw kvError('transaction_too_old', `the memory engine no longer holds version ${version}`);
     }
-    return { version, data: held.data, takenAt: held.supersededAt };
+    return { version, data: held.data, takenAt: held.supersededAt, held: this.history.readAt(held) };
   }
 
   /** @throws KvError transaction_too_old (1007) once the read version is older than the MVCC window. */
@@ -151,12 +162,21 @@ export class MemoryCluster {
     // Made only for commits that fill placeholders with it.
     let stamp: Buffer | undefined;
     const versionstamp = () => (stamp ??= versionstampOf(version));
-    const applied = this.store.apply(request.mutations, version, versionstamp);
+    const applied = this.store.apply(request.mutations, version, versionstamp, this.history.latestIsRead);
     this.history.committed(version, now);
     this.history.forgetSupersededBefore(now - Limits.maxTransactionAgeMs);
-    // The keys applied (versionstamped keys with their final key) conflict as single keys.
-    this.conflicts.record(version, now, request.writeConflicts, true, appliedKeys(applied));
-    this.conflicts.prune(now - Limits.maxTransactionAgeMs, version - WINDOW_VERSIONS);
+    // Only transactions reading at a version before this commit can conflict with it, and each such
+    // version is held while they read (see VersionHistory): the log keeps the commits after the
+    // oldest of them, not every commit of the last 5 s (each kept commit keeps its keys).
+    const oldestRead = this.history.oldestRead();
+    if (oldestRead === undefined) {
+      this.conflicts.forgetThrough(version);
+    } else {
+      // The keys applied (versionstamped keys with their final key) conflict as single keys.
+      this.conflicts.record(version, now, request.writeConflicts, true, appliedKeys(applied));
+      const windowStart = version - WINDOW_VERSIONS;
+      this.conflicts.prune(now - Limits.maxTransactionAgeMs, oldestRead >= windowStart ? oldestRead + 1n : windowStart);
+    }
     this.watches.notify(applied.keys, applied.ranges, (key) => this.store.get(key));
     if (fault === 'unknownResult') throw kvError('commit_unknown_result', 'injected fault; the commit was applied');
     return { version };

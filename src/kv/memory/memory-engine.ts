@@ -25,7 +25,7 @@ export interface MemoryEngineOptions {
  *   atomic operation on an unread key) adds a read conflict on it, as in FDB.
  * - Versions advance strictly, at about 1,000,000 per second of the clock; versionstamps are the commit
  *   version (8 bytes big-endian) and batch order 0. `setReadVersion` reads at the latest version or at
- *   one a transaction read at, for 5 s after a commit superseded it (see `VersionHistory`).
+ *   one an open transaction reads at, for 5 s after a commit superseded it (see `VersionHistory`).
  * - FDB's limits and error codes (see `contract/limits.ts`), watches, and seeded fault injection.
  * - Range reads return the stored Buffers themselves, read-only as `contract/types.ts` requires of every result:
  *   a range read costs one small object per pair and no copies. Writes copy their arguments, and `get`

@@ -21,6 +21,8 @@ import type { KeyWatch } from '../client/key-watch';
  */
 export class MemoryTransaction extends ClientTransaction {
   private readSnapshot: ReadSnapshot | undefined;
+  /** Whether this attempt still reads at {@link readSnapshot}: released by the commit, a reset or a retry. */
+  private reading = false;
   /** The version `setReadVersion` asked for, until the snapshot at it is taken. */
   private requestedVersion: bigint | undefined;
   private view: ReadYourWritesView | undefined;
@@ -31,7 +33,11 @@ export class MemoryTransaction extends ClientTransaction {
 
   protected takeReadVersion(): bigint {
     this.assertNotCancelled();
-    return this.requestedVersion ?? this.acquireSnapshot().version;
+    if (this.requestedVersion !== undefined) return this.requestedVersion;
+    const { version } = this.acquireSnapshot();
+    // Asked after the commit (`getReadVersion` is allowed then): nothing more is read at it.
+    if (this.state === 'committed' || this.state === 'failed') this.stopReading();
+    return version;
   }
 
   async commit(): Promise<void> {
@@ -49,9 +55,13 @@ export class MemoryTransaction extends ClientTransaction {
         this.activate(this.committed(-1n, undefined));
         return;
       }
+      // A version set without reads is checked now, and conflicts count from it.
+      const snapshot = this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot();
+      // Its reads are over: the cluster need not keep its read version's data, nor (once its conflict
+      // check is done) the commits since, on its account.
+      this.stopReading();
       const result = this.cluster.commit({
-        // A version set without reads is checked now, and conflicts count from it.
-        snapshot: this.requestedVersion === undefined ? this.readSnapshot : this.acquireSnapshot(),
+        snapshot,
         readConflicts: this.readConflicts,
         writeConflicts: this.writes.rangeConflicts(),
         mutations: this.writes.mutations,
@@ -60,6 +70,8 @@ export class MemoryTransaction extends ClientTransaction {
     } catch (err) {
       this.commitFailed(err);
       throw err;
+    } finally {
+      this.stopReading();
     }
   }
 
@@ -80,7 +92,10 @@ export class MemoryTransaction extends ClientTransaction {
 
   /** @throws KvError transaction_too_old (1007), future_version (1009) for a version set that cannot be read */
   private acquireSnapshot(): ReadSnapshot {
-    this.readSnapshot ??= this.requestedVersion === undefined ? this.cluster.readSnapshot() : this.cluster.snapshotAt(this.requestedVersion);
+    if (this.readSnapshot === undefined) {
+      this.readSnapshot = this.requestedVersion === undefined ? this.cluster.readSnapshot() : this.cluster.snapshotAt(this.requestedVersion);
+      this.reading = true;
+    }
     return this.readSnapshot;
   }
 
@@ -119,7 +134,26 @@ export class MemoryTransaction extends ClientTransaction {
     return copyOf(value);
   }
 
+  /**
+   * Called by a cancel, and by `onError` before its backoff: an attempt still active then (failed by
+   * an error of the caller's own, not by its commit) may still be read until the backoff ends.
+   */
+  protected override releaseReads(): void {
+    if (this.state !== 'active') this.stopReading();
+  }
+
+  /**
+   * This attempt reads no more: the cluster may forget its read version once nobody else reads at it
+   * (see `VersionHistory`), and the next commit may write the data it read in place.
+   */
+  private stopReading(): void {
+    if (!this.reading) return;
+    this.reading = false;
+    this.cluster.release(this.readSnapshot!);
+  }
+
   protected discardReads(): void {
+    this.stopReading();
     this.readSnapshot = undefined;
     this.requestedVersion = undefined;
     this.view = undefined;

@@ -38,13 +38,17 @@ type PointSet = Extract<Mutation, { type: 'set' | 'setVersionstampedValue' }>;
 
 /**
  * The committed data, multi-versioned by copy-on-write: `sorted-btree`'s `clone()` is O(1) and shares
- * every node until one side writes to it, so a reader's snapshot costs nothing up front and each later
- * commit copies only the O(log n) nodes on the paths it changes. At most one snapshot exists per
- * version; it is frozen so a reader can never modify the data another reader sees.
+ * every node until one side writes to it, and each later write copies only the O(log n) nodes on the
+ * paths it changes.
+ *
+ * Readers of the latest version read the store's own tree. A commit that finds readers still reading
+ * it (see {@link apply}) freezes that tree and keeps it as theirs, and goes on writing to a clone; a
+ * commit that finds none writes to the tree in place, copying no node. A transaction's reads end
+ * before its own commit, so a transaction that reads, then writes (most do) leaves no reader behind
+ * unless another transaction is reading at the same time.
  */
 export class VersionedStore {
   private data = new BTree<Buffer, Buffer>(undefined, compareBytes);
-  private snapshotOfCurrent: BTree<Buffer, Buffer> | undefined;
   private currentVersion: bigint;
 
   constructor(initialVersion: bigint) {
@@ -56,14 +60,12 @@ export class VersionedStore {
     return this.currentVersion;
   }
 
-  /** An immutable view of the data at {@link version}. */
+  /**
+   * The data at {@link version}, to read until the next commit, or after it if that commit is told
+   * there are readers (then it is frozen). Never modified by the reader.
+   */
   snapshot(): BTree<Buffer, Buffer> {
-    if (!this.snapshotOfCurrent) {
-      const snapshot = this.data.clone();
-      snapshot.freeze();
-      this.snapshotOfCurrent = snapshot;
-    }
-    return this.snapshotOfCurrent;
+    return this.data;
   }
 
   /** The latest committed value at `key`. */
@@ -87,8 +89,16 @@ export class VersionedStore {
    * the range is (a watch checks every watched key in it, and its write conflict covers them).
    *
    * Other writes go key by key.
+   *
+   * `read`: whether a transaction may still read the data of the version before (what
+   * {@link snapshot} returned): it is then kept as it is, frozen, and the commit writes to a clone.
    */
-  apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer): AppliedCommit {
+  apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer, read: boolean): AppliedCommit {
+    if (read) {
+      const next = this.data.clone();
+      this.data.freeze();
+      this.data = next;
+    }
     const keys: Buffer[] = [];
     const ranges: KeyRange[] = [];
     const runs: Buffer[][] = [];
@@ -117,7 +127,6 @@ export class VersionedStore {
       i++;
     }
     this.currentVersion = version;
-    this.snapshotOfCurrent = undefined;
     return { keys, ranges, runs };
   }
 
