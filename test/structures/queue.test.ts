@@ -12,6 +12,7 @@ import type { Transaction } from '../../src/kv/contract/types';
 import type { DocumentKeys } from '../../src/document/keys/layout';
 import type { Queue, Lease } from '../../src/structures/queue/queue';
 import { QueueKeys } from '../../src/structures/queue/keys';
+import { TokenKind } from '../../src/structures/queue/tokens';
 import { CountingEngine } from '../../src/kv/counting-engine';
 
 /** The engine the tests of the current block run on: every block below runs once per engine. */
@@ -204,6 +205,18 @@ for (const engine of documentEngines) {
         clock.now += 150_000;
         await q.push('a', { dedupeId: 'order-1' });
         expect(await q.size()).toBe(2);
+      });
+
+      it('pops one after another write their receipts at one key, reused: the store does not grow by a key per pop', async () => {
+        const { docs, c, q } = await setUp();
+        await q.pushMany([1, 2, 3, 4, 5]);
+        expect(await drain(q)).toEqual([1, 2, 3, 4, 5]);
+        const receipts = await docs.transact(async (tr) => {
+          const keys = new QueueKeys((await c.structureAccess().keysToRead(tr, 'q')) as DocumentKeys);
+          const tokens = await tr.getRangeAll(keys.tokens, keys.tokensBefore(Number.MAX_SAFE_INTEGER));
+          return tokens.filter((t) => t.value[0] === TokenKind.popped);
+        });
+        expect(receipts).toHaveLength(1);
       });
 
       it('tokens older than two minutes are swept', async () => {

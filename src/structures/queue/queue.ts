@@ -17,7 +17,18 @@ import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
 import { noteDelayedPush, notePriorityPush, ownWrites, takeUserVersions } from './own-writes';
 import { checkedPriority } from './priority';
 import { backoffDelay, checkedBackoff, type BackoffPolicy } from './backoff';
-import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
+import {
+  acquireReceiptSlot,
+  bucketOf,
+  newToken,
+  receiptBody,
+  receiptValue,
+  releaseReceiptSlot,
+  TokenKind,
+  TokenSweeper,
+  tokenValue,
+  type ReceiptSlot,
+} from './tokens';
 import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { FALLBACK_MS, waitForChange } from './wait';
 import { decodeEvent, parseCursor, DEFAULT_EVENT_SETTINGS, QueueEventLog, settingsWith, type QueueEvent, type QueueEventSettings } from './events';
@@ -154,7 +165,7 @@ export interface IterateOptions extends TransactionOption {
 
 /** What a pop without the caller's transaction brings to a merged run (see `popMany`). */
 interface PopCall {
-  readonly receipt: { readonly bucket: number; readonly token: Buffer };
+  readonly receipt: ReceiptSlot;
   /** Attempts of this call so far, in its own transactions or merged ones. */
   readonly state: { attempts: number };
   readonly waiting: boolean;
@@ -1158,8 +1169,17 @@ export class Queue<T = JsonValue> extends Structure {
     if (gone > 0) this.changed(tr, scope.keys);
   }
 
-  private popOnce(tr: Transaction | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
-    const receipt = this.receiptFor(tr);
+  private async popOnce(tr: Transaction | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
+    // Held until this call settles (tokens.ts): no other call writes its receipt's key meanwhile.
+    const receipt = tr === undefined ? acquireReceiptSlot(this.now()) : undefined;
+    try {
+      return await this.popAttempts(tr, receipt, spread, waiting);
+    } finally {
+      if (receipt !== undefined) releaseReceiptSlot(receipt);
+    }
+  }
+
+  private popAttempts(tr: Transaction | undefined, receipt: ReceiptSlot | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
     // Shared by this call's own runs and the merged runs it may join (a run after a merged attempt
     // that may have committed reads the receipt first).
     const state = { attempts: 0 };
@@ -1181,7 +1201,8 @@ export class Queue<T = JsonValue> extends Structure {
         if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
         if (receipt !== undefined && attempt > 1) {
           const earlier = await scope.tr.get(keys.token(receipt.bucket, receipt.token));
-          if (earlier !== undefined) return earlier.length > 1 ? { found: true, value: decodePayload(earlier.subarray(1)) as T } : { found: false };
+          const body = earlier === undefined ? undefined : receiptBody(earlier, TokenKind.popped, receipt);
+          if (body !== undefined) return body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
         }
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
         for (const item of taken.items) scope.tr.clear(item.key);
@@ -1189,7 +1210,7 @@ export class Queue<T = JsonValue> extends Structure {
         await this.finishTake(scope, keys, taken.exhausted, taken.items);
         const item = taken.items[0];
         if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
-          scope.tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
+          scope.tr.set(keys.token(receipt.bucket, receipt.token), receiptValue(TokenKind.popped, receipt, item?.record.payload));
           this.sweeper.sweep(scope.tr, keys, now);
         }
         if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
@@ -1234,8 +1255,9 @@ export class Queue<T = JsonValue> extends Structure {
           const earlier = await Promise.all(calls.map((c) => t.get(keys.token(c.receipt.bucket, c.receipt.token))));
           fresh = fresh.filter((i) => {
             const found = earlier[i];
-            if (found === undefined) return true;
-            outcomes[i] = found.length > 1 ? { found: true, value: decodePayload(found.subarray(1)) as T } : { found: false };
+            const body = found === undefined ? undefined : receiptBody(found, TokenKind.popped, calls[i].receipt);
+            if (body === undefined) return true;
+            outcomes[i] = body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
             return false;
           });
         }
@@ -1249,7 +1271,7 @@ export class Queue<T = JsonValue> extends Structure {
             const call = calls[fresh[j]];
             const item = taken.items[j] as Candidate | undefined;
             if (item !== undefined || taken.exhausted.length > 0) {
-              t.set(keys.token(call.receipt.bucket, call.receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
+              t.set(keys.token(call.receipt.bucket, call.receipt.token), receiptValue(TokenKind.popped, call.receipt, item?.record.payload));
             }
             if (item !== undefined) outcomes[fresh[j]] = { found: true, value: decodePayload(item.record.payload) as T };
             else if (!call.waiting || taken.exhausted.length > 0) outcomes[fresh[j]] = { found: false };

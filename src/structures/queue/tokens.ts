@@ -33,10 +33,74 @@ export function newToken(): Buffer {
   return token;
 }
 
+/**
+ * Receipt slots: the keys at which pops without a caller's transaction write their receipts, reused
+ * by this process's calls one after another. A fresh token per pop made every pop insert a key that
+ * stayed for a minute or two (a store growing by a key per pop, and an insert costs more than an
+ * update); a slot's key is written again by the next call that holds it, so a process keeps about
+ * as many receipt keys per minute bucket as it has pops running at once.
+ *
+ * A slot is held by one call from before its first attempt until it settles (its last attempt is
+ * resolved), so no other call writes its key meanwhile. Its key may hold the receipt an earlier
+ * holder left: a receipt carries its call's nonce, and a retry takes a receipt for its own only when
+ * the nonce is its own ({@link receiptBody}).
+ */
+export class ReceiptSlot {
+  /** The call's nonce: unique within this process. */
+  readonly nonce = tokenCount++;
+
+  constructor(
+    /** The minute bucket of the call's receipt (when it started). */
+    readonly bucket: number,
+    /** The slot's token: a random process prefix (not the one of {@link newToken}) and the slot's number. */
+    readonly token: Buffer,
+    readonly index: number,
+  ) {}
+}
+
+const slotPrefix = randomBytes(8);
+const slotTokens: Buffer[] = [];
+const freeSlots: number[] = [];
+
+/** A free slot for a call starting at `now` (the most recently released one: its key is the likeliest to exist). */
+export function acquireReceiptSlot(now: number): ReceiptSlot {
+  let index = freeSlots.pop();
+  if (index === undefined) {
+    index = slotTokens.length;
+    const token = Buffer.allocUnsafe(16);
+    slotPrefix.copy(token, 0);
+    token.writeBigUInt64BE(BigInt(index), 8);
+    slotTokens.push(token);
+  }
+  return new ReceiptSlot(bucketOf(now), slotTokens[index], index);
+}
+
+/** Gives the slot back once its call has settled. */
+export function releaseReceiptSlot(slot: ReceiptSlot): void {
+  freeSlots.push(slot.index);
+}
+
+/** A receipt of `kind` for the call holding `slot`: the kind, the call's nonce (8 bytes), then `body`. */
+export function receiptValue(kind: number, slot: ReceiptSlot, body?: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(RECEIPT_HEADER + (body?.length ?? 0));
+  out[0] = kind;
+  out.writeBigUInt64BE(slot.nonce, 1);
+  if (body !== undefined) out.set(body, RECEIPT_HEADER);
+  return out;
+}
+
+/** The body of the receipt `value` if the call holding `slot` wrote it (a receipt of `kind` with its nonce), else `undefined`. */
+export function receiptBody(value: Buffer, kind: number, slot: ReceiptSlot): Buffer | undefined {
+  if (value.length < RECEIPT_HEADER || value[0] !== kind || value.readBigUInt64BE(1) !== slot.nonce) return undefined;
+  return value.subarray(RECEIPT_HEADER);
+}
+
+const RECEIPT_HEADER = 9;
+
 /** What a token records. The first byte says which operation wrote it. */
 export const TokenKind = {
   pushed: 0x70, // 'p'
-  popped: 0x72, // 'r' + the popped record, or nothing when the pop only dead-lettered
+  popped: 0x52, // 'R' + the call's nonce + the popped record, or nothing more when the pop only dead-lettered (a receipt slot's)
   leased: 0x6c, // 'l' + tuple of [deadline, lease uuid] pairs
   acked: 0x61, // 'a'
   nacked: 0x6e, // 'n'
