@@ -61,7 +61,7 @@ interface Area {
 class HeadCursor {
   /** The visible scheduled items, then the readable ranges of the ready area (`QueueKeys.readyRanges`). */
   private readonly areas: Area[];
-  private page: KeyValue[] = [];
+  private page: readonly KeyValue[] = NO_PAIRS;
   private index = 0;
   /** The page being returned is the area's last (it came back short). */
   private lastPage = false;
@@ -81,23 +81,36 @@ class HeadCursor {
     this.readVersion = own.readVersion;
     const earliestOwn = own.earliestDelayed.get(identity);
     const visibleUpTo = earliestOwn === undefined ? now : Math.min(now, earliestOwn - 1);
-    const ready = keys.readyRanges(own.readVersion, own.priorities.get(identity));
-    this.areas = [area(keys.scheduled, keys.scheduledAfter(visibleUpTo)), ...ready.map(([begin, end]) => area(begin, end))];
+    const scheduled = area(keys.scheduled, keys.scheduledAfter(visibleUpTo));
+    const ownPriorities = own.priorities.get(identity);
+    // Without pushes of its own to priorities above 0 the ready area is one range (most takes).
+    const ready =
+      ownPriorities === undefined
+        ? [area(keys.ready, keys.readyBound(own.readVersion))]
+        : keys.readyRanges(own.readVersion, ownPriorities).map(([begin, end]) => area(begin, end));
+    this.areas = [scheduled, ...ready];
     // Most heads have no visible scheduled item: fetch the first page of both areas at once.
-    for (const a of this.areas.slice(0, 2)) if (!a.done) a.prefetched = this.fetch(a);
+    if (!scheduled.done) scheduled.prefetched = this.fetch(scheduled);
+    if (!ready[0].done) ready[0].prefetched = this.fetch(ready[0]);
   }
 
-  async next(): Promise<KeyValue | undefined> {
+  /** The next pair of the page in hand, without waiting; `undefined` when it is used up (see {@link advance}). */
+  next(): KeyValue | undefined {
+    if (this.index >= this.page.length) return undefined;
+    const a = this.areas[this.current];
+    const pair = this.page[this.index++];
+    a.last = pair.key;
+    if (this.index === this.page.length && this.lastPage) a.done = true;
+    if (this.current > 0) this.noteReady(pair.key);
+    return pair;
+  }
+
+  /** Reads until a page with pairs is in hand: `false` at the end of the head. */
+  async advance(): Promise<boolean> {
     for (;;) {
       const a = this.areas[this.current];
-      if (a === undefined) return undefined;
-      if (this.index < this.page.length) {
-        const pair = this.page[this.index++];
-        a.last = pair.key;
-        if (this.index === this.page.length && this.lastPage) a.done = true;
-        if (this.current > 0) this.noteReady(pair.key);
-        return pair;
-      }
+      if (a === undefined) return false;
+      if (this.index < this.page.length) return true;
       if (a.done || this.lastPage) {
         a.done = true;
         this.nextArea();
@@ -121,7 +134,7 @@ class HeadCursor {
 
   private nextArea(): void {
     this.current++;
-    this.page = [];
+    this.page = NO_PAIRS;
     this.index = 0;
     this.lastPage = false;
   }
@@ -158,6 +171,8 @@ class HeadCursor {
   }
 }
 
+const NO_PAIRS: readonly KeyValue[] = [];
+
 function area(begin: Buffer, end: Buffer): Area {
   return { begin, end, from: begin, done: Buffer.compare(begin, end) >= 0, last: undefined, prefetched: undefined };
 }
@@ -181,8 +196,11 @@ export async function takeHead(request: TakeRequest): Promise<Taken> {
   const exhausted: Candidate[] = [];
   try {
     while (items.length < wanted) {
-      const pair = await cursor.next();
-      if (pair === undefined) break;
+      const pair = cursor.next();
+      if (pair === undefined) {
+        if (await cursor.advance()) continue;
+        break;
+      }
       const record = decodeRecord(pair.value);
       (record.attempts >= maxAttempts ? exhausted : items).push({ key: pair.key, record });
     }

@@ -114,8 +114,11 @@ function fromTupleItem(item: TupleItem): JsonValue {
     for (let i = 1; i < item.length; i += 2) {
       const key = item[i];
       if (typeof key !== 'string' || i + 1 >= item.length) throw corrupt('an object in an item');
-      // defineProperty: `__proto__` is an ordinary key, as in documents.
-      Object.defineProperty(object, key, { value: fromTupleItem(item[i + 1]), enumerable: true, writable: true, configurable: true });
+      const value = fromTupleItem(item[i + 1]);
+      // `__proto__` is an ordinary key, as in documents: defined, not assigned (which would set the
+      // prototype). Every other key is assigned, which is several times cheaper.
+      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      else object[key] = value;
     }
     return object;
   }
