@@ -20,8 +20,8 @@ import { ContextSlot, DocTransaction } from '../../document/doc-transaction';
 /** Items one transaction can push: the user version has 2 bytes. */
 export const MAX_PUSHES_PER_TRANSACTION = 65_536;
 
-export interface OwnWrites {
-  readonly readVersion: bigint;
+/** What one attempt pushed so far, known without waiting. */
+export interface Pushes {
   nextUserVersion: number;
   /** Per queue (`DocumentKeys.identity`): the earliest `at` of a delayed push in this attempt. */
   readonly earliestDelayed: Map<string, number>;
@@ -29,16 +29,39 @@ export interface OwnWrites {
   readonly priorities: Map<string, Set<number>>;
 }
 
-const OWN_WRITES = new ContextSlot<Promise<OwnWrites>>('queue pushes', async ({ tr }) => ({
-  readVersion: await tr.getReadVersion(),
-  nextUserVersion: 0,
-  earliestDelayed: new Map(),
-  priorities: new Map(),
-}));
+/** {@link Pushes}, with the attempt's read version. */
+export interface OwnWrites extends Pushes {
+  readonly readVersion: bigint;
+}
+
+interface Record {
+  readonly pushes: OwnWrites;
+  /** The same object once the read version is in it. */
+  readonly read: Promise<OwnWrites>;
+}
+
+const OWN_WRITES = new ContextSlot<Record>('queue pushes', ({ tr }) => {
+  const pushes = { readVersion: 0n, nextUserVersion: 0, earliestDelayed: new Map<string, number>(), priorities: new Map<string, Set<number>>() };
+  const read = tr.getReadVersion().then((readVersion) => {
+    pushes.readVersion = readVersion;
+    return pushes;
+  });
+  // Takes that know the attempt pushed nothing may never wait for it.
+  read.catch(() => undefined);
+  return { pushes, read };
+});
 
 /** The record of `tr`'s current attempt (and its read version, fetched if it is not yet). */
 export function ownWrites(tr: Transaction): Promise<OwnWrites> {
-  return DocTransaction.of(tr).local(OWN_WRITES);
+  return DocTransaction.of(tr).local(OWN_WRITES).read;
+}
+
+/**
+ * What `tr`'s current attempt pushed so far, without waiting (the read version is asked for, as by
+ * {@link ownWrites}, so that a later `ownWrites` finds it fetched).
+ */
+export function pushesSoFar(tr: Transaction): Pushes {
+  return DocTransaction.of(tr).local(OWN_WRITES).pushes;
 }
 
 /**
@@ -46,7 +69,7 @@ export function ownWrites(tr: Transaction): Promise<OwnWrites> {
  *
  * @throws DocumentError INVALID_ARGUMENT beyond {@link MAX_PUSHES_PER_TRANSACTION} pushes.
  */
-export function takeUserVersions(record: OwnWrites, count: number): number {
+export function takeUserVersions(record: Pushes, count: number): number {
   const first = record.nextUserVersion;
   if (first + count > MAX_PUSHES_PER_TRANSACTION) {
     throw new DocumentError('INVALID_ARGUMENT', `a transaction can push at most ${MAX_PUSHES_PER_TRANSACTION} items`);
@@ -55,12 +78,12 @@ export function takeUserVersions(record: OwnWrites, count: number): number {
   return first;
 }
 
-export function noteDelayedPush(record: OwnWrites, queue: string, at: number): void {
+export function noteDelayedPush(record: Pushes, queue: string, at: number): void {
   const earliest = record.earliestDelayed.get(queue);
   if (earliest === undefined || at < earliest) record.earliestDelayed.set(queue, at);
 }
 
-export function notePriorityPush(record: OwnWrites, queue: string, priority: number): void {
+export function notePriorityPush(record: Pushes, queue: string, priority: number): void {
   if (priority === 0) return;
   let pushed = record.priorities.get(queue);
   if (pushed === undefined) record.priorities.set(queue, (pushed = new Set()));

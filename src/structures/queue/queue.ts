@@ -14,7 +14,7 @@ import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
-import { noteDelayedPush, notePriorityPush, ownWrites, takeUserVersions } from './own-writes';
+import { noteDelayedPush, notePriorityPush, ownWrites, pushesSoFar, takeUserVersions } from './own-writes';
 import { checkedPriority } from './priority';
 import { backoffDelay, checkedBackoff, type BackoffPolicy } from './backoff';
 import {
@@ -1133,13 +1133,14 @@ export class Queue<T = JsonValue> extends Structure {
   }
 
   /** As {@link take}, given the transaction and the queue's document keys. */
-  private async takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
+  private takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
     this.eventLog.prime(tr, doc);
     return takeHead({
       tr,
       keys: this.queueKeys(doc),
       identity: doc.identity,
-      own: await ownWrites(tr),
+      pushes: pushesSoFar(tr),
+      own: ownWrites(tr),
       now,
       count,
       spread,
