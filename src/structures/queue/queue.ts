@@ -1017,41 +1017,49 @@ export class Queue<T = JsonValue> extends Structure {
     const now = this.now();
     const at = delayMs > 0 ? now + delayMs : undefined;
     const bucket = bucketOf(now);
-    const token = opts.dedupeId ?? (opts.tr === undefined ? newToken() : undefined);
+    // Without a caller's transaction or a dedupe id: a receipt slot (tokens.ts), held until this call settles.
+    const receipt = opts.tr === undefined && opts.dedupeId === undefined ? acquireReceiptSlot(now) : undefined;
     // Shared with the merged runs this call may join, as for pops.
     const state: PushState = { attempts: 0, run: undefined };
     const merge: Merge<PushCall, void> | undefined =
-      opts.dedupeId === undefined && token !== undefined && typeof token !== 'string'
+      receipt !== undefined
         ? { operation: this.pushOperation, arg: { payloads, at, priority, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
         : undefined;
-    await this.writeWith(
-      opts,
-      this.primeEvents,
-      async (scope) => {
-        const attempt = ++state.attempts;
-        const keys = this.queueKeys(scope.keys);
-        keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
-        const { tr } = scope;
-        if (opts.dedupeId !== undefined) {
-          const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
-          if (here !== undefined || before !== undefined) return;
-        } else if (token !== undefined && attempt > 1) {
-          // Its own token, or the token of the merged run it was in (which may have committed).
-          const run = state.run;
-          const [own, merged] = await Promise.all([
-            tr.get(keys.token(bucket, token)),
-            run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
-          ]);
-          if (own !== undefined || merged !== undefined) return;
-        }
-        await this.writeItems(scope, payloads, at, priority);
-        if (token !== undefined) {
-          tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
-          this.sweeper.sweep(tr, keys, now);
-        }
-      },
-      merge as Merge<unknown, void> | undefined,
-    );
+    try {
+      await this.writeWith(
+        opts,
+        this.primeEvents,
+        async (scope) => {
+          const attempt = ++state.attempts;
+          const keys = this.queueKeys(scope.keys);
+          keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
+          const { tr } = scope;
+          if (opts.dedupeId !== undefined) {
+            const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
+            if (here !== undefined || before !== undefined) return;
+          } else if (receipt !== undefined && attempt > 1) {
+            // Its own receipt, or the token of the merged run it was in (which may have committed).
+            const run = state.run;
+            const [own, merged] = await Promise.all([
+              tr.get(keys.token(receipt.bucket, receipt.token)),
+              run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
+            ]);
+            if ((own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined) return;
+          }
+          await this.writeItems(scope, payloads, at, priority);
+          if (opts.dedupeId !== undefined) {
+            tr.set(keys.token(bucket, opts.dedupeId), tokenValue(TokenKind.pushed));
+            this.sweeper.sweep(tr, keys, now);
+          } else if (receipt !== undefined) {
+            tr.set(keys.token(receipt.bucket, receipt.token), receiptValue(TokenKind.pushed, receipt));
+            this.sweeper.sweep(tr, keys, now);
+          }
+        },
+        merge as Merge<unknown, void> | undefined,
+      );
+    } finally {
+      if (receipt !== undefined) releaseReceiptSlot(receipt);
+    }
   }
 
   /**

@@ -34,16 +34,17 @@ export function newToken(): Buffer {
 }
 
 /**
- * Receipt slots: the keys at which pops without a caller's transaction write their receipts, reused
- * by this process's calls one after another. A fresh token per pop made every pop insert a key that
- * stayed for a minute or two (a store growing by a key per pop, and an insert costs more than an
- * update); a slot's key is written again by the next call that holds it, so a process keeps about
- * as many receipt keys per minute bucket as it has pops running at once.
+ * Receipt slots: the keys at which pushes and pops without a caller's transaction (and without a
+ * dedupe id) write their tokens and receipts, reused by this process's calls one after another. A
+ * fresh token per call made every call insert a key that stayed for a minute or two (a store growing
+ * by a key per push or pop, and an insert costs more than an update); a slot's key is written again
+ * by the next call that holds it, so a process keeps about as many receipt keys per minute bucket as
+ * it has calls running at once.
  *
  * A slot is held by one call from before its first attempt until it settles (its last attempt is
  * resolved), so no other call writes its key meanwhile. Its key may hold the receipt an earlier
  * holder left: a receipt carries its call's nonce, and a retry takes a receipt for its own only when
- * the nonce is its own ({@link receiptBody}).
+ * the kind and the nonce are its own ({@link receiptBody}).
  */
 export class ReceiptSlot {
   /** The call's nonce: unique within this process. */
@@ -99,7 +100,7 @@ const RECEIPT_HEADER = 9;
 
 /** What a token records. The first byte says which operation wrote it. */
 export const TokenKind = {
-  pushed: 0x70, // 'p'
+  pushed: 0x70, // 'p' (+ the call's nonce in a receipt slot's)
   popped: 0x52, // 'R' + the call's nonce + the popped record, or nothing more when the pop only dead-lettered (a receipt slot's)
   leased: 0x6c, // 'l' + tuple of [deadline, lease uuid] pairs
   acked: 0x61, // 'a'
