@@ -24,10 +24,13 @@ import {
   receiptBody,
   receiptValue,
   releaseReceiptSlot,
+  runReceiptBody,
+  runReceiptValue,
   TokenKind,
   TokenSweeper,
   tokenValue,
   type ReceiptSlot,
+  type RunToken,
 } from './tokens';
 import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { FALLBACK_MS, waitForChange } from './wait';
@@ -166,9 +169,15 @@ export interface IterateOptions extends TransactionOption {
 /** What a pop without the caller's transaction brings to a merged run (see `popMany`). */
 interface PopCall {
   readonly receipt: ReceiptSlot;
-  /** Attempts of this call so far, in its own transactions or merged ones. */
-  readonly state: { attempts: number };
+  readonly state: PopState;
   readonly waiting: boolean;
+}
+
+/** A pop's attempts so far, in its own transactions or merged ones, and the merged runs it was in. */
+interface PopState {
+  attempts: number;
+  /** The runs that wrote a run receipt (`TokenKind.poppedRun`) with an entry for this call. */
+  readonly runs: RunToken[];
 }
 
 /** What one pop attempt found: the item, or nothing (and, for a waiting pop, what to wait on). */
@@ -1191,7 +1200,7 @@ export class Queue<T = JsonValue> extends Structure {
   private popAttempts(tr: Transaction | undefined, receipt: ReceiptSlot | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
     // Shared by this call's own runs and the merged runs it may join (a run after a merged attempt
     // that may have committed reads the receipt first).
-    const state = { attempts: 0 };
+    const state: PopState = { attempts: 0, runs: [] };
     let now = 0;
     const merge: Merge<PopCall, PopOutcome<T>> | undefined =
       receipt !== undefined && spread === 1
@@ -1209,8 +1218,7 @@ export class Queue<T = JsonValue> extends Structure {
         const keys = this.queueKeys(scope.keys);
         if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
         if (receipt !== undefined && attempt > 1) {
-          const earlier = await scope.tr.get(keys.token(receipt.bucket, receipt.token));
-          const body = earlier === undefined ? undefined : receiptBody(earlier, TokenKind.popped, receipt);
+          const [body] = await this.earlierPops(scope.tr, keys, [{ receipt, state }]);
           if (body !== undefined) return body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
         }
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
@@ -1261,10 +1269,9 @@ export class Queue<T = JsonValue> extends Structure {
         }
         let fresh = calls.map((_, i) => i);
         if (retry) {
-          const earlier = await Promise.all(calls.map((c) => t.get(keys.token(c.receipt.bucket, c.receipt.token))));
+          const earlier = await this.earlierPops(t, keys, calls);
           fresh = fresh.filter((i) => {
-            const found = earlier[i];
-            const body = found === undefined ? undefined : receiptBody(found, TokenKind.popped, calls[i].receipt);
+            const body = earlier[i];
             if (body === undefined) return true;
             outcomes[i] = body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
             return false;
@@ -1276,12 +1283,11 @@ export class Queue<T = JsonValue> extends Structure {
           taken.allowance.claim(t, taken.items.length);
           await this.finishTake(scope, keys, taken.exhausted, taken.items);
           let wakeAt: { next: number | undefined } | undefined;
+          const receipts: { readonly call: PopCall; readonly slot: ReceiptSlot; readonly body: Buffer | undefined }[] = [];
           for (let j = 0; j < fresh.length; j++) {
             const call = calls[fresh[j]];
             const item = taken.items[j] as Candidate | undefined;
-            if (item !== undefined || taken.exhausted.length > 0) {
-              t.set(keys.token(call.receipt.bucket, call.receipt.token), receiptValue(TokenKind.popped, call.receipt, item?.record.payload));
-            }
+            if (item !== undefined || taken.exhausted.length > 0) receipts.push({ call, slot: call.receipt, body: item?.record.payload });
             if (item !== undefined) outcomes[fresh[j]] = { found: true, value: decodePayload(item.record.payload) as T };
             else if (!call.waiting || taken.exhausted.length > 0) outcomes[fresh[j]] = { found: false };
             else if (taken.heldBackMs !== undefined) outcomes[fresh[j]] = { found: false, wakeInMs: taken.heldBackMs };
@@ -1291,11 +1297,57 @@ export class Queue<T = JsonValue> extends Structure {
               outcomes[fresh[j]] = { found: false, watch: watchOf(t, keys), wakeInMs };
             }
           }
+          this.writeReceipts(t, keys, receipts, now);
           if (taken.items.length > 0 || taken.exhausted.length > 0) this.sweeper.sweep(t, keys, now);
         }
         return outcomes.map((value): Settled<PopOutcome<T>> => ({ ok: true, value }));
       },
     );
+  }
+
+  /**
+   * The receipts of merged pops: one run receipt for all (a fresh token, one key written instead of
+   * one per call; each call remembers the run), or each call's own in its slot when there is one call
+   * or they would not fit in one value.
+   */
+  private writeReceipts(
+    tr: Transaction,
+    keys: QueueKeys,
+    receipts: readonly { readonly call: PopCall; readonly slot: ReceiptSlot; readonly body: Buffer | undefined }[],
+    now: number,
+  ): void {
+    const value = receipts.length > 1 ? runReceiptValue(TokenKind.poppedRun, receipts) : undefined;
+    if (value === undefined) {
+      for (const { slot, body } of receipts) tr.set(keys.token(slot.bucket, slot.token), receiptValue(TokenKind.popped, slot, body));
+      return;
+    }
+    const run: RunToken = { bucket: bucketOf(now), token: newToken() };
+    tr.set(keys.token(run.bucket, run.token), value);
+    for (const { call } of receipts) call.state.runs.push(run);
+  }
+
+  /**
+   * What earlier attempts of these pops, which may have committed, took: per call the popped record,
+   * an empty one (the attempt only dead-lettered), or `undefined` (none of its receipts is there).
+   * Reads each call's receipt slot and the run receipts of the merged runs it was in, together.
+   */
+  private async earlierPops(tr: Transaction, keys: QueueKeys, calls: readonly Pick<PopCall, 'receipt' | 'state'>[]): Promise<(Buffer | undefined)[]> {
+    const runs = [...new Set(calls.flatMap((c) => c.state.runs))];
+    const [own, ofRuns] = await Promise.all([
+      Promise.all(calls.map((c) => tr.get(keys.token(c.receipt.bucket, c.receipt.token)))),
+      Promise.all(runs.map((r) => tr.get(keys.token(r.bucket, r.token)))),
+    ]);
+    return calls.map((c, i) => {
+      const mine = own[i];
+      const body = mine === undefined ? undefined : receiptBody(mine, TokenKind.popped, c.receipt);
+      if (body !== undefined) return body;
+      for (const run of c.state.runs) {
+        const value = ofRuns[runs.indexOf(run)];
+        const entry = value === undefined ? undefined : runReceiptBody(value, TokenKind.poppedRun, c.receipt);
+        if (entry !== undefined) return entry;
+      }
+      return undefined;
+    });
   }
 
   private async takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>> {

@@ -98,10 +98,58 @@ export function receiptBody(value: Buffer, kind: number, slot: ReceiptSlot): Buf
 
 const RECEIPT_HEADER = 9;
 
+/** The token of a merged run of calls (a fresh one per run): each call of it remembers it. */
+export interface RunToken {
+  readonly bucket: number;
+  readonly token: Buffer;
+}
+
+/** Per call in a run receipt: its nonce (8 bytes) and the length of its body (4 bytes). */
+const RUN_ENTRY_HEADER = 12;
+/** Largest run receipt: within FDB's value limit (100,000 bytes); a larger run's calls write their own receipts. */
+const MAX_RUN_RECEIPT_BYTES = 90_000;
+
+/**
+ * One receipt of `kind` for the calls of a merged run, each entry the call's nonce and its body (empty
+ * for none), so that the run writes one key instead of one per call; `undefined` when it would not
+ * fit in one value.
+ */
+export function runReceiptValue(
+  kind: number,
+  entries: readonly { readonly slot: ReceiptSlot; readonly body: Uint8Array | undefined }[],
+): Buffer | undefined {
+  let size = 1;
+  for (const { body } of entries) size += RUN_ENTRY_HEADER + (body?.length ?? 0);
+  if (size > MAX_RUN_RECEIPT_BYTES) return undefined;
+  const out = Buffer.allocUnsafe(size);
+  out[0] = kind;
+  let at = 1;
+  for (const { slot, body } of entries) {
+    const length = body?.length ?? 0;
+    out.writeBigUInt64BE(slot.nonce, at);
+    out.writeUInt32BE(length, at + 8);
+    if (body !== undefined) out.set(body, at + RUN_ENTRY_HEADER);
+    at += RUN_ENTRY_HEADER + length;
+  }
+  return out;
+}
+
+/** The body the run receipt `value` holds for the call holding `slot`, else `undefined`. */
+export function runReceiptBody(value: Buffer, kind: number, slot: ReceiptSlot): Buffer | undefined {
+  if (value[0] !== kind) return undefined;
+  for (let at = 1; at + RUN_ENTRY_HEADER <= value.length;) {
+    const length = value.readUInt32BE(at + 8);
+    if (value.readBigUInt64BE(at) === slot.nonce) return value.subarray(at + RUN_ENTRY_HEADER, at + RUN_ENTRY_HEADER + length);
+    at += RUN_ENTRY_HEADER + length;
+  }
+  return undefined;
+}
+
 /** What a token records. The first byte says which operation wrote it. */
 export const TokenKind = {
   pushed: 0x70, // 'p' (+ the call's nonce in a receipt slot's)
   popped: 0x52, // 'R' + the call's nonce + the popped record, or nothing more when the pop only dead-lettered (a receipt slot's)
+  poppedRun: 0x50, // 'P' + per call of a merged run of pops: its nonce, the length of its record, the record (runReceiptValue)
   leased: 0x6c, // 'l' + tuple of [deadline, lease uuid] pairs
   acked: 0x61, // 'a'
   nacked: 0x6e, // 'n'
