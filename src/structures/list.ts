@@ -2,7 +2,7 @@ import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/type
 import { corruptData, DocumentError } from '../document/errors';
 import { flatten, unflatten } from '../document/values/flatten';
 import { childKey, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
-import { ARRAY_VALUE } from '../document/values/leaf';
+import { ARRAY_VALUE, hasEntriesBelow } from '../document/values/leaf';
 import {
   arrayBounds,
   clearSubtree,
@@ -66,7 +66,8 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * Replaces the element at `index`. Reads: the kind key, 1 limit-1 range read, the element's entry.
-   * Writes: a range clear of the old element, the new one's entries, the version key. Conflicts with
+   * Writes: a range clear of the old element if it has keys below its entry (a container, a long
+   * string; a short scalar is overwritten), the new one's entries, the version key. Conflicts with
    * writes of that element, and with changes at the end the index counts from.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
@@ -79,9 +80,10 @@ export class DocList<T = JsonValue> extends Structure {
       if (!existed) throw outOfRange(index);
       const body = bodyKey(keys);
       const key = await elementKey(tr, body, index);
-      if (key === undefined || (await tr.get(key)) === undefined) throw outOfRange(index);
+      const old = key === undefined ? undefined : await tr.get(key);
+      if (key === undefined || old === undefined) throw outOfRange(index);
       const entries = flatten(value, key, this.access.kv.maxKeyBytes);
-      clearSubtree(tr, key);
+      if (hasEntriesBelow(old)) clearSubtree(tr, key);
       writeEntries(tr, entries);
       this.changed(tr, keys);
     });
@@ -219,8 +221,8 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * Removes and returns the last element, or `undefined` when the list is empty. Reads: the kind key, 1
-   * limit-1 range read, 1 range read of the element. Writes: a range clear of it, the version key.
-   * Conflicts with concurrent push and pop.
+   * limit-1 range read, 1 range read of the element. Writes: a clear of it (a range clear when it has
+   * more than one key), the version key. Conflicts with concurrent push and pop.
    *
    * @throws DocumentError WRONG_KIND.
    */
@@ -344,7 +346,8 @@ export class DocList<T = JsonValue> extends Structure {
       (tr, keys) => endElement(tr, bodyKey(keys), which),
       async ({ tr, keys }, end) => {
         if (end === undefined) return undefined;
-        clearSubtree(tr, end.key);
+        if (end.entries.length > 1) clearSubtree(tr, end.key);
+        else tr.clear(end.key);
         this.changed(tr, keys);
         return unflatten(end.entries, 0, end.entries.length, end.key.length) as T;
       },

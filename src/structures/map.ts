@@ -2,7 +2,7 @@ import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { flatten, unflatten, type Entries } from '../document/values/flatten';
 import { childKey, decodeStringElement, descendantsBegin, META_SIZE, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
-import { counterValue, encodeScalar, kindOf, OBJECT_VALUE } from '../document/values/leaf';
+import { counterValue, encodeScalar, hasEntriesBelow, kindOf, OBJECT_VALUE } from '../document/values/leaf';
 import { loneSurrogateIndex } from '../document/values/path';
 import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
@@ -55,7 +55,8 @@ export class DocMap<V = JsonValue> extends Structure {
   /**
    * Sets `key` to `value`. Creates the map if it does not exist.
    *
-   * Reads: the kind key, the key's entry (is it new?). Writes: a range clear of the old value, the
+   * Reads: the kind key, the key's entry (is it new?). Writes: a range clear of the old value if it
+   * has keys below its entry (an object, an array, a long string; a short scalar is overwritten), the
    * value's entries (one per leaf), an atomic add to the size if the key is new, the version key.
    * Conflicts with: concurrent set, delete or increment of the same key; clear() and removal.
    *
@@ -74,7 +75,7 @@ export class DocMap<V = JsonValue> extends Structure {
         const entries = flatten(value, at, this.access.kv.maxKeyBytes);
         create();
         if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
-        else clearSubtree(tr, at);
+        else if (hasEntriesBelow(old)) clearSubtree(tr, at);
         writeEntries(tr, entries);
         this.changed(tr, keys);
       },
@@ -116,8 +117,10 @@ export class DocMap<V = JsonValue> extends Structure {
             return { ok: false, error };
           }
           create();
-          if (found?.[i] === undefined && !written.has(key)) added++;
-          else clearSubtree(t, entry);
+          const old = found?.[i];
+          if (old === undefined && !written.has(key)) added++;
+          // A value written earlier in the batch may have entries below even if the stored one has none.
+          else if (written.has(key) || (old !== undefined && hasEntriesBelow(old))) clearSubtree(t, entry);
           written.add(key);
           writeEntries(t, flattened);
           return { ok: true, value: undefined };
@@ -132,8 +135,9 @@ export class DocMap<V = JsonValue> extends Structure {
   /**
    * Removes `key`; returns whether it was there.
    *
-   * Reads: the kind key, the key's entry. Writes, if it was there: a range clear of its value, an
-   * atomic add to the size, the version key. Conflicts as {@link set}.
+   * Reads: the kind key, the key's entry. Writes, if it was there: a clear of its value (a range clear
+   * if it has keys below its entry, else a point clear), an atomic add to the size, the version key.
+   * Conflicts as {@link set}.
    *
    * @throws DocumentError INVALID_ARGUMENT (key), WRONG_KIND.
    */
@@ -145,7 +149,9 @@ export class DocMap<V = JsonValue> extends Structure {
       (tr, keys) => tr.get(entryOf(keys)),
       async ({ tr, keys }, old) => {
         if (old === undefined) return false;
-        clearSubtree(tr, entryOf(keys));
+        const at = entryOf(keys);
+        if (hasEntriesBelow(old)) clearSubtree(tr, at);
+        else tr.clear(at);
         tr.add(keys.meta(META_SIZE), MINUS_ONE);
         this.changed(tr, keys);
         return true;

@@ -72,16 +72,28 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
    */
   private addAll(tr: Transaction, elements: readonly TupleItem[]): Promise<Settled<boolean>[]> {
     const max = this.access.kv.maxKeyBytes;
+    // The members' keys, made once for the reads and the writes.
+    let memberKeys: Buffer[] = [];
+    let keysFor: DocumentKeys | undefined;
+    const keysOf = (keys: DocumentKeys): Buffer[] => {
+      if (keysFor !== keys) {
+        const body = bodyKey(keys);
+        memberKeys = elements.map((element) => memberKeyIn(body, element, max));
+        keysFor = keys;
+      }
+      return memberKeys;
+    };
     return this.writeWith(
       { tr },
-      (t, keys) => Promise.all(elements.map((element) => t.get(memberKey(keys, element, max)))),
+      (t, keys) => Promise.all(keysOf(keys).map((key) => t.get(key))),
       async ({ tr: t, keys, create }, found) => {
         const seen = new Set<string>();
         let added = 0;
-        const outcomes = elements.map((element, i): Settled<boolean> => {
-          const key = memberKey(keys, element, max);
+        const at = keysOf(keys);
+        const outcomes = at.map((key, i): Settled<boolean> => {
+          if (found?.[i] !== undefined) return { ok: true, value: false };
           const id = key.toString('latin1');
-          if (found?.[i] !== undefined || seen.has(id)) return { ok: true, value: false };
+          if (seen.has(id)) return { ok: true, value: false };
           seen.add(id);
           create();
           t.set(key, EMPTY);
@@ -216,7 +228,12 @@ export function memberElement(member: unknown): TupleItem {
 
 /** @throws DocumentError KEY_TOO_LARGE over the engine's key limit, `maxKeyBytes`. */
 function memberKey(keys: DocumentKeys, element: TupleItem, maxKeyBytes: number): Buffer {
-  const key = packPrefixed(bodyKey(keys), [element]);
+  return memberKeyIn(bodyKey(keys), element, maxKeyBytes);
+}
+
+/** As {@link memberKey}, given the set's body key. */
+function memberKeyIn(body: Buffer, element: TupleItem, maxKeyBytes: number): Buffer {
+  const key = packPrefixed(body, [element]);
   if (key.length > maxKeyBytes) {
     throw new DocumentError('KEY_TOO_LARGE', `the set member's key would be ${key.length} bytes, over the engine's limit of ${maxKeyBytes}`);
   }

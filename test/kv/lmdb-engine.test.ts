@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'fs';
+import { open as openRawLmdb } from 'lmdb';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { int64LE, readInt64LE } from '../../src/kv/contract/bytes';
@@ -7,7 +8,7 @@ import { isKvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
-import { LmdbStore } from '../../src/kv/lmdb/lmdb-store';
+import { LmdbStore, type StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import type { KeySelector, Transaction } from '../../src/kv/contract/types';
 import { expectKvError } from '../support/kv-assertions';
@@ -68,6 +69,28 @@ describe('LmdbEngine', () => {
       expect(Buffer.compare(before[1].stamp, after.stamp)).toBeLessThan(0);
       const log = await second.getRangeAll('log/', 'log0');
       expect(log.map((kv) => kv.value.toString())).toEqual(['one', 'two', 'three']);
+    });
+
+    it("keeps each user key behind one 0x00 byte in LMDB's 'data' database, the layout stores were written in", async () => {
+      const path = newStore();
+      const first = openLmdbDatabase({ path });
+      await first.transact((tr) => ['', 'a', 'b\xff'].forEach((k) => tr.set(k, `v${k}`)));
+      await first.close();
+
+      const raw = openRawLmdb<Buffer, Buffer>({ path, maxDbs: 4, keyEncoding: 'binary', encoding: 'binary' });
+      const data = raw.openDB<Buffer, Buffer>('data', { keyEncoding: 'binary', encoding: 'binary' });
+      expect([...data.getKeys({ start: Buffer.from([0]) })].map((k) => Buffer.from(k).toString('hex'))).toEqual(['00', '0061', '0062c3bf']);
+      // A key written the way an earlier version of the engine wrote it reads back as the user key.
+      await data.put(Buffer.from([0, 0x7a]), Buffer.from('written before'));
+      await raw.close();
+
+      const second = open({ path });
+      expect(printablePairs(await second.getRangeAll('', '\xff'))).toEqual([
+        "''='v'",
+        "'a'='va'",
+        "'b\\xc3\\xbf'='vb\\xc3\\xbf'",
+        "'z'='written before'",
+      ]);
     });
 
     it('keeps commit versions increasing even when the clock has gone back', async () => {
@@ -284,6 +307,34 @@ describe('LmdbEngine', () => {
   });
 
   describe('read snapshots', () => {
+    it('read their own moment, before and after the package moves on to a newer read transaction', async () => {
+      const store = LmdbStore.open(newStore(), 0n);
+      const scanned = (snapshot: StoreSnapshot) =>
+        snapshot.scan(Buffer.from('k'), Buffer.from('l'), false, Infinity).map(([k, v]) => `${k.toString()}=${v.toString()}`);
+      try {
+        await store.write((w) => w.set(Buffer.from('k1'), Buffer.from('old')));
+        const before = store.snapshot();
+        expect(scanned(before)).toEqual(['k1=old']);
+        // Committed in this turn: the package stops reading through the snapshot's transaction by default.
+        const written = store.write((w) => {
+          w.set(Buffer.from('k1'), Buffer.from('new'));
+          w.set(Buffer.from('k2'), Buffer.from('new'));
+        });
+        expect(scanned(before)).toEqual(['k1=old']);
+        const after = store.snapshot();
+        expect(scanned(after)).toEqual(['k1=new', 'k2=new']);
+        expect(scanned(before)).toEqual(['k1=old']);
+        await written;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(scanned(before)).toEqual(['k1=old']);
+        expect(scanned(after)).toEqual(['k1=new', 'k2=new']);
+        before.release();
+        after.release();
+      } finally {
+        await store.close();
+      }
+    });
+
     it('releases the snapshot of an abandoned transaction after 5 seconds: its later reads fail with transaction_too_old (1007)', async () => {
       // The engine's clock stands still, so only the release can make the read fail.
       const db = open({ now: () => 1_000_000 });

@@ -60,6 +60,36 @@ documentSuite('DocList', (ctx) => {
       expect(await l.toArray()).toEqual([{ mid: [1] }, 'B']);
     });
 
+    it('sets, pops and shifts elements of any shape: a short scalar with no range clear, anything else with one', async () => {
+      const { docs, counter } = await ctx.open();
+      const l = docs.collection().list<JsonValue>('l');
+      const long = 'x'.repeat(250_000); // a header and chunks below the element's entry
+      const shapes: JsonValue[] = [1, { o: [1, 2] }, long, [null], 'short', []];
+      await l.push(0);
+      for (const value of shapes) {
+        await l.set(0, value);
+        expect(await l.get(0)).toEqual(value);
+      }
+      const clears = async (action: () => Promise<unknown>) => {
+        const { counts } = await counter.measure(action);
+        return { clears: counts.clears, clearRanges: counts.clearRanges };
+      };
+      expect(await clears(() => l.set(0, 'a'))).toEqual({ clears: 0, clearRanges: 1 }); // over []
+      expect(await clears(() => l.set(0, { b: 1 }))).toEqual({ clears: 0, clearRanges: 0 });
+      expect(await clears(() => l.set(0, long))).toEqual({ clears: 0, clearRanges: 1 });
+      for (const value of shapes) await l.push(value);
+      for (const value of [...shapes].reverse()) {
+        const { result, counts } = await counter.measure(() => l.pop());
+        expect(result).toEqual(value);
+        const single = value === 1 || value === 'short' || (Array.isArray(value) && value.length === 0);
+        expect({ clears: counts.clears, clearRanges: counts.clearRanges }).toEqual(
+          single ? { clears: 1, clearRanges: 0 } : { clears: 0, clearRanges: 1 },
+        );
+      }
+      expect(await l.shift()).toBe(long);
+      expect(await l.toArray()).toEqual([]);
+    });
+
     it('refuses out-of-range indexes with OUT_OF_RANGE, writing nothing', async () => {
       const { docs, counter } = await ctx.open();
       const c = docs.collection();

@@ -68,6 +68,51 @@ documentSuite('DocMap', (ctx) => {
     expect(await m.get('big')).toBe(Number.MAX_SAFE_INTEGER);
   });
 
+  it('replaces a value of any shape with any other, alone and in merged concurrent sets', async () => {
+    const { docs } = await ctx.open();
+    const m = docs.collection().map('m');
+    const long = 'x'.repeat(250_000); // stored as a header and chunks below the entry
+    const shapes: JsonValue[] = [1, 'short', { o: { deep: [1, 2] } }, [null, true, 'e'], long, null];
+    for (const before of shapes) {
+      for (const after of shapes) {
+        await m.set('k', before);
+        await m.set('k', after);
+        expect(await m.get('k')).toEqual(after);
+      }
+    }
+    // Merged: every shape written over every other within one batch, then the last value stays.
+    await Promise.all(shapes.flatMap((a) => shapes.map((b, i) => m.set(`k${i}`, i % 2 === 0 ? a : b))));
+    expect(await m.entries()).toEqual([
+      ['k', null],
+      ...[...shapes.entries()].map(([i, b]): [string, JsonValue] => [`k${i}`, i % 2 === 0 ? shapes[shapes.length - 1] : b]),
+    ]);
+    await m.set('k', { o: 1 });
+    await m.delete('k');
+    await m.set('k', long);
+    await m.delete('k');
+    expect(await m.size()).toBe(shapes.length);
+    expect(((await docs.collection().get('m')).content as Record<string, JsonValue>).k).toBeUndefined();
+  });
+
+  it('replaces or removes a short scalar without a range clear, and clears the subtree of anything else', async () => {
+    const { docs, counter } = await ctx.open();
+    const m = docs.collection().map('m');
+    await m.set('k', 1);
+    const clears = async (action: () => Promise<unknown>) => {
+      const { counts } = await counter.measure(action);
+      return { clears: counts.clears, clearRanges: counts.clearRanges };
+    };
+    expect(await clears(() => m.set('k', 2))).toEqual({ clears: 0, clearRanges: 0 });
+    expect(await clears(() => m.set('k', { a: [1] }))).toEqual({ clears: 0, clearRanges: 0 });
+    expect(await clears(() => m.set('k', 3))).toEqual({ clears: 0, clearRanges: 1 });
+    expect(await clears(() => m.delete('k'))).toEqual({ clears: 1, clearRanges: 0 });
+    await m.set('k', [1]);
+    expect(await clears(() => m.delete('k'))).toEqual({ clears: 0, clearRanges: 1 });
+    await m.set('k', 'x'.repeat(250_000));
+    expect(await clears(() => m.set('k', 'y'))).toEqual({ clears: 0, clearRanges: 1 });
+    expect(await m.get('k')).toBe('y');
+  });
+
   it('refuses bad keys and values, writing nothing', async () => {
     const { docs } = await ctx.open();
     const c = docs.collection();

@@ -28,6 +28,16 @@ export function kindOf(value: Uint8Array): NodeKind {
   return b === OBJECT_MARKER ? 'object' : b === ARRAY_MARKER ? 'array' : 'scalar';
 }
 
+/**
+ * Whether the node whose entry holds `value` has keys below its entry: a container, or a long string
+ * (its chunks). Any other scalar is its one key, so a set overwrites it and a point clear removes it
+ * without a range clear (which on LMDB walks a cursor).
+ */
+export function hasEntriesBelow(value: Uint8Array): boolean {
+  const b = value[0];
+  return b === OBJECT_MARKER || b === ARRAY_MARKER || b === LONG_STRING_MARKER;
+}
+
 const STRING_CODE = 0x02;
 const NULL_VALUE = Buffer.of(0x00);
 const FALSE_VALUE = Buffer.of(0x26);

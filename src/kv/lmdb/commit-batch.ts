@@ -62,15 +62,16 @@ export interface BatchContext {
  */
 export function commitBatch(writer: StoreWriter, requests: readonly CommitRequest[], context: BatchContext): CommitOutcome[] {
   const { now, conflicts, faults } = context;
-  const horizon = writer.horizon();
-  conflicts.catchUp(writer);
-  const version = nextVersion(writer.lastVersion(), now);
+  // Read only when a transaction of the batch has read conflicts to check (blind writes have none).
+  let horizon: bigint | undefined;
+  const storeHorizon = () => (horizon ??= writer.horizon());
+  const version = nextVersion(conflicts.catchUp(writer), now);
   const written: KeyRange[] = [];
   const outcomes: CommitOutcome[] = [];
   let order = 0;
   for (const request of requests) {
     const fault = faults?.next();
-    const refusal = fault === 'tooOld' ? kvError('transaction_too_old', 'injected fault') : check(request, context, horizon);
+    const refusal = fault === 'tooOld' ? kvError('transaction_too_old', 'injected fault') : check(request, context, storeHorizon);
     if (refusal) {
       outcomes.push({ committed: false, error: refusal });
       continue;
@@ -96,11 +97,11 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
 }
 
 /** Why `request` may not commit, if it may not. */
-function check(request: CommitRequest, context: BatchContext, horizon: bigint): KvError | undefined {
+function check(request: CommitRequest, context: BatchContext, horizon: () => bigint): KvError | undefined {
   const { readVersion, readTakenAt } = request;
   if (readVersion === undefined || readTakenAt === undefined || request.readConflicts.length === 0) return undefined;
   const age = context.now - readTakenAt;
-  if (age > Limits.maxTransactionAgeMs || context.conflicts.isTooOld(readVersion, horizon)) {
+  if (age > Limits.maxTransactionAgeMs || context.conflicts.isTooOld(readVersion, horizon())) {
     return kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
   }
   const conflict = context.conflicts.findConflict(readVersion, request.readConflicts);

@@ -1,6 +1,7 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
 import { isKvError, kvError } from '../contract/errors';
+import type { KeyValue } from '../contract/types';
 import { assertOpenable } from './file-checks';
 import { assertRoomToOpen } from './free-space';
 import { openFailure, readFailure, writeFailure } from './store-failure';
@@ -59,7 +60,9 @@ const STALE_READERS_CHECK_MS = 5_000;
 const FAST_FLUSH_MS = 1_000;
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
+/** Stands for the end of the user keyspace in range bounds (see {@link userKeys}). */
 const DATA_END = Buffer.from([DATA_PREFIX + 1]);
+const FIRST_KEY = Buffer.alloc(0);
 const FORMAT = 1;
 const META_VERSION = Buffer.from('version');
 const META_HORIZON = Buffer.from('horizon');
@@ -74,6 +77,31 @@ const rawBytes = {
     // `bytes` may be LMDB's reusable buffer, whose `length` the package sets to the value's size.
     const out = Buffer.allocUnsafe(bytes.length);
     out.set(bytes.subarray(0, bytes.length));
+    return out;
+  },
+};
+
+/**
+ * The `data` database's keys as the package reads and writes them: it hands user keys to `writeKey`,
+ * which writes the one-byte prefix and the key straight into the package's key buffer, and `readKey`
+ * copies a stored key without its prefix into a fresh Buffer. Translating inside the package's own
+ * encoding step, rather than around it, saves two Buffers per key and halved the CPU of a short range
+ * read (a 7-leaf document: 12-14 us to 7-8 us, docs/performance.md). {@link DATA_END}, the bound past
+ * every user key, is written as the one byte after the prefix.
+ */
+const userKeys = {
+  writeKey(key: Buffer, target: Buffer, start: number): number {
+    if (key === DATA_END) {
+      target[start] = DATA_PREFIX + 1;
+      return start + 1;
+    }
+    target[start] = DATA_PREFIX;
+    target.set(key, start + 1);
+    return start + 1 + key.length;
+  },
+  readKey(target: Buffer, start: number, end: number): Buffer {
+    const out = Buffer.allocUnsafe(end - start - 1);
+    target.copy(out, 0, start + 1, end);
     return out;
   },
 };
@@ -93,6 +121,8 @@ export interface StoreReader {
    * reversed, as fresh Buffers. Bounds may be longer than {@link LMDB_MAX_KEY_BYTES}.
    */
   scan(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number): Array<[Buffer, Buffer]>;
+  /** {@link scan}, appending the pairs to `out` as they are read: no array of its own, no pair per entry. */
+  collect(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number, out: KeyValue[]): void;
   /** The version of the last commit. */
   lastVersion(): bigint;
   /** Every commit after this version is still in the conflict log. */
@@ -124,7 +154,7 @@ class StoreAccess implements StoreReader {
 
   get(key: Buffer): Buffer | undefined {
     if (key.length > LMDB_MAX_KEY_BYTES) return undefined;
-    return this.dbs.data.get(storedKey(key), this.options);
+    return this.dbs.data.get(key, this.options);
   }
 
   scan(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number): Array<[Buffer, Buffer]> {
@@ -132,9 +162,20 @@ class StoreAccess implements StoreReader {
     if (limit <= 0) return out;
     const options = storedRange(begin, end, reverse);
     if (Number.isFinite(limit)) options.limit = limit;
-    if (this.options.transaction) options.transaction = this.options.transaction;
-    for (const { key, value } of this.dbs.data.getRange(options)) out.push([key.subarray(1), value]);
+    const transaction = this.rangeTransaction();
+    if (transaction) options.transaction = transaction;
+    for (const { key, value } of this.dbs.data.getRange(options)) out.push([key, value]);
     return out;
+  }
+
+  collect(begin: Buffer, end: Buffer | undefined, reverse: boolean, limit: number, out: KeyValue[]): void {
+    if (limit <= 0) return;
+    const options = storedRange(begin, end, reverse);
+    if (Number.isFinite(limit)) options.limit = limit;
+    const transaction = this.rangeTransaction();
+    if (transaction) options.transaction = transaction;
+    // The package's entries are fresh `{ key, value }` objects of fresh Buffers: kept as they are.
+    for (const entry of this.dbs.data.getRange(options)) out.push(entry);
   }
 
   lastVersion(): bigint {
@@ -143,6 +184,11 @@ class StoreAccess implements StoreReader {
 
   horizon(): bigint {
     return readVersion(this.dbs.meta.get(META_HORIZON, this.options), 'horizon');
+  }
+
+  /** The transaction a range read names (none: the package's current one). */
+  protected rangeTransaction(): LmdbTransaction | undefined {
+    return this.options.transaction;
   }
 
   conflictRecords(after: bigint | undefined, limit: number): ConflictRecordEntry[] {
@@ -167,8 +213,24 @@ export class StoreSnapshot extends StoreAccess {
   constructor(
     dbs: StoreDatabases,
     private readonly transaction: LmdbTransaction,
+    /** Whether the store's write transaction is open: the package then reads through it by default. */
+    private readonly writing: () => boolean,
   ) {
     super(dbs, transaction);
+  }
+
+  /**
+   * None while this snapshot's transaction is still the package's current shared read transaction
+   * (the one it reads through by default, until it is renewed on a later turn or by the next
+   * {@link LmdbStore.snapshot}): a range read naming a transaction opens and closes a native cursor
+   * each time, while one reading the current transaction renews the package's one idle cursor. That
+   * is about 3 us of a range read's 4-8 us (docs/performance.md). The package marks a read
+   * transaction `notCurrent` when it stops being the current one while held, as this one is.
+   */
+  protected override rangeTransaction(): LmdbTransaction | undefined {
+    const shared = this.transaction as LmdbTransaction & PackageReadTransaction;
+    if (!shared.notCurrent && !shared.isDone && !this.writing()) return undefined;
+    return this.transaction;
   }
 
   get isReleased(): boolean {
@@ -190,11 +252,11 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
   }
 
   set(key: Buffer, value: Buffer): void {
-    this.dbs.data.putSync(storedKey(key), value);
+    this.dbs.data.putSync(key, value);
   }
 
   clear(key: Buffer): void {
-    if (key.length <= LMDB_MAX_KEY_BYTES) this.dbs.data.removeSync(storedKey(key));
+    if (key.length <= LMDB_MAX_KEY_BYTES) this.dbs.data.removeSync(key);
   }
 
   clearRange(begin: Buffer, end: Buffer): void {
@@ -224,6 +286,13 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
   }
 }
 
+/** The package's bookkeeping on a read transaction (not in its types). */
+interface PackageReadTransaction {
+  /** Set when the transaction stopped being the package's current read transaction while in use. */
+  readonly notCurrent?: boolean;
+  readonly isDone?: boolean;
+}
+
 interface StoreDatabases {
   readonly data: LmdbDatabase<Buffer, Buffer>;
   readonly meta: LmdbDatabase<Buffer, Buffer>;
@@ -242,6 +311,9 @@ export class LmdbStore {
   private nextFlush: Promise<void> | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Inside {@link write}'s LMDB write transaction. */
+  private writing = false;
+  private readonly isWriting = (): boolean => this.writing;
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
@@ -291,8 +363,9 @@ export class LmdbStore {
     }
     try {
       const dbOptions = { keyEncoding: 'binary' as const, encoding: 'binary' as const, encoder: rawBytes };
+      const dataOptions = { keyEncoder: userKeys, encoding: 'binary' as const, encoder: rawBytes };
       const dbs: StoreDatabases = {
-        data: root.openDB<Buffer, Buffer>('data', dbOptions),
+        data: root.openDB<Buffer, Buffer>('data', dataOptions),
         meta: root.openDB<Buffer, Buffer>('meta', dbOptions),
         log: root.openDB<Buffer, Buffer>('log', dbOptions),
       };
@@ -307,7 +380,7 @@ export class LmdbStore {
         const format = dbs.meta.get(META_FORMAT);
         if (format === undefined) {
           // The stamp is written with the store's first state: data without it is a damaged store.
-          if (dbs.meta.get(META_VERSION) !== undefined || dbs.data.getKeysCount({ limit: 1 }) > 0) {
+          if (dbs.meta.get(META_VERSION) !== undefined || dbs.data.getKeysCount({ start: FIRST_KEY, end: DATA_END, limit: 1 }) > 0) {
             throw kvError('file_corrupt', `the store at ${path} holds data but no format stamp`);
           }
           const start = versionKey(initialVersion);
@@ -346,7 +419,7 @@ export class LmdbStore {
     // see every commit that has completed, in any process, before this call (causal consistency).
     try {
       this.dbs.data.resetReadTxn();
-      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction());
+      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction(), this.isWriting);
     } catch (err) {
       throw readFailure(err, this.path);
     }
@@ -370,11 +443,14 @@ export class LmdbStore {
     let thrown: { error: unknown } | undefined;
     try {
       const result = this.root.transactionSync(() => {
+        this.writing = true;
         try {
           return fn(this.writer);
         } catch (error) {
           thrown = { error };
           throw error;
+        } finally {
+          this.writing = false;
         }
       }, this.writeFlags);
       this.unflushed = true;
@@ -479,23 +555,16 @@ function syncOnThread(root: RootDatabase<Buffer, Buffer>, callback: (error?: unk
   (root as unknown as { sync(callback: (error?: unknown) => void): void }).sync(callback);
 }
 
-function storedKey(key: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(key.length + 1);
-  out[0] = DATA_PREFIX;
-  out.set(key, 1);
-  return out;
-}
-
 /**
- * The package's range options for user keys in `[begin, end)`. A bound longer than any storable key is
- * replaced by its prefix of {@link LMDB_MAX_KEY_BYTES} bytes, `p`: for every storable key `k`,
+ * The package's range options for user keys in `[begin, end)` (the prefix is added by {@link userKeys}).
+ * A bound longer than any storable key is replaced by its prefix of {@link LMDB_MAX_KEY_BYTES} bytes, `p`: for every storable key `k`,
  * `k >= bound` exactly when `k > p`, and `k < bound` exactly when `k <= p`.
  */
 function storedRange(begin: Buffer, end: Buffer | undefined, reverse: boolean): LmdbRangeOptions {
   const longBegin = begin.length > LMDB_MAX_KEY_BYTES;
-  const low = storedKey(longBegin ? begin.subarray(0, LMDB_MAX_KEY_BYTES) : begin);
+  const low = longBegin ? begin.subarray(0, LMDB_MAX_KEY_BYTES) : begin;
   const longEnd = end !== undefined && end.length > LMDB_MAX_KEY_BYTES;
-  const high = end === undefined ? DATA_END : storedKey(longEnd ? end.subarray(0, LMDB_MAX_KEY_BYTES) : end);
+  const high = end === undefined ? DATA_END : longEnd ? end.subarray(0, LMDB_MAX_KEY_BYTES) : end;
   if (!reverse) return { start: low, exclusiveStart: longBegin, end: high, inclusiveEnd: longEnd };
   // Reversed, the package starts at `start` (inclusive unless exclusiveStart) and stops at `end`.
   return { start: high, exclusiveStart: !longEnd, end: low, inclusiveEnd: !longBegin, reverse: true };

@@ -167,6 +167,8 @@ export class LmdbTransaction extends ClientTransaction {
     const view = this.scanView(limit);
     const first = items.length;
     view.collect(begin, end, limit, reverse, items);
+    // The store's pairs are fresh copies already; only those of this transaction's writes need copying.
+    if (this.writes.mutations.length === 0) return view;
     for (let i = first; i < items.length; i++) {
       items[i] = { key: this.ownCopy(items[i].key), value: this.ownCopy(items[i].value) };
     }

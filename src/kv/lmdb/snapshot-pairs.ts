@@ -35,9 +35,7 @@ export class SnapshotPairs implements StoredPairs {
   collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     if (out.length >= total) return;
     this.snapshot.assertReadable();
-    for (const [key, value] of this.snapshot.store.scan(begin, end, reverse, total - out.length)) {
-      out.push({ key, value });
-    }
+    this.snapshot.store.collect(begin, end, reverse, total - out.length, out);
   }
 
   *ascending(begin: Buffer, end: Buffer): Generator<[Buffer, Buffer]> {

@@ -32,14 +32,19 @@ export class StoredConflictLog {
    */
   private oldest: { time: number; version: bigint } | undefined;
 
-  /** Brings the mirror up to date with the records any process appended. */
-  catchUp(reader: StoreReader): void {
+  /**
+   * Brings the mirror up to date with the records any process appended.
+   *
+   * @returns the store's last commit version (read once here, for the batch to take the next one).
+   */
+  catchUp(reader: StoreReader): bigint {
+    const last = reader.lastVersion();
     if (!this.mirror) {
       this.mirror = new ConflictLog(reader.horizon());
       this.through = -1n;
-    } else if (reader.lastVersion() === this.through) {
+    } else if (last === this.through) {
       // No process has committed since this one's last record: nothing to read (one lookup).
-      return;
+      return last;
     }
     for (;;) {
       const entries = reader.conflictRecords(this.through < 0n ? undefined : this.through, CHUNK);
@@ -48,7 +53,7 @@ export class StoredConflictLog {
         this.mirror.record(entry.version, record.time, record.ranges);
         this.through = entry.version;
       }
-      if (entries.length < CHUNK) return;
+      if (entries.length < CHUNK) return last;
     }
   }
 
