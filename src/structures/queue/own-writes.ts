@@ -35,30 +35,35 @@ export interface OwnWrites extends Pushes {
 }
 
 interface Record {
-  readonly pushes: OwnWrites;
-  /** The same object once the read version is in it. */
-  readonly read: Promise<OwnWrites>;
+  /** Its read version is 0 until {@link read} has it. */
+  readonly pushes: Pushes & { readVersion: bigint };
+  /** The same object once the read version is in it: asked for by the first {@link ownWrites}. */
+  read: Promise<OwnWrites> | undefined;
 }
 
-const OWN_WRITES = new ContextSlot<Record>('queue pushes', ({ tr }) => {
-  const pushes = { readVersion: 0n, nextUserVersion: 0, earliestDelayed: new Map<string, number>(), priorities: new Map<string, Set<number>>() };
-  const read = tr.getReadVersion().then((readVersion) => {
-    pushes.readVersion = readVersion;
-    return pushes;
-  });
-  // Takes that know the attempt pushed nothing may never wait for it.
-  read.catch(() => undefined);
-  return { pushes, read };
-});
+const OWN_WRITES = new ContextSlot<Record>('queue pushes', () => ({
+  pushes: { readVersion: 0n, nextUserVersion: 0, earliestDelayed: new Map<string, number>(), priorities: new Map<string, Set<number>>() },
+  read: undefined,
+}));
 
-/** The record of `tr`'s current attempt (and its read version, fetched if it is not yet). */
+/** The record of `tr`'s current attempt and its read version (fetched if it is not yet). */
 export function ownWrites(tr: Transaction): Promise<OwnWrites> {
-  return DocTransaction.of(tr).local(OWN_WRITES).read;
+  const record = DocTransaction.of(tr).local(OWN_WRITES);
+  if (record.read === undefined) {
+    const { pushes } = record;
+    record.read = tr.getReadVersion().then((readVersion) => {
+      pushes.readVersion = readVersion;
+      return pushes;
+    });
+    // A take that knows the attempt pushed nothing may never wait for it.
+    record.read.catch(() => undefined);
+  }
+  return record.read;
 }
 
 /**
- * What `tr`'s current attempt pushed so far, without waiting (the read version is asked for, as by
- * {@link ownWrites}, so that a later `ownWrites` finds it fetched).
+ * What `tr`'s current attempt pushed so far, without waiting: what a push needs (its user versions)
+ * and what tells a take whether it must wait for the read version ({@link ownWrites}).
  */
 export function pushesSoFar(tr: Transaction): Pushes {
   return DocTransaction.of(tr).local(OWN_WRITES).pushes;

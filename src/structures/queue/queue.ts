@@ -1116,7 +1116,9 @@ export class Queue<T = JsonValue> extends Structure {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    const [own, events] = await Promise.all([ownWrites(tr), this.eventLog.sink(tr, scope.keys)]);
+    // No wait for the read version: a push needs only what the attempt pushed before it.
+    const events = await this.eventLog.sink(tr, scope.keys);
+    const own = pushesSoFar(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
