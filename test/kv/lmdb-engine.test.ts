@@ -10,6 +10,7 @@ import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
 import { LmdbStore, type StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
 import type { KeySelector, Transaction } from '../../src/kv/contract/types';
 import { expectKvError } from '../support/kv-assertions';
 import { printablePairs } from '../support/printable';
@@ -188,6 +189,57 @@ describe('LmdbEngine', () => {
       expect(printablePairs(await lmdb.getRangeAll('', Buffer.from([0xff])))).toEqual(
         printablePairs(await memory.getRangeAll('', Buffer.from([0xff]))),
       );
+    });
+  });
+
+  describe('range clears followed by writes inside the range', () => {
+    it('leave exactly what the memory engine leaves, whatever sets, clears and atomic adds follow (seeded)', async () => {
+      const lmdb = open();
+      const memory = openMemoryDatabase();
+      opened.push(memory);
+      const random = seededRandom(17);
+      const pick = (n: number) => Math.floor(random() * n);
+      const name = (i: number) => `k${i.toString().padStart(2, '0')}`;
+      const key = () => name(pick(12));
+      for (let round = 0; round < 40; round++) {
+        const steps: Array<(tr: Transaction) => void> = [];
+        for (let i = 0; i < 6; i++) {
+          const k = key();
+          steps.push((tr) => tr.set(k, `r${round}`));
+        }
+        const [low, high] = [pick(12), pick(12)].sort((x, y) => x - y);
+        steps.push((tr) => tr.clearRange(name(low), `${name(high)}\xff`));
+        for (let i = 0; i < 8; i++) {
+          // Mostly keys inside the cleared range, which the clear may leave for these writes.
+          const k = random() < 0.85 ? name(low + pick(high - low + 1)) : key();
+          const choice = pick(10);
+          if (choice < 6) steps.push((tr) => tr.set(k, `r${round}s${i}`));
+          else if (choice < 8) steps.push((tr) => tr.clear(k));
+          else if (choice < 9) steps.push((tr) => tr.add(k, 1));
+          else steps.push((tr) => tr.clearRange(k, `${k}\xff`));
+        }
+        // The first six steps write the keys the range clear then finds in the store.
+        for (const db of [lmdb, memory]) {
+          await db.transact((tr) => steps.slice(0, 6).forEach((step) => step(tr)));
+          await db.transact((tr) => steps.slice(6).forEach((step) => step(tr)));
+        }
+        expect(printablePairs(await lmdb.getRangeAll('', '\xff'))).toEqual(printablePairs(await memory.getRangeAll('', '\xff')));
+      }
+    });
+
+    it('remove every other key of a range larger than one chunk of the clear (4,096 keys)', async () => {
+      const db = open();
+      const name = (i: number) => `k${i.toString().padStart(5, '0')}`;
+      await db.transact((tr) => {
+        for (let i = 0; i < 5000; i++) tr.set(name(i), 'old');
+      });
+      await db.transact((tr) => {
+        tr.clearRange('k', 'l');
+        for (let i = 0; i < 5000; i++) if (i % 10 !== 0) tr.set(name(i), 'new');
+      });
+      const left = await db.getRangeAll('k', 'l');
+      expect(left).toHaveLength(4500);
+      expect(left.every((kv) => kv.value.toString() === 'new' && !kv.key.toString().endsWith('0'))).toBe(true);
     });
   });
 

@@ -135,7 +135,8 @@ export interface StoreReader {
 export interface StoreWriter extends StoreReader {
   set(key: Buffer, value: Buffer): void;
   clear(key: Buffer): void;
-  clearRange(begin: Buffer, end: Buffer): void;
+  /** Removes the keys of `[begin, end)` but those in `kept` (each key's bytes as a latin1 string). */
+  clearRange(begin: Buffer, end: Buffer, kept?: ReadonlySet<string>): void;
   setLastVersion(version: bigint): void;
   setHorizon(version: bigint): void;
   appendConflictRecord(version: bigint, record: Buffer): void;
@@ -213,8 +214,12 @@ export class StoreSnapshot extends StoreAccess {
   constructor(
     dbs: StoreDatabases,
     private readonly transaction: LmdbTransaction,
-    /** Whether the store's write transaction is open: the package then reads through it by default. */
-    private readonly writing: () => boolean,
+    /**
+     * Whether a range read may name no transaction when this one is the package's current one: not
+     * while the store's write transaction is open (the package then reads through it by default), nor
+     * with a package that does not mark its read transactions as this module expects.
+     */
+    private readonly mayReadCurrent: () => boolean,
   ) {
     super(dbs, transaction);
   }
@@ -229,7 +234,7 @@ export class StoreSnapshot extends StoreAccess {
    */
   protected override rangeTransaction(): LmdbTransaction | undefined {
     const shared = this.transaction as LmdbTransaction & PackageReadTransaction;
-    if (!shared.notCurrent && !shared.isDone && !this.writing()) return undefined;
+    if (!shared.notCurrent && !shared.isDone && this.mayReadCurrent()) return undefined;
     return this.transaction;
   }
 
@@ -259,13 +264,23 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
     if (key.length <= LMDB_MAX_KEY_BYTES) this.dbs.data.removeSync(key);
   }
 
-  clearRange(begin: Buffer, end: Buffer): void {
+  clearRange(begin: Buffer, end: Buffer, kept?: ReadonlySet<string>): void {
     const options = storedRange(begin, end, false);
     options.limit = CLEAR_CHUNK;
     for (;;) {
       const keys = [...this.dbs.data.getKeys(options)];
-      for (const key of keys) this.dbs.data.removeSync(key);
+      let removed = 0;
+      for (const key of keys) {
+        if (kept?.has(key.toString('latin1'))) continue;
+        this.dbs.data.removeSync(key);
+        removed++;
+      }
       if (keys.length < CLEAR_CHUNK) return;
+      // Kept keys are still there: the next chunk starts after the last one read.
+      if (removed < keys.length) {
+        options.start = keys[keys.length - 1];
+        options.exclusiveStart = true;
+      }
     }
   }
 
@@ -313,7 +328,9 @@ export class LmdbStore {
   private closed = false;
   /** Inside {@link write}'s LMDB write transaction. */
   private writing = false;
-  private readonly isWriting = (): boolean => this.writing;
+  /** The package marks a held read transaction that stopped being its current one (checked on open). */
+  private readonly marksCurrentReads: boolean;
+  private readonly mayReadCurrent = (): boolean => this.marksCurrentReads && !this.writing;
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
@@ -324,6 +341,7 @@ export class LmdbStore {
     private readonly flushesInBackground: boolean,
   ) {
     this.writer = new StoreWriteAccess(dbs);
+    this.marksCurrentReads = marksCurrentReads(dbs.data);
     const flags = lmdbPackage().TransactionFlags;
     // Committed on this thread, not flushed (an MDB_NOSYNC environment).
     this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
@@ -419,7 +437,7 @@ export class LmdbStore {
     // see every commit that has completed, in any process, before this call (causal consistency).
     try {
       this.dbs.data.resetReadTxn();
-      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction(), this.isWriting);
+      return new StoreSnapshot(this.dbs, this.dbs.data.useReadTransaction(), this.mayReadCurrent);
     } catch (err) {
       throw readFailure(err, this.path);
     }
@@ -547,6 +565,24 @@ function lmdbPackage(): typeof LmdbPackage {
     return require('lmdb') as typeof LmdbPackage;
   } catch (err) {
     throw new Error(`the lmdb engine needs the 'lmdb' package and its prebuilt binary for this platform: ${String(err)}`);
+  }
+}
+
+/**
+ * Whether the package marks a read transaction `notCurrent` when it stops being its current one while
+ * held (lmdb 3.x does), which {@link StoreSnapshot} relies on to read ranges without naming it: with a
+ * version of the package that does not, snapshots name their transaction on every read.
+ */
+function marksCurrentReads(db: LmdbDatabase<Buffer, Buffer>): boolean {
+  db.resetReadTxn();
+  const held = db.useReadTransaction() as LmdbTransaction & PackageReadTransaction;
+  const marked = () => held.notCurrent === true;
+  try {
+    if (marked()) return false;
+    db.resetReadTxn();
+    return marked();
+  } finally {
+    held.done();
   }
 }
 

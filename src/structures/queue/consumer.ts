@@ -1,7 +1,7 @@
 import { DocumentError } from '../../document/errors';
 import type { JsonValue } from '../../document/types';
 import type { Transaction, Watch } from '../../kv/contract/types';
-import { Combiner } from '../../document/combiner';
+import { Combiner, type Merge, type Settled } from '../../document/combiner';
 import { sleep, waitForChange } from './wait';
 import { checkedBackoff, type BackoffPolicy } from './backoff';
 
@@ -11,13 +11,17 @@ import { checkedBackoff, type BackoffPolicy } from './backoff';
  * handler's writes and the pops commit together or not at all.
  *
  * Workers of one consumer that are ready at the same time share a transaction (as concurrent calls on
- * one structure do, src/document/combiner.ts): each worker's pop and handlers run one after another in
- * it, so 8 workers commit a few transactions of several items instead of one each, without conflicting
- * with each other. A worker whose handler throws fails the shared attempt, which commits nothing; each
- * worker's part then runs alone, so only the failing worker's items stay. Workers share only once a
- * handler's time has been measured in a transaction of a worker's own, and not while handlers are
- * slow (over {@link SLOW_HANDLER_MS} per item on average, or over {@link SHARED_BUDGET_MS} for a
- * shared transaction's handlers in all, far within FDB's 5 s): workers then run their own
+ * one structure do, src/document/combiner.ts) and their pops merge into one take: one read of the
+ * queue's kind and of its head for `batchSize` items per worker, taken strictly in queue order, the
+ * first `batchSize` to the first worker and so on; then each worker's handlers run on its own items,
+ * one worker after another, in that transaction. So 8 workers commit a few transactions of several
+ * items instead of one each, without conflicting with each other. Keys read: the kind, the head (and,
+ * on an empty queue, the scheduled area's next item); written: each taken item's clear, the size, and
+ * what the handlers write. A worker whose handler throws fails the shared attempt, which commits
+ * nothing; each worker's part then runs alone, so only the failing worker's items stay. Workers share
+ * only once a handler's time has been measured in a transaction of a worker's own, and not while
+ * handlers are slow (over {@link SLOW_HANDLER_MS} per item on average, or over {@link SHARED_BUDGET_MS}
+ * for a shared transaction's handlers in all, far within FDB's 5 s): workers then run their own
  * transactions and their handlers overlap, as the concurrency asks for.
  */
 
@@ -144,8 +148,11 @@ export interface ConsumerSource<T> {
   deferFailed(id: string, backoff: BackoffPolicy, maxAttempts: number, error?: unknown): Promise<'deferred' | 'dead-lettered' | 'gone'>;
   /** Runs `fn` in a transaction of its own, retried on retryable errors. */
   runOwn<R>(fn: (tr: Transaction) => Promise<R>): Promise<R>;
-  /** Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead. */
-  takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>>;
+  /**
+   * Pops up to `count` items in `tr`; those `poisoned` says so go to the dead-letter queue instead
+   * (`undefined` while no item has failed: no item's id is made then).
+   */
+  takeBatch(tr: Transaction, count: number, spread: number, poisoned: ((id: string) => boolean) | undefined): Promise<Batch<T>>;
   /** Reports a job's progress in a transaction of its own. */
   progress(jobId: string, value: JsonValue): Promise<boolean>;
   /**
@@ -176,7 +183,8 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   const stopping = new AbortController();
   // Handler failures per item position, while the item stays there.
   const failures = new Map<string, number>();
-  const poisoned = (id: string) => (failures.get(id) ?? 0) >= maxAttempts;
+  const isPoisoned = (id: string) => (failures.get(id) ?? 0) >= maxAttempts;
+  const poisoned = () => (failures.size === 0 ? undefined : isPoisoned);
   const report = (error: unknown, item: T | undefined) => {
     try {
       options.onError?.(error, item);
@@ -185,7 +193,69 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     }
   };
 
-  // Workers ready at once share transactions while handlers are fast (see above).
+  // The handler's time per item: a moving average, undefined until measured.
+  let handlerMs: number | undefined;
+  const clock = options.handlerClock ?? (() => performance.now());
+  const sharing = () => handlerMs !== undefined && handlerMs <= SLOW_HANDLER_MS && handlerMs * batchSize * concurrency <= SHARED_BUDGET_MS;
+
+  /** Runs the handler on each of a part's items in `tr`, one after another, and times them. */
+  const handle = async (tr: Transaction, part: Part<T>, items: BatchItem<T>[]): Promise<void> => {
+    part.taken = items;
+    if (items.length === 0) return;
+    const started = shared !== undefined ? clock() : undefined;
+    for (const item of items) {
+      part.failing = item;
+      // A handler that returns no promise costs no turn of the microtask queue.
+      const result = handler(item.value, tr, jobHandle(source, item));
+      if (result !== undefined) await result;
+    }
+    part.failing = undefined;
+    // A moving average of the handler's time per item.
+    if (started !== undefined) {
+      const perItem = (clock() - started) / items.length;
+      handlerMs = handlerMs === undefined ? perItem : handlerMs + (perItem - handlerMs) / 8;
+    }
+  };
+
+  /** A worker's part in a transaction of its own: its take, then its handlers. */
+  const runPart = async (tr: Transaction, part: Part<T>, takeSpread: number): Promise<Batch<T>> => {
+    part.attempts++;
+    part.failing = undefined;
+    part.taken = [];
+    const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned());
+    await handle(tr, part, b.items);
+    return b;
+  };
+
+  /**
+   * The parts of workers ready at once, in a shared transaction: one take of `batchSize` items per
+   * worker at the head (one read of the kind and of the head for all of them), the i-th worker's
+   * handlers on the i-th `batchSize` items, in worker order; each worker gets its own batch. A
+   * handler that throws fails the shared attempt (the combiner then runs each part alone).
+   */
+  const runParts = async (tr: Transaction, parts: Part<T>[]): Promise<Settled<Batch<T>>[]> => {
+    for (const part of parts) {
+      part.attempts++;
+      part.failing = undefined;
+      part.taken = [];
+    }
+    const b = await source.takeBatch(tr, batchSize * parts.length, sharedSpread, poisoned());
+    const out: Settled<Batch<T>>[] = new Array<Settled<Batch<T>>>(parts.length);
+    // Workers left without an item wait on the take's watch together (each cancel drops one waiter).
+    const idle = b.idle === undefined ? undefined : sharedIdle(b.idle, parts.length);
+    for (let i = 0; i < parts.length; i++) {
+      const items = b.items.length <= i * batchSize ? [] : b.items.slice(i * batchSize, (i + 1) * batchSize);
+      await handle(tr, parts[i], items);
+      // The dead-lettered and poisoned items are the first worker's to count.
+      const first = i === 0 ? { deadLettered: b.deadLettered, poisoned: b.poisoned } : { deadLettered: 0 };
+      // A worker without an item while others have some takes again at once (and then waits if the
+      // queue is empty); when nobody got one, each waits as its own take would.
+      out[i] = { ok: true, value: idle === undefined ? { items, ...first } : { items, ...first, idle: idle[i] } };
+    }
+    return out;
+  };
+
+  // Workers ready at once share transactions while handlers are fast (see above); their takes merge.
   const shared =
     concurrency > 1
       ? new Combiner(
@@ -193,43 +263,23 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
           () => undefined,
         )
       : undefined;
-  // The handler's time per item: a moving average, undefined until measured.
-  let handlerMs: number | undefined;
-  const clock = options.handlerClock ?? (() => performance.now());
-  const sharing = () => handlerMs !== undefined && handlerMs <= SLOW_HANDLER_MS && handlerMs * batchSize * concurrency <= SHARED_BUDGET_MS;
-  const run = <R>(fn: (tr: Transaction, spread: number) => Promise<R>): Promise<R> =>
-    shared !== undefined && sharing() ? shared.submit((tr) => fn(tr, sharedSpread), undefined) : source.runOwn((tr) => fn(tr, spread));
+  const merged = { operation: {}, runMany: (tr: Transaction, parts: Part<T>[]) => runParts(tr, parts) };
+  const run = (part: Part<T>): Promise<Batch<T>> =>
+    shared !== undefined && sharing()
+      ? shared.submit((tr) => runPart(tr, part, sharedSpread), { ...merged, arg: part } as Merge<unknown, Batch<T>>)
+      : source.runOwn((tr) => runPart(tr, part, spread));
 
   const worker = async (): Promise<void> => {
     const pause = new FailurePause();
     while (!stopping.signal.aborted) {
-      let attempts = 0;
-      let failing: BatchItem<T> | undefined;
-      let taken: BatchItem<T>[] = [];
+      const part: Part<T> = { attempts: 0, failing: undefined, taken: [] };
       let batch: Batch<T>;
       try {
-        batch = await run(async (tr, takeSpread) => {
-          attempts++;
-          failing = undefined;
-          taken = [];
-          const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned);
-          taken = b.items;
-          const started = b.items.length > 0 && shared !== undefined ? clock() : undefined;
-          for (const item of b.items) {
-            failing = item;
-            await handler(item.value, tr, jobHandle(source, item));
-          }
-          failing = undefined;
-          // A moving average of the handler's time per item.
-          if (started !== undefined) {
-            const perItem = (clock() - started) / b.items.length;
-            handlerMs = handlerMs === undefined ? perItem : handlerMs + (perItem - handlerMs) / 8;
-          }
-          return b;
-        });
+        batch = await run(part);
       } catch (err) {
-        stats.retries += Math.max(0, attempts - 1);
-        const blamed = failing !== undefined ? [failing] : taken;
+        stats.retries += Math.max(0, part.attempts - 1);
+        const failing = part.failing;
+        const blamed = failing !== undefined ? [failing] : part.taken;
         if (blamed.length === 0) throw err;
         stats.failures++;
         report(err, failing?.value);
@@ -244,14 +294,14 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
         await sleep(pause.next(), stopping.signal);
         continue;
       }
-      stats.retries += attempts - 1;
+      stats.retries += part.attempts - 1;
       pause.reset();
       stats.deadLettered += batch.deadLettered;
       for (const id of batch.poisoned ?? []) failures.delete(id);
       if (batch.items.length > 0) {
         stats.consumed += batch.items.length;
         stats.batches++;
-        for (const item of batch.items) failures.delete(item.id);
+        if (failures.size > 0) for (const item of batch.items) failures.delete(item.id);
       } else if (batch.idle !== undefined) {
         await waitForChange(batch.idle.watch, batch.idle.wakeInMs, stopping.signal);
       }
@@ -286,6 +336,41 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       return done;
     },
   };
+}
+
+/** What a worker knows of its current transaction attempt, for blaming a failure on items. */
+interface Part<T> {
+  /** Attempts run (shared or alone) for this batch. */
+  attempts: number;
+  /** The item whose handler is running (or threw). */
+  failing: BatchItem<T> | undefined;
+  /** The items taken in the current attempt. */
+  taken: BatchItem<T>[];
+}
+
+/**
+ * `waiters` views of one idle result: the same wake time and watch, whose cancel stops the watch
+ * only once every waiter has cancelled (a waiter woken by its timer or its stop does not cut the
+ * others' wait short).
+ */
+function sharedIdle(idle: NonNullable<Batch<unknown>['idle']>, waiters: number): NonNullable<Batch<unknown>['idle']>[] {
+  const { watch, wakeInMs } = idle;
+  if (watch === undefined || waiters === 1) return Array.from({ length: waiters }, () => idle);
+  let left = waiters;
+  return Array.from({ length: waiters }, () => {
+    let cancelled = false;
+    return {
+      wakeInMs,
+      watch: {
+        promise: watch.promise,
+        cancel: () => {
+          if (cancelled) return;
+          cancelled = true;
+          if (--left === 0) watch.cancel();
+        },
+      },
+    };
+  });
 }
 
 function jobHandle<T>(source: ConsumerSource<T>, item: BatchItem<T>): JobHandle {

@@ -115,8 +115,8 @@ function fromTupleItem(item: TupleItem): JsonValue {
       const key = item[i];
       if (typeof key !== 'string' || i + 1 >= item.length) throw corrupt('an object in an item');
       const value = fromTupleItem(item[i + 1]);
-      // `__proto__` is an ordinary key, as in documents: defined, not assigned (which would set the
-      // prototype). Every other key is assigned, which is several times cheaper.
+      // defineProperty for `__proto__`, an ordinary key as in documents (assigning it would set the
+      // prototype); plain assignment for the others, which V8 makes far faster.
       if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
       else object[key] = value;
     }

@@ -1352,7 +1352,7 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  private async takeBatch(tr: Transaction, count: number, spread: number, poisoned: (id: string) => boolean): Promise<Batch<T>> {
+  private async takeBatch(tr: Transaction, count: number, spread: number, poisoned: ((id: string) => boolean) | undefined): Promise<Batch<T>> {
     let now = 0;
     return this.writeWith(
       { tr },
@@ -1370,15 +1370,17 @@ export class Queue<T = JsonValue> extends Structure {
         const dead: Candidate[] = [...taken.exhausted];
         const poisonedIds: string[] = [];
         for (const item of taken.items) {
-          const id = item.key.toString('hex');
-          if (poisoned(id)) {
-            dead.push(item);
-            poisonedIds.push(id);
-            continue;
+          if (poisoned !== undefined) {
+            const id = item.key.toString('hex');
+            if (poisoned(id)) {
+              dead.push(item);
+              poisonedIds.push(id);
+              continue;
+            }
           }
           tr.clear(item.key);
           kept.push(item);
-          items.push(batchItem(keys, item, id));
+          items.push(batchItem(keys, item));
         }
         taken.allowance.claim(tr, items.length);
         await this.finishTake(scope, keys, dead, kept);
@@ -1490,22 +1492,27 @@ function nonNegative(value: number | undefined, what: string): number {
 }
 
 /**
- * An item of a consumer's batch. Its job id (an unpack of its key and 24 hex digits) is made on first
- * use: a consumer whose handler never asks for it (most) pays nothing for it. A class: V8 makes object
- * literals with a getter slowly, and this runs once per item.
+ * An item of a consumer's batch. Its id (its key in hex) and job id (an unpack of its key and 24 hex
+ * digits) are made on first use: a consumer asks for the id only once a handler has failed, and a
+ * handler seldom asks for the job id. A class: V8 makes object literals with a getter slowly, and
+ * this runs once per item.
  */
 class BatchEntry<T> implements BatchItem<T> {
   readonly attempts: number;
   readonly value: T;
+  private madeId: string | undefined;
   private madeJobId: string | undefined;
 
   constructor(
     private readonly keys: QueueKeys,
     private readonly item: Candidate,
-    readonly id: string,
   ) {
     this.attempts = item.record.attempts;
     this.value = decodePayload(item.record.payload) as T;
+  }
+
+  get id(): string {
+    return (this.madeId ??= this.item.key.toString('hex'));
   }
 
   get jobId(): string {
@@ -1513,6 +1520,6 @@ class BatchEntry<T> implements BatchItem<T> {
   }
 }
 
-function batchItem<T>(keys: QueueKeys, item: Candidate, id: string): BatchItem<T> {
-  return new BatchEntry<T>(keys, item, id);
+function batchItem<T>(keys: QueueKeys, item: Candidate): BatchItem<T> {
+  return new BatchEntry<T>(keys, item);
 }
