@@ -230,6 +230,18 @@ documentSuite('hot structures: concurrent calls combined', (ctx) => {
       expect(counter.counts().commitErrors.get(1021) ?? 0).toBeGreaterThan(0);
     });
 
+    it('merged pops of large items under commit_unknown_result (receipts too large for one run receipt, so one per call): each item popped once', async () => {
+      const { docs, counter } = await ctx.openWithFaults({ seed: testSeed(1704), notCommitted: 0.1, unknownResult: 0.5 });
+      const queue = docs.collection().queue<string>('q');
+      const items = Array.from({ length: 48 }, (_, i) => `${i}`.padEnd(20_000, '.'));
+      for (let i = 0; i < items.length; i += 4) await queue.pushMany(items.slice(i, i + 4));
+      const popped: (string | undefined)[] = [];
+      // 8 callers: one pop alone, then 7 merged (140 kB of receipts).
+      for (let round = 0; round < 7; round++) popped.push(...(await Promise.all(Array.from({ length: 8 }, () => queue.pop()))));
+      expect(popped).toEqual([...items, ...new Array<undefined>(8).fill(undefined)]);
+      expect(counter.counts().commitErrors.get(1021) ?? 0).toBeGreaterThan(0);
+    });
+
     it('merged map sets and blind adds under commit faults: the values and totals stay exact', async () => {
       const { docs, counter } = await ctx.openWithFaults({ seed: testSeed(1703), notCommitted: 0.4, tooOld: 0.1 });
       const c = docs.collection();

@@ -116,6 +116,16 @@ describe('Queue under concurrency with injected faults', () => {
     expect(await q.size()).toBe(0);
   });
 
+  it('pushes and pops one after another, retried after faults: each item pushed once and popped once; a retry never takes the receipt an earlier call left in the slot it reuses for its own', async () => {
+    const docs = await open({ database: openMemoryDatabase({ faults: { seed: testSeed(5), notCommitted: 0.3, unknownResult: 0.2 } }) });
+    const q = docs.collection().queue<number>('q');
+    for (let i = 0; i < 40; i++) await q.push(i);
+    const popped: (number | undefined)[] = [];
+    for (let i = 0; i < 41; i++) popped.push(await q.pop());
+    expect(popped).toEqual([...Array.from({ length: 40 }, (_, i) => i), undefined]);
+    await docs.close();
+  });
+
   it('leases acked by several workers: every item acked exactly once, none expired', async () => {
     const { q } = await setUp(4);
     const acked = new Map<string, number>();

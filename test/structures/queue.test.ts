@@ -12,6 +12,7 @@ import type { Transaction } from '../../src/kv/contract/types';
 import type { DocumentKeys } from '../../src/document/keys/layout';
 import type { Queue, Lease } from '../../src/structures/queue/queue';
 import { QueueKeys } from '../../src/structures/queue/keys';
+import { TokenKind } from '../../src/structures/queue/tokens';
 import { CountingEngine } from '../../src/kv/counting-engine';
 
 /** The engine the tests of the current block run on: every block below runs once per engine. */
@@ -206,10 +207,22 @@ for (const engine of documentEngines) {
         expect(await q.size()).toBe(2);
       });
 
+      it('pushes and pops one after another write their receipts at one key, reused: the store does not grow by a key per call', async () => {
+        const { docs, c, q } = await setUp();
+        for (let i = 1; i <= 5; i++) await q.push(i);
+        expect(await drain(q)).toEqual([1, 2, 3, 4, 5]);
+        const receipts = await docs.transact(async (tr) => {
+          const keys = new QueueKeys((await c.structureAccess().keysToRead(tr, 'q')) as DocumentKeys);
+          return tr.getRangeAll(keys.tokens, keys.tokensBefore(Number.MAX_SAFE_INTEGER));
+        });
+        expect(receipts).toHaveLength(1);
+        expect(receipts[0].value[0]).toBe(TokenKind.popped);
+      });
+
       it('tokens older than two minutes are swept', async () => {
         const clock = manualClock(0);
         const { docs, c, q } = await setUp({ now: clock.fn });
-        for (let i = 0; i < 5; i++) await q.push(i);
+        for (let i = 0; i < 5; i++) await q.push(i, { dedupeId: `order-${i}` });
         const tokens = () =>
           docs.transact(async (tr) => {
             const keys = new QueueKeys((await c.structureAccess().keysToRead(tr, 'q')) as DocumentKeys);

@@ -2,7 +2,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { decodeRecord, type ItemRecord } from './item';
 import type { QueueKeys } from './keys';
-import type { OwnWrites } from './own-writes';
+import type { OwnWrites, Pushes } from './own-writes';
 
 /**
  * Finding the items a pop, lease or peek takes: the head of the queue in pop order, which is
@@ -27,7 +27,10 @@ export interface TakeRequest {
   readonly keys: QueueKeys;
   /** The queue's `DocumentKeys.identity`, to find this transaction's own delayed pushes. */
   readonly identity: string;
-  readonly own: OwnWrites;
+  /** What the transaction's attempt pushed so far. */
+  readonly pushes: Pushes;
+  /** The same record with the attempt's read version (asked for already). */
+  readonly own: Promise<OwnWrites>;
   readonly now: number;
   /** Items wanted. */
   readonly count: number;
@@ -61,7 +64,7 @@ interface Area {
 class HeadCursor {
   /** The visible scheduled items, then the readable ranges of the ready area (`QueueKeys.readyRanges`). */
   private readonly areas: Area[];
-  private page: KeyValue[] = [];
+  private page: readonly KeyValue[] = NO_PAIRS;
   private index = 0;
   /** The page being returned is the area's last (it came back short). */
   private lastPage = false;
@@ -69,35 +72,55 @@ class HeadCursor {
   /** The ready items returned, as runs of one priority each (highest first): the last key of each. */
   private readonly priorities: { readonly priority: number; last: Buffer }[] = [];
   private readonly keys: QueueKeys;
-  private readonly readVersion: bigint;
 
+  /**
+   * @param own the attempt's own writes with its read version, when it pushed any: the head is then
+   *   read up to the read version's bounds, short of the keys its pushes will take (unreadable until
+   *   commit). Without pushes there are no such keys and nothing beyond the read version to see, so the
+   *   areas are read to their ends without waiting for the read version.
+   */
   constructor(
     private readonly snapshot: ReadTransaction,
-    request: TakeRequest,
+    keys: QueueKeys,
+    identity: string,
+    now: number,
+    own: OwnWrites | undefined,
     private readonly pageSize: number,
   ) {
-    const { keys, now, own, identity } = request;
     this.keys = keys;
-    this.readVersion = own.readVersion;
-    const earliestOwn = own.earliestDelayed.get(identity);
+    const earliestOwn = own?.earliestDelayed.get(identity);
     const visibleUpTo = earliestOwn === undefined ? now : Math.min(now, earliestOwn - 1);
-    const ready = keys.readyRanges(own.readVersion, own.priorities.get(identity));
-    this.areas = [area(keys.scheduled, keys.scheduledAfter(visibleUpTo)), ...ready.map(([begin, end]) => area(begin, end))];
+    const scheduled = area(keys.scheduled, keys.scheduledAfter(visibleUpTo));
+    const ownPriorities = own?.priorities.get(identity);
+    const ready =
+      own === undefined
+        ? [area(keys.ready, keys.readyEnd)]
+        : ownPriorities === undefined
+          ? [area(keys.ready, keys.readyBound(own.readVersion))]
+          : keys.readyRanges(own.readVersion, ownPriorities).map(([begin, end]) => area(begin, end));
+    this.areas = [scheduled, ...ready];
     // Most heads have no visible scheduled item: fetch the first page of both areas at once.
-    for (const a of this.areas.slice(0, 2)) if (!a.done) a.prefetched = this.fetch(a);
+    if (!scheduled.done) scheduled.prefetched = this.fetch(scheduled);
+    if (!ready[0].done) ready[0].prefetched = this.fetch(ready[0]);
   }
 
-  async next(): Promise<KeyValue | undefined> {
+  /** The next pair of the page in hand, without waiting; `undefined` when it is used up (see {@link advance}). */
+  next(): KeyValue | undefined {
+    if (this.index >= this.page.length) return undefined;
+    const a = this.areas[this.current];
+    const pair = this.page[this.index++];
+    a.last = pair.key;
+    if (this.index === this.page.length && this.lastPage) a.done = true;
+    if (this.current > 0) this.noteReady(pair.key);
+    return pair;
+  }
+
+  /** Reads until a page with pairs is in hand: `false` at the end of the head. */
+  async advance(): Promise<boolean> {
     for (;;) {
       const a = this.areas[this.current];
-      if (a === undefined) return undefined;
-      if (this.index < this.page.length) {
-        const pair = this.page[this.index++];
-        a.last = pair.key;
-        if (this.index === this.page.length && this.lastPage) a.done = true;
-        if (this.current > 0) this.noteReady(pair.key);
-        return pair;
-      }
+      if (a === undefined) return false;
+      if (this.index < this.page.length) return true;
       if (a.done || this.lastPage) {
         a.done = true;
         this.nextArea();
@@ -121,7 +144,7 @@ class HeadCursor {
 
   private nextArea(): void {
     this.current++;
-    this.page = [];
+    this.page = NO_PAIRS;
     this.index = 0;
     this.lastPage = false;
   }
@@ -134,18 +157,29 @@ class HeadCursor {
    * took, and never with a push: a push's key lies beyond its priority's bound, and priorities it
    * returned no items of are not covered.
    */
-  addStrictConflicts(tr: Transaction): void {
+  addStrictConflicts(tr: Transaction, readVersion: bigint | undefined): void {
     const scheduled = this.areas[0];
     if (Buffer.compare(scheduled.begin, scheduled.end) < 0) {
       if (scheduled.done) tr.addReadConflictRange(scheduled.begin, scheduled.end);
       else if (scheduled.last !== undefined) tr.addReadConflictRange(scheduled.begin, keyAfter(scheduled.last));
       else if (this.current === 0) tr.addReadConflictRange(scheduled.begin, scheduled.end);
     }
-    const readyDone = this.areas.every((a) => a.done);
-    this.priorities.forEach(({ priority, last }, i) => {
-      const passed = i < this.priorities.length - 1 || readyDone;
-      tr.addReadConflictRange(this.keys.priorityStart(priority), passed ? this.keys.readyBound(this.readVersion, priority) : keyAfter(last));
-    });
+    const readyDone = this.readyDone();
+    const runs = this.priorities;
+    for (let i = 0; i < runs.length; i++) {
+      const { priority, last } = runs[i];
+      const passed = i < runs.length - 1 || readyDone;
+      tr.addReadConflictRange(this.keys.priorityStart(priority), passed ? this.keys.readyBound(readVersion!, priority) : keyAfter(last));
+    }
+  }
+
+  /** Whether {@link addStrictConflicts} needs the read version: the take went past a priority's items. */
+  passedAPriority(): boolean {
+    return this.priorities.length > 1 || (this.priorities.length === 1 && this.readyDone());
+  }
+
+  private readyDone(): boolean {
+    return this.areas.every((a) => a.done);
   }
 
   /** Settles the prefetches it did not use, so that none rejects unobserved. */
@@ -157,6 +191,8 @@ class HeadCursor {
     return this.snapshot.getRangeAll(a.from, a.end, { limit: this.pageSize });
   }
 }
+
+const NO_PAIRS: readonly KeyValue[] = [];
 
 function area(begin: Buffer, end: Buffer): Area {
   return { begin, end, from: begin, done: Buffer.compare(begin, end) >= 0, last: undefined, prefetched: undefined };
@@ -176,13 +212,18 @@ export async function takeHead(request: TakeRequest): Promise<Taken> {
   const { tr, count, spread, maxAttempts } = request;
   const strict = spread <= 1;
   const wanted = strict ? count : count * spread;
-  const cursor = new HeadCursor(tr.snapshot(), request, wanted);
+  // An attempt that pushed nothing (most takes) reads the head without waiting for its read version.
+  const own = request.pushes.nextUserVersion === 0 ? undefined : await request.own;
+  const cursor = new HeadCursor(tr.snapshot(), request.keys, request.identity, request.now, own, wanted);
   const items: Candidate[] = [];
   const exhausted: Candidate[] = [];
   try {
     while (items.length < wanted) {
-      const pair = await cursor.next();
-      if (pair === undefined) break;
+      const pair = cursor.next();
+      if (pair === undefined) {
+        if (await cursor.advance()) continue;
+        break;
+      }
       const record = decodeRecord(pair.value);
       (record.attempts >= maxAttempts ? exhausted : items).push({ key: pair.key, record });
     }
@@ -190,7 +231,8 @@ export async function takeHead(request: TakeRequest): Promise<Taken> {
     cursor.close();
   }
   if (strict) {
-    cursor.addStrictConflicts(tr);
+    // Resolved by now: it was asked for before the reads.
+    cursor.addStrictConflicts(tr, cursor.passedAPriority() ? (own ?? (await request.own)).readVersion : undefined);
     return { items, exhausted };
   }
   const windows = Math.ceil(items.length / count);

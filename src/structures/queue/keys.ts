@@ -46,6 +46,14 @@ export class QueueKeys {
   private readonly priorityBases = new Map<number, Buffer>();
   /** The longest key of the queue without a dedupe id, once computed. */
   private longestKey: number | undefined;
+  /** `priorityStart(0)`. */
+  private readonly readyStart: Buffer;
+  /**
+   * The last priority-0 bound and visibility bound computed, for the next take (one per take and
+   * transaction, usually at the same read version or millisecond as the last; keys are never mutated).
+   */
+  private lastBound: { readonly readVersion: bigint; readonly key: Buffer } | undefined;
+  private lastScheduledAfter: { readonly at: number; readonly key: Buffer } | undefined;
 
   constructor(readonly doc: DocumentKeys) {
     const body = bodyKey(doc);
@@ -57,6 +65,7 @@ export class QueueKeys {
     this.size = doc.meta(META_SIZE);
     this.pushed = doc.meta(META_PUSHED);
     this.tokens = doc.meta(META_TOKENS);
+    this.readyStart = concat(this.ready, VERSIONSTAMP_CODE);
   }
 
   /** A ready item's key with an incomplete versionstamp, for `setVersionstampedKey`. */
@@ -71,6 +80,7 @@ export class QueueKeys {
    * (unreadable until commit) and never conflict with pushes that commit later.
    */
   readyBound(readVersion: bigint, priority = 0): Buffer {
+    if (priority === 0 && this.lastBound?.readVersion === readVersion) return this.lastBound.key;
     // A versionstamp is the commit version (8 bytes big-endian) and the batch order (2 bytes); then
     // the 2-byte user version.
     const base = this.priorityBase(priority);
@@ -78,12 +88,13 @@ export class QueueKeys {
     base.copy(out, 0);
     out[base.length] = VERSIONSTAMP_CODE;
     out.writeBigUInt64BE(readVersion + 1n, base.length + 1);
+    if (priority === 0) this.lastBound = { readVersion, key: out };
     return out;
   }
 
   /** The first key of the ready items of `priority` (their keys are this plus a versionstamp). */
   priorityStart(priority: number): Buffer {
-    return priority === 0 ? concat(this.ready, VERSIONSTAMP_CODE) : this.priorityBase(priority);
+    return priority === 0 ? this.readyStart : this.priorityBase(priority);
   }
 
   /** The end of the ready items of `priority`. */
@@ -138,7 +149,10 @@ export class QueueKeys {
 
   /** The first scheduled key not visible at `at`: `[scheduled, scheduledAfter(at))` holds the items visible at `at`. */
   scheduledAfter(at: number): Buffer {
-    return packPrefixed(this.scheduled, [at + 1]);
+    if (this.lastScheduledAfter?.at === at) return this.lastScheduledAfter.key;
+    const key = packPrefixed(this.scheduled, [at + 1]);
+    this.lastScheduledAfter = { at, key };
+    return key;
   }
 
   /** The area and position of an item key. */

@@ -20,8 +20,8 @@ import { ContextSlot, DocTransaction } from '../../document/doc-transaction';
 /** Items one transaction can push: the user version has 2 bytes. */
 export const MAX_PUSHES_PER_TRANSACTION = 65_536;
 
-export interface OwnWrites {
-  readonly readVersion: bigint;
+/** What one attempt pushed so far, known without waiting. */
+export interface Pushes {
   nextUserVersion: number;
   /** Per queue (`DocumentKeys.identity`): the earliest `at` of a delayed push in this attempt. */
   readonly earliestDelayed: Map<string, number>;
@@ -29,16 +29,44 @@ export interface OwnWrites {
   readonly priorities: Map<string, Set<number>>;
 }
 
-const OWN_WRITES = new ContextSlot<Promise<OwnWrites>>('queue pushes', async ({ tr }) => ({
-  readVersion: await tr.getReadVersion(),
-  nextUserVersion: 0,
-  earliestDelayed: new Map(),
-  priorities: new Map(),
+/** {@link Pushes}, with the attempt's read version. */
+export interface OwnWrites extends Pushes {
+  readonly readVersion: bigint;
+}
+
+interface Record {
+  /** Its read version is 0 until {@link read} has it. */
+  readonly pushes: Pushes & { readVersion: bigint };
+  /** The same object once the read version is in it: asked for by the first {@link ownWrites}. */
+  read: Promise<OwnWrites> | undefined;
+}
+
+const OWN_WRITES = new ContextSlot<Record>('queue pushes', () => ({
+  pushes: { readVersion: 0n, nextUserVersion: 0, earliestDelayed: new Map<string, number>(), priorities: new Map<string, Set<number>>() },
+  read: undefined,
 }));
 
-/** The record of `tr`'s current attempt (and its read version, fetched if it is not yet). */
+/** The record of `tr`'s current attempt and its read version (fetched if it is not yet). */
 export function ownWrites(tr: Transaction): Promise<OwnWrites> {
-  return DocTransaction.of(tr).local(OWN_WRITES);
+  const record = DocTransaction.of(tr).local(OWN_WRITES);
+  if (record.read === undefined) {
+    const { pushes } = record;
+    record.read = tr.getReadVersion().then((readVersion) => {
+      pushes.readVersion = readVersion;
+      return pushes;
+    });
+    // A take that knows the attempt pushed nothing may never wait for it.
+    record.read.catch(() => undefined);
+  }
+  return record.read;
+}
+
+/**
+ * What `tr`'s current attempt pushed so far, without waiting: what a push needs (its user versions)
+ * and what tells a take whether it must wait for the read version ({@link ownWrites}).
+ */
+export function pushesSoFar(tr: Transaction): Pushes {
+  return DocTransaction.of(tr).local(OWN_WRITES).pushes;
 }
 
 /**
@@ -46,7 +74,7 @@ export function ownWrites(tr: Transaction): Promise<OwnWrites> {
  *
  * @throws DocumentError INVALID_ARGUMENT beyond {@link MAX_PUSHES_PER_TRANSACTION} pushes.
  */
-export function takeUserVersions(record: OwnWrites, count: number): number {
+export function takeUserVersions(record: Pushes, count: number): number {
   const first = record.nextUserVersion;
   if (first + count > MAX_PUSHES_PER_TRANSACTION) {
     throw new DocumentError('INVALID_ARGUMENT', `a transaction can push at most ${MAX_PUSHES_PER_TRANSACTION} items`);
@@ -55,12 +83,12 @@ export function takeUserVersions(record: OwnWrites, count: number): number {
   return first;
 }
 
-export function noteDelayedPush(record: OwnWrites, queue: string, at: number): void {
+export function noteDelayedPush(record: Pushes, queue: string, at: number): void {
   const earliest = record.earliestDelayed.get(queue);
   if (earliest === undefined || at < earliest) record.earliestDelayed.set(queue, at);
 }
 
-export function notePriorityPush(record: OwnWrites, queue: string, priority: number): void {
+export function notePriorityPush(record: Pushes, queue: string, priority: number): void {
   if (priority === 0) return;
   let pushed = record.priorities.get(queue);
   if (pushed === undefined) record.priorities.set(queue, (pushed = new Set()));

@@ -14,10 +14,24 @@ import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
-import { noteDelayedPush, notePriorityPush, ownWrites, takeUserVersions } from './own-writes';
+import { noteDelayedPush, notePriorityPush, ownWrites, pushesSoFar, takeUserVersions } from './own-writes';
 import { checkedPriority } from './priority';
 import { backoffDelay, checkedBackoff, type BackoffPolicy } from './backoff';
-import { bucketOf, newToken, TokenKind, TokenSweeper, tokenValue } from './tokens';
+import {
+  acquireReceiptSlot,
+  bucketOf,
+  newToken,
+  receiptBody,
+  receiptValue,
+  releaseReceiptSlot,
+  runReceiptBody,
+  runReceiptValue,
+  TokenKind,
+  TokenSweeper,
+  tokenValue,
+  type ReceiptSlot,
+  type RunToken,
+} from './tokens';
 import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { FALLBACK_MS, waitForChange } from './wait';
 import { decodeEvent, parseCursor, DEFAULT_EVENT_SETTINGS, QueueEventLog, settingsWith, type QueueEvent, type QueueEventSettings } from './events';
@@ -154,10 +168,16 @@ export interface IterateOptions extends TransactionOption {
 
 /** What a pop without the caller's transaction brings to a merged run (see `popMany`). */
 interface PopCall {
-  readonly receipt: { readonly bucket: number; readonly token: Buffer };
-  /** Attempts of this call so far, in its own transactions or merged ones. */
-  readonly state: { attempts: number };
+  readonly receipt: ReceiptSlot;
+  readonly state: PopState;
   readonly waiting: boolean;
+}
+
+/** A pop's attempts so far, in its own transactions or merged ones, and the merged runs it was in. */
+interface PopState {
+  attempts: number;
+  /** The runs that wrote a run receipt (`TokenKind.poppedRun`) with an entry for this call. */
+  readonly runs: RunToken[];
 }
 
 /** What one pop attempt found: the item, or nothing (and, for a waiting pop, what to wait on). */
@@ -1006,41 +1026,49 @@ export class Queue<T = JsonValue> extends Structure {
     const now = this.now();
     const at = delayMs > 0 ? now + delayMs : undefined;
     const bucket = bucketOf(now);
-    const token = opts.dedupeId ?? (opts.tr === undefined ? newToken() : undefined);
+    // Without a caller's transaction or a dedupe id: a receipt slot (tokens.ts), held until this call settles.
+    const receipt = opts.tr === undefined && opts.dedupeId === undefined ? acquireReceiptSlot(now) : undefined;
     // Shared with the merged runs this call may join, as for pops.
     const state: PushState = { attempts: 0, run: undefined };
     const merge: Merge<PushCall, void> | undefined =
-      opts.dedupeId === undefined && token !== undefined && typeof token !== 'string'
+      receipt !== undefined
         ? { operation: this.pushOperation, arg: { payloads, at, priority, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
         : undefined;
-    await this.writeWith(
-      opts,
-      this.primeEvents,
-      async (scope) => {
-        const attempt = ++state.attempts;
-        const keys = this.queueKeys(scope.keys);
-        keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
-        const { tr } = scope;
-        if (opts.dedupeId !== undefined) {
-          const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
-          if (here !== undefined || before !== undefined) return;
-        } else if (token !== undefined && attempt > 1) {
-          // Its own token, or the token of the merged run it was in (which may have committed).
-          const run = state.run;
-          const [own, merged] = await Promise.all([
-            tr.get(keys.token(bucket, token)),
-            run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
-          ]);
-          if (own !== undefined || merged !== undefined) return;
-        }
-        await this.writeItems(scope, payloads, at, priority);
-        if (token !== undefined) {
-          tr.set(keys.token(bucket, token), tokenValue(TokenKind.pushed));
-          this.sweeper.sweep(tr, keys, now);
-        }
-      },
-      merge as Merge<unknown, void> | undefined,
-    );
+    try {
+      await this.writeWith(
+        opts,
+        this.primeEvents,
+        async (scope) => {
+          const attempt = ++state.attempts;
+          const keys = this.queueKeys(scope.keys);
+          keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
+          const { tr } = scope;
+          if (opts.dedupeId !== undefined) {
+            const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
+            if (here !== undefined || before !== undefined) return;
+          } else if (receipt !== undefined && attempt > 1) {
+            // Its own receipt, or the token of the merged run it was in (which may have committed).
+            const run = state.run;
+            const [own, merged] = await Promise.all([
+              tr.get(keys.token(receipt.bucket, receipt.token)),
+              run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
+            ]);
+            if ((own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined) return;
+          }
+          await this.writeItems(scope, payloads, at, priority);
+          if (opts.dedupeId !== undefined) {
+            tr.set(keys.token(bucket, opts.dedupeId), tokenValue(TokenKind.pushed));
+            this.sweeper.sweep(tr, keys, now);
+          } else if (receipt !== undefined) {
+            tr.set(keys.token(receipt.bucket, receipt.token), receiptValue(TokenKind.pushed, receipt));
+            this.sweeper.sweep(tr, keys, now);
+          }
+        },
+        merge as Merge<unknown, void> | undefined,
+      );
+    } finally {
+      if (receipt !== undefined) releaseReceiptSlot(receipt);
+    }
   }
 
   /**
@@ -1088,7 +1116,9 @@ export class Queue<T = JsonValue> extends Structure {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    const [own, events] = await Promise.all([ownWrites(tr), this.eventLog.sink(tr, scope.keys)]);
+    // No wait for the read version: a push needs only what the attempt pushed before it.
+    const events = await this.eventLog.sink(tr, scope.keys);
+    const own = pushesSoFar(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
@@ -1122,13 +1152,14 @@ export class Queue<T = JsonValue> extends Structure {
   }
 
   /** As {@link take}, given the transaction and the queue's document keys. */
-  private async takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
+  private takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
     this.eventLog.prime(tr, doc);
     return takeHead({
       tr,
       keys: this.queueKeys(doc),
       identity: doc.identity,
-      own: await ownWrites(tr),
+      pushes: pushesSoFar(tr),
+      own: ownWrites(tr),
       now,
       count,
       spread,
@@ -1158,11 +1189,20 @@ export class Queue<T = JsonValue> extends Structure {
     if (gone > 0) this.changed(tr, scope.keys);
   }
 
-  private popOnce(tr: Transaction | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
-    const receipt = this.receiptFor(tr);
+  private async popOnce(tr: Transaction | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
+    // Held until this call settles (tokens.ts): no other call writes its receipt's key meanwhile.
+    const receipt = tr === undefined ? acquireReceiptSlot(this.now()) : undefined;
+    try {
+      return await this.popAttempts(tr, receipt, spread, waiting);
+    } finally {
+      if (receipt !== undefined) releaseReceiptSlot(receipt);
+    }
+  }
+
+  private popAttempts(tr: Transaction | undefined, receipt: ReceiptSlot | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
     // Shared by this call's own runs and the merged runs it may join (a run after a merged attempt
     // that may have committed reads the receipt first).
-    const state = { attempts: 0 };
+    const state: PopState = { attempts: 0, runs: [] };
     let now = 0;
     const merge: Merge<PopCall, PopOutcome<T>> | undefined =
       receipt !== undefined && spread === 1
@@ -1180,8 +1220,8 @@ export class Queue<T = JsonValue> extends Structure {
         const keys = this.queueKeys(scope.keys);
         if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
         if (receipt !== undefined && attempt > 1) {
-          const earlier = await scope.tr.get(keys.token(receipt.bucket, receipt.token));
-          if (earlier !== undefined) return earlier.length > 1 ? { found: true, value: decodePayload(earlier.subarray(1)) as T } : { found: false };
+          const [body] = await this.earlierPops(scope.tr, keys, [{ receipt, state }]);
+          if (body !== undefined) return body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
         }
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
         for (const item of taken.items) scope.tr.clear(item.key);
@@ -1189,7 +1229,7 @@ export class Queue<T = JsonValue> extends Structure {
         await this.finishTake(scope, keys, taken.exhausted, taken.items);
         const item = taken.items[0];
         if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
-          scope.tr.set(keys.token(receipt.bucket, receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
+          scope.tr.set(keys.token(receipt.bucket, receipt.token), receiptValue(TokenKind.popped, receipt, item?.record.payload));
           this.sweeper.sweep(scope.tr, keys, now);
         }
         if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
@@ -1231,11 +1271,11 @@ export class Queue<T = JsonValue> extends Structure {
         }
         let fresh = calls.map((_, i) => i);
         if (retry) {
-          const earlier = await Promise.all(calls.map((c) => t.get(keys.token(c.receipt.bucket, c.receipt.token))));
+          const earlier = await this.earlierPops(t, keys, calls);
           fresh = fresh.filter((i) => {
-            const found = earlier[i];
-            if (found === undefined) return true;
-            outcomes[i] = found.length > 1 ? { found: true, value: decodePayload(found.subarray(1)) as T } : { found: false };
+            const body = earlier[i];
+            if (body === undefined) return true;
+            outcomes[i] = body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
             return false;
           });
         }
@@ -1245,12 +1285,11 @@ export class Queue<T = JsonValue> extends Structure {
           taken.allowance.claim(t, taken.items.length);
           await this.finishTake(scope, keys, taken.exhausted, taken.items);
           let wakeAt: { next: number | undefined } | undefined;
+          const receipts: { readonly call: PopCall; readonly slot: ReceiptSlot; readonly body: Buffer | undefined }[] = [];
           for (let j = 0; j < fresh.length; j++) {
             const call = calls[fresh[j]];
             const item = taken.items[j] as Candidate | undefined;
-            if (item !== undefined || taken.exhausted.length > 0) {
-              t.set(keys.token(call.receipt.bucket, call.receipt.token), tokenValue(TokenKind.popped, item?.record.payload));
-            }
+            if (item !== undefined || taken.exhausted.length > 0) receipts.push({ call, slot: call.receipt, body: item?.record.payload });
             if (item !== undefined) outcomes[fresh[j]] = { found: true, value: decodePayload(item.record.payload) as T };
             else if (!call.waiting || taken.exhausted.length > 0) outcomes[fresh[j]] = { found: false };
             else if (taken.heldBackMs !== undefined) outcomes[fresh[j]] = { found: false, wakeInMs: taken.heldBackMs };
@@ -1260,11 +1299,57 @@ export class Queue<T = JsonValue> extends Structure {
               outcomes[fresh[j]] = { found: false, watch: watchOf(t, keys), wakeInMs };
             }
           }
+          this.writeReceipts(t, keys, receipts, now);
           if (taken.items.length > 0 || taken.exhausted.length > 0) this.sweeper.sweep(t, keys, now);
         }
         return outcomes.map((value): Settled<PopOutcome<T>> => ({ ok: true, value }));
       },
     );
+  }
+
+  /**
+   * The receipts of merged pops: one run receipt for all (a fresh token, one key written instead of
+   * one per call; each call remembers the run), or each call's own in its slot when there is one call
+   * or they would not fit in one value.
+   */
+  private writeReceipts(
+    tr: Transaction,
+    keys: QueueKeys,
+    receipts: readonly { readonly call: PopCall; readonly slot: ReceiptSlot; readonly body: Buffer | undefined }[],
+    now: number,
+  ): void {
+    const value = receipts.length > 1 ? runReceiptValue(TokenKind.poppedRun, receipts) : undefined;
+    if (value === undefined) {
+      for (const { slot, body } of receipts) tr.set(keys.token(slot.bucket, slot.token), receiptValue(TokenKind.popped, slot, body));
+      return;
+    }
+    const run: RunToken = { bucket: bucketOf(now), token: newToken() };
+    tr.set(keys.token(run.bucket, run.token), value);
+    for (const { call } of receipts) call.state.runs.push(run);
+  }
+
+  /**
+   * What earlier attempts of these pops, which may have committed, took: per call the popped record,
+   * an empty one (the attempt only dead-lettered), or `undefined` (none of its receipts is there).
+   * Reads each call's receipt slot and the run receipts of the merged runs it was in, together.
+   */
+  private async earlierPops(tr: Transaction, keys: QueueKeys, calls: readonly Pick<PopCall, 'receipt' | 'state'>[]): Promise<(Buffer | undefined)[]> {
+    const runs = [...new Set(calls.flatMap((c) => c.state.runs))];
+    const [own, ofRuns] = await Promise.all([
+      Promise.all(calls.map((c) => tr.get(keys.token(c.receipt.bucket, c.receipt.token)))),
+      Promise.all(runs.map((r) => tr.get(keys.token(r.bucket, r.token)))),
+    ]);
+    return calls.map((c, i) => {
+      const mine = own[i];
+      const body = mine === undefined ? undefined : receiptBody(mine, TokenKind.popped, c.receipt);
+      if (body !== undefined) return body;
+      for (const run of c.state.runs) {
+        const value = ofRuns[runs.indexOf(run)];
+        const entry = value === undefined ? undefined : runReceiptBody(value, TokenKind.poppedRun, c.receipt);
+        if (entry !== undefined) return entry;
+      }
+      return undefined;
+    });
   }
 
   private async takeBatch(tr: Transaction, count: number, spread: number, poisoned: ((id: string) => boolean) | undefined): Promise<Batch<T>> {

@@ -134,7 +134,7 @@ export interface LimitedTaken extends Taken {
 
 /** The head items `taken` cut to what `allowance` lets the take deliver. */
 export function withinLimit(taken: Taken, allowance: Allowance): LimitedTaken {
-  if (taken.items.length <= allowance.free) return { ...taken, allowance, heldBackMs: undefined };
+  if (taken.items.length <= allowance.free) return { items: taken.items, exhausted: taken.exhausted, allowance, heldBackMs: undefined };
   return { items: taken.items.slice(0, allowance.free), exhausted: taken.exhausted, allowance, heldBackMs: allowance.resetInMs };
 }
 
