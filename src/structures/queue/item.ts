@@ -1,5 +1,5 @@
 import { corruptData, DocumentError } from '../../document/errors';
-import { assertJsonValue, MAX_DEPTH, valueDepth } from '../../document/values/json-value';
+import { assertJsonValue, hasLoneSurrogate, MAX_DEPTH, valueDepth } from '../../document/values/json-value';
 import { fromTuple } from '../../document/values/leaf';
 import { decodeLeb128, encodeLeb128 } from '../../document/keys/leb128';
 import type { JsonValue } from '../../document/types';
@@ -48,11 +48,17 @@ export interface ItemRecord {
  * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE (over {@link MAX_ITEM_BYTES}).
  */
 export function encodePayload(value: JsonValue): Buffer {
-  assertJsonValue(value, 'the item');
-  if (valueDepth(value) > MAX_DEPTH - 1) {
-    throw new DocumentError('VALUE_TOO_DEEP', `a queue item is at most ${MAX_DEPTH - 1} levels deep`);
+  // One walk that checks and converts; anything it does not accept goes through the full checks,
+  // which name the problem (and accept nothing the walk refused: it refuses only what they reject).
+  let item = checkedTuple(value, 1);
+  if (item === REFUSED) {
+    assertJsonValue(value, 'the item');
+    if (valueDepth(value) > MAX_DEPTH - 1) {
+      throw new DocumentError('VALUE_TOO_DEEP', `a queue item is at most ${MAX_DEPTH - 1} levels deep`);
+    }
+    item = toTuple(value);
   }
-  const payload = pack([toTuple(value)]);
+  const payload = pack([item]);
   if (payload.length > MAX_ITEM_BYTES) {
     throw new DocumentError('DOCUMENT_TOO_LARGE', `the item takes ${payload.length} bytes; a queue item is at most ${MAX_ITEM_BYTES}`);
   }
@@ -88,7 +94,71 @@ export function decodeRecord(value: Buffer): ItemRecord {
 
 /** The record of a fresh item: not leased, no attempts. */
 export function freshRecord(payload: Uint8Array): Buffer {
-  return encodeRecord(false, 0, payload);
+  // `encodeRecord(false, 0, payload)`: flags 0, attempts 0 (one LEB128 byte), the payload.
+  const out = Buffer.allocUnsafe(2 + payload.length);
+  out[0] = 0;
+  out[1] = 0;
+  out.set(payload, 2);
+  return out;
+}
+
+/** What {@link checkedTuple} returns for a value it does not accept. */
+const REFUSED = Symbol('refused');
+
+/** Deepest an item may be (it is an element of the queue's array, one level down in its document). */
+const MAX_ITEM_DEPTH = MAX_DEPTH - 1;
+
+/**
+ * {@link toTuple} of a value `assertJsonValue` accepts whose depth, counted from `level` for the value
+ * itself, is at most {@link MAX_ITEM_DEPTH}: the same checks in the same walk, each property read once.
+ * Returns {@link REFUSED} for anything else (including a cycle, which exceeds the depth), without saying
+ * what: the caller runs the full checks for the message.
+ */
+function checkedTuple(value: unknown, level: number): TupleItem | typeof REFUSED {
+  switch (typeof value) {
+    case 'string':
+      return hasLoneSurrogate(value) ? REFUSED : value;
+    case 'boolean':
+    case 'bigint':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) return REFUSED;
+      // As toTuple: an integral number beyond the safe range is a double.
+      return Number.isInteger(value) && !Number.isSafeInteger(value) ? new Double(value) : value;
+    case 'object':
+      break;
+    default:
+      return REFUSED;
+  }
+  if (value === null) return null;
+  if (Array.isArray(value)) {
+    const array = value as readonly unknown[];
+    if (array.length > 0 && level >= MAX_ITEM_DEPTH) return REFUSED;
+    const out: TupleItem[] = new Array<TupleItem>(array.length);
+    for (let i = 0; i < array.length; i++) {
+      if (!(i in array)) return REFUSED;
+      const child = checkedTuple(array[i], level + 1);
+      if (child === REFUSED) return REFUSED;
+      out[i] = child;
+    }
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return REFUSED;
+  const object = value as Readonly<Record<string, unknown>>;
+  for (const symbol of Object.getOwnPropertySymbols(object)) {
+    if (Object.prototype.propertyIsEnumerable.call(object, symbol)) return REFUSED;
+  }
+  const keys = Object.keys(object);
+  if (keys.length > 0 && level >= MAX_ITEM_DEPTH) return REFUSED;
+  const out: TupleItem[] = [OBJECT_TAG];
+  for (const key of keys) {
+    if (hasLoneSurrogate(key)) return REFUSED;
+    const child = checkedTuple(object[key], level + 1);
+    if (child === REFUSED) return REFUSED;
+    out.push(key, child);
+  }
+  return out;
 }
 
 function toTuple(value: JsonValue): TupleItem {

@@ -70,7 +70,21 @@ export class QueueKeys {
 
   /** A ready item's key with an incomplete versionstamp, for `setVersionstampedKey`. */
   readyTemplate(userVersion: number, priority = 0): Buffer {
-    return packPrefixedWithVersionstamp(this.priorityBase(priority), [Versionstamp.incomplete(userVersion)]);
+    // What `packPrefixedWithVersionstamp(base, [Versionstamp.incomplete(userVersion)])` writes, built
+    // in place (one per pushed item): the base, the versionstamp's code, ten 0xff placeholder bytes,
+    // the user version (2 bytes big-endian), and the placeholder's offset (4 bytes little-endian).
+    if (!Number.isInteger(userVersion) || userVersion < 0 || userVersion > 0xffff) {
+      return packPrefixedWithVersionstamp(this.priorityBase(priority), [Versionstamp.incomplete(userVersion)]);
+    }
+    const base = this.priorityBase(priority);
+    const at = base.length + 1;
+    const out = Buffer.allocUnsafe(at + 16);
+    base.copy(out, 0);
+    out[base.length] = VERSIONSTAMP_CODE;
+    out.fill(0xff, at, at + 10);
+    out.writeUInt16BE(userVersion, at + 10);
+    out.writeUInt32LE(at, at + 12);
+    return out;
   }
 
   /**

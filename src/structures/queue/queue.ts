@@ -250,6 +250,9 @@ export class Queue<T = JsonValue> extends Structure {
    */
   private readonly popOperation: object;
   private readonly pushOperation: object;
+  /** The merged steps of pushes and pops: one function each per handle, not a closure per call. */
+  private readonly runPushes = (t: Transaction, calls: readonly PushCall[]) => this.pushMerged(t, calls);
+  private readonly runPops = (t: Transaction, calls: readonly PopCall[]) => this.popMany(t, calls);
 
   /**
    * Use `collection.queue(id)`. Touches nothing.
@@ -1031,9 +1034,7 @@ export class Queue<T = JsonValue> extends Structure {
     // Shared with the merged runs this call may join, as for pops.
     const state: PushState = { attempts: 0, run: undefined };
     const merge: Merge<PushCall, void> | undefined =
-      receipt !== undefined
-        ? { operation: this.pushOperation, arg: { payloads, at, priority, state }, runMany: (t, calls) => this.pushMerged(t, calls) }
-        : undefined;
+      receipt !== undefined ? { operation: this.pushOperation, arg: { payloads, at, priority, state }, runMany: this.runPushes } : undefined;
     try {
       await this.writeWith(
         opts,
@@ -1205,9 +1206,7 @@ export class Queue<T = JsonValue> extends Structure {
     const state: PopState = { attempts: 0, runs: [] };
     let now = 0;
     const merge: Merge<PopCall, PopOutcome<T>> | undefined =
-      receipt !== undefined && spread === 1
-        ? { operation: this.popOperation, arg: { receipt, state, waiting }, runMany: (t, calls) => this.popMany(t, calls) }
-        : undefined;
+      receipt !== undefined && spread === 1 ? { operation: this.popOperation, arg: { receipt, state, waiting }, runMany: this.runPops } : undefined;
     return this.writeWith(
       { tr },
       // The head is read with the kind check; not on a retry that first looks for its receipt.
