@@ -9,7 +9,7 @@ import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } 
 import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
 import * as conflictRecord from '../../src/kv/lmdb/conflict-record';
-import { LmdbStore, type StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
+import { LmdbStore, StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
 import type { KeySelector, Transaction } from '../../src/kv/contract/types';
@@ -450,6 +450,29 @@ describe('LmdbEngine', () => {
       } finally {
         snapshot.release();
         await store.close();
+      }
+    });
+
+    it('reads a few records per commit to prune them when commits come steadily', async () => {
+      const clock = { now: 1_000_000 };
+      const db = open({ now: () => clock.now });
+      const reads = jest.spyOn(Object.getPrototypeOf(StoreSnapshot.prototype) as StoreSnapshot, 'conflictRecords');
+      try {
+        let read = 0;
+        for (let i = 0; i < 120; i++) {
+          if (i === 80) {
+            read = 0;
+            for (const result of reads.mock.results) read -= (result.value as unknown[]).length;
+          }
+          await db.set(`k${i}`, 'v');
+          clock.now += 100;
+        }
+        for (const result of reads.mock.results) read += (result.value as unknown[]).length;
+        // Past the first 5 s each commit makes the oldest record due: one read and removed, the next
+        // one or two read to find it is not.
+        expect(read / 40).toBeLessThanOrEqual(3);
+      } finally {
+        reads.mockRestore();
       }
     });
   });
