@@ -8,7 +8,8 @@ import { isKvError } from '../../src/kv/contract/errors';
 import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } from '../../src/kv/contract/key-selector';
 import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
-import { LmdbStore, type StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
+import * as conflictRecord from '../../src/kv/lmdb/conflict-record';
+import { LmdbStore, StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
 import type { KeySelector, Transaction } from '../../src/kv/contract/types';
@@ -324,6 +325,36 @@ describe('LmdbEngine', () => {
       expect(await watch.promise).toBe(true);
     });
 
+    it("poll past their own commits that wrote no watched key, and still see the other engine's", async () => {
+      const path = newStore();
+      const a = open({ path });
+      const b = open({ path });
+      const decoded = jest.spyOn(conflictRecord, 'decodeConflictRecord');
+      try {
+        const watching = b.createTransaction();
+        const watch = watching.watch('x');
+        await watching.commit();
+        for (let i = 0; i < 5; i++) {
+          await Promise.all(Array.from({ length: 10 }, (_, j) => b.set(`y${j}`, String(i))));
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        // b's timed polls saw new versions, all b's own and none on 'x': no record was decoded.
+        expect(decoded).not.toHaveBeenCalled();
+        await a.set('x', 'changed');
+        expect(await watch.promise).toBe(true);
+        expect(decoded).toHaveBeenCalled();
+        // b's own commit on a watched key fires its watch too.
+        const again = b.createTransaction();
+        const second = again.watch('x');
+        await again.commit();
+        await b.set('y0', 'skipped');
+        await b.set('x', 'changed by b');
+        expect(await second.promise).toBe(true);
+      } finally {
+        decoded.mockRestore();
+      }
+    });
+
     it("resolve 'sync' commits after a flush of their batch and 'fast' ones without one, on one folder", async () => {
       const path = newStore();
       const fast = open({ path, durability: 'fast' });
@@ -419,6 +450,29 @@ describe('LmdbEngine', () => {
       } finally {
         snapshot.release();
         await store.close();
+      }
+    });
+
+    it('reads a few records per commit to prune them when commits come steadily', async () => {
+      const clock = { now: 1_000_000 };
+      const db = open({ now: () => clock.now });
+      const reads = jest.spyOn(Object.getPrototypeOf(StoreSnapshot.prototype) as StoreSnapshot, 'conflictRecords');
+      try {
+        let read = 0;
+        for (let i = 0; i < 120; i++) {
+          if (i === 80) {
+            read = 0;
+            for (const result of reads.mock.results) read -= (result.value as unknown[]).length;
+          }
+          await db.set(`k${i}`, 'v');
+          clock.now += 100;
+        }
+        for (const result of reads.mock.results) read += (result.value as unknown[]).length;
+        // Past the first 5 s each commit makes the oldest record due: one read and removed, the next
+        // one or two read to find it is not.
+        expect(read / 40).toBeLessThanOrEqual(3);
+      } finally {
+        reads.mockRestore();
       }
     });
   });

@@ -40,8 +40,8 @@ export interface BatchContext {
   readonly now: number;
   readonly conflicts: StoredConflictLog;
   readonly faults: FaultInjector | undefined;
-  /** Told the batch's write conflict ranges (coalesced) when some transaction of it commits. */
-  readonly recorded?: (ranges: readonly KeyRange[]) => void;
+  /** Told the batch's version and write conflict ranges (coalesced) when some transaction of it commits. */
+  readonly recorded?: (version: bigint, ranges: readonly KeyRange[]) => void;
 }
 
 /**
@@ -89,7 +89,7 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
   if (order > 0) {
     const ranges = coalesceRanges(written);
     writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges }));
-    context.recorded?.(ranges);
+    context.recorded?.(version, ranges);
     writer.setLastVersion(version);
     conflicts.prune(writer, now, version);
   }

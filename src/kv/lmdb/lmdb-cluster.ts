@@ -21,8 +21,8 @@ export class LmdbCluster {
   private readonly commits: GroupCommit;
   private readonly watches: StoreWatches;
   private closed = false;
-  /** The write ranges of the batch being committed, for the watches once it is. */
-  private batchWrites: readonly KeyRange[] = [];
+  /** The version and write ranges of the batch being committed, for the watches once it is. */
+  private batchWrites: { version: bigint; ranges: readonly KeyRange[] } | undefined;
 
   constructor(
     private readonly store: LmdbStore,
@@ -37,16 +37,18 @@ export class LmdbCluster {
       store,
       durability,
       (writer, requests) => {
-        this.batchWrites = [];
+        this.batchWrites = undefined;
         return commitBatch(writer, requests, {
           now: this.now(),
           conflicts: this.conflicts,
           faults,
-          recorded: (ranges) => (this.batchWrites = ranges),
+          recorded: (version, ranges) => (this.batchWrites = { version, ranges }),
         });
       },
       () => this.conflicts.reset(),
-      () => this.watches.committed(this.batchWrites),
+      () => {
+        if (this.batchWrites) this.watches.committed(this.batchWrites.version, this.batchWrites.ranges);
+      },
     );
   }
 

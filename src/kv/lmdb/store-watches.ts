@@ -19,7 +19,9 @@ const WHOLE_KEYSPACE: KeyRange = { begin: Buffer.alloc(0), end: MAX_USER_KEY };
  * compares only the watched keys inside their write ranges with their current values. If records were
  * pruned before a poll saw them (the process stalled for over 5 s), every watched key is compared.
  * A commit made by this engine that wrote a watched key triggers a poll at once; other commits are seen
- * within {@link POLL_MS}.
+ * within {@link POLL_MS}. A poll skips, without decoding them, the records of this engine's own commits
+ * that wrote no watched key when they committed: a watch activated later compares the key's value
+ * after them, so only other processes' records (and this engine's that wrote a watched key) are read.
  *
  * While watches are outstanding the poll timer keeps the process alive: close the engine, or cancel
  * the watches, to let it exit.
@@ -30,6 +32,11 @@ export class StoreWatches {
   private readonly active = new Set<KeyWatch>();
   /** The store version the last poll (or the first activation) compared at. */
   private seen: bigint | undefined;
+  /**
+   * Versions of this engine's own commits, while watches are active, that wrote no watched key: a poll
+   * need not look at their records. Emptied up to the version each poll reads to.
+   */
+  private readonly ownUnwatched = new Set<bigint>();
   private timer: NodeJS.Timeout | undefined;
   private pollSoon: NodeJS.Immediate | undefined;
 
@@ -56,11 +63,17 @@ export class StoreWatches {
   }
 
   /**
-   * Checks soon, for a commit this process just made that wrote `ranges`, if a watch is on a key in
-   * them; other processes' commits meanwhile are seen by the next timed poll, as always.
+   * Checks soon, for a commit this process just made at `version` that wrote `ranges`, if a watch is on
+   * a key in them (else the polls skip its record); other processes' commits meanwhile are seen by the
+   * next timed poll, as always.
    */
-  committed(ranges: readonly KeyRange[]): void {
-    if (this.active.size === 0 || this.pollSoon || !this.registry.watchesIn(ranges)) return;
+  committed(version: bigint, ranges: readonly KeyRange[]): void {
+    if (this.active.size === 0) return;
+    if (!this.registry.watchesIn(ranges)) {
+      this.ownUnwatched.add(version);
+      return;
+    }
+    if (this.pollSoon) return;
     this.pollSoon = setImmediate(() => {
       this.pollSoon = undefined;
       this.poll();
@@ -87,9 +100,10 @@ export class StoreWatches {
         this.seen = version;
         return;
       }
-      const ranges = snapshot.horizon() > seen ? [WHOLE_KEYSPACE] : writtenSince(snapshot, seen);
+      const ranges = snapshot.horizon() > seen ? [WHOLE_KEYSPACE] : writtenSince(snapshot, seen, this.ownUnwatched);
       this.registry.notify([], ranges, (key) => snapshot.get(key));
       this.seen = version;
+      for (const own of this.ownUnwatched) if (own <= version) this.ownUnwatched.delete(own);
     });
   }
 
@@ -99,6 +113,7 @@ export class StoreWatches {
     this.timer = undefined;
     this.pollSoon = undefined;
     this.seen = undefined;
+    this.ownUnwatched.clear();
   }
 
   private withSnapshot(fn: (snapshot: StoreSnapshot) => void): void {
@@ -111,13 +126,13 @@ export class StoreWatches {
   }
 }
 
-/** The write ranges of every commit after version `after`, coalesced. */
-function writtenSince(snapshot: StoreSnapshot, after: bigint): KeyRange[] {
+/** The write ranges of every commit after version `after` but those at the versions `skipped`, coalesced. */
+function writtenSince(snapshot: StoreSnapshot, after: bigint, skipped: ReadonlySet<bigint>): KeyRange[] {
   const ranges: KeyRange[] = [];
   let from = after;
   for (;;) {
     const entries = snapshot.conflictRecords(from, CHUNK);
-    for (const entry of entries) ranges.push(...decodeConflictRecord(entry.record).ranges);
+    for (const entry of entries) if (!skipped.has(entry.version)) ranges.push(...decodeConflictRecord(entry.record).ranges);
     if (entries.length < CHUNK) return coalesceRanges(ranges);
     from = entries[entries.length - 1].version;
   }
