@@ -10,6 +10,7 @@ import type { KeyValue } from '../../src/kv/contract/types';
 import { Double, pack } from '../../src/tuple';
 import { jsonValue, longString, roundTripped } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';
+import { documentErrorCode } from '../support/document-assertions';
 
 /** What a range read returns: the entries in key order. */
 function sorted(entries: Entries): KeyValue[] {
@@ -21,16 +22,6 @@ const BASE = Buffer.from('base');
 function roundTrip(value: JsonValue, base: Buffer = BASE): JsonValue {
   const entries = sorted(flatten(value, base, Limits.maxKeyBytes));
   return unflatten(entries, 0, entries.length, base.length);
-}
-
-function errorCode(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    if (isDocumentError(err)) return err.code;
-    throw err;
-  }
-  return undefined;
 }
 
 describe('flatten', () => {
@@ -232,9 +223,9 @@ describe('flatten: long strings', () => {
 
 describe('flatten: limits', () => {
   it('fails with KEY_TOO_LARGE for a key over 10,000 bytes, naming the path', () => {
-    expect(errorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE, Limits.maxKeyBytes))).toBeUndefined();
-    expect(errorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE, Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
-    expect(errorCode(() => flatten(1, Buffer.alloc(10_001), Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
+    expect(documentErrorCode(() => flatten({ ['k'.repeat(9_990)]: 1 }, BASE, Limits.maxKeyBytes))).toBeUndefined();
+    expect(documentErrorCode(() => flatten({ ok: { ['k'.repeat(10_000)]: 1 } }, BASE, Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
+    expect(documentErrorCode(() => flatten(1, Buffer.alloc(10_001), Limits.maxKeyBytes))).toBe('KEY_TOO_LARGE');
   });
 
   it('counts keys as a transaction does: three times (the mutation and its write conflict range)', () => {
@@ -243,15 +234,15 @@ describe('flatten: limits', () => {
     // `true` is 1 byte.
     const expected = 3 * 4 + 1 + 1 + (3 * 26 + 1 + 1) + (3 * 27 + 1 + 1) + 254 * (3 * 28 + 1 + 1);
     expect(flatten(doc, BASE, Limits.maxKeyBytes).bytes).toBe(expected);
-    expect(errorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected))).toBeUndefined();
-    expect(errorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
+    expect(documentErrorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected))).toBeUndefined();
+    expect(documentErrorCode(() => flatten(doc, BASE, Limits.maxKeyBytes, undefined, expected - 1))).toBe('DOCUMENT_TOO_LARGE');
   });
 
   it('fails with DOCUMENT_TOO_LARGE once the entries exceed 9,000,000 bytes', () => {
     const chunk = 'x'.repeat(99_000);
     expect(MAX_DOCUMENT_BYTES).toBe(9_000_000);
     expect(
-      errorCode(() =>
+      documentErrorCode(() =>
         flatten(
           Array.from({ length: 91 }, () => chunk),
           BASE,
@@ -260,7 +251,7 @@ describe('flatten: limits', () => {
       ),
     ).toBe('DOCUMENT_TOO_LARGE');
     expect(
-      errorCode(() =>
+      documentErrorCode(() =>
         flatten(
           Array.from({ length: 90 }, () => chunk),
           BASE,

@@ -2,6 +2,17 @@ import { DocumentError } from '../../src/document/errors';
 import type { Database } from '../../src/kv/contract/database';
 import { printablePairs } from './printable';
 
+/** The code of the `DocumentError` that `fn` throws, or `undefined` when it returns; rethrows any other error. */
+export function documentErrorCode(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof DocumentError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
 /** What a failing document operation must say besides its code. */
 export interface ExpectedErrorDetails {
   specIndex?: number;
