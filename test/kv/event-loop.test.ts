@@ -81,10 +81,11 @@ describe.each(documentEngines.map((engine) => [engine.name, engine] as const))('
   });
 });
 
-describe("node-foundationdb's API on the fdb shim yields to the event loop", () => {
-  const root = mkdtempSync(join(tmpdir(), 'doclayer-event-loop-'));
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = mkdtempSync(join(tmpdir(), 'doclayer-event-loop-'));
+let stores = 0;
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+describe("node-foundationdb's API on the fdb shim yields to the event loop", () => {
   const engines: ReadonlyArray<readonly [string, () => Engine]> = [
     ['memory', () => new MemoryEngine()],
     ['lmdb', () => new LmdbEngine({ path: join(root, 'store') })],
@@ -101,5 +102,50 @@ describe("node-foundationdb's API on the fdb shim yields to the event loop", () 
       db.close();
       await engine.close();
     }
+  });
+});
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ['lmdb', () => new LmdbEngine({ path: join(root, `read-only-commit-${stores++}`) })],
+] as const)('a commit and the event loop [%s]', (_name, makeEngine) => {
+  let engine: Engine;
+  let tr: ReturnType<Engine['createTransaction']>;
+  beforeEach(async () => {
+    engine = makeEngine();
+    const setup = engine.createTransaction();
+    setup.set('k', 'v');
+    await setup.commit();
+    tr = engine.createTransaction();
+  });
+  afterEach(() => engine.close());
+
+  /** Whether a turn of the event loop passes while `call` runs. */
+  async function turnsDuring(call: () => Promise<unknown>): Promise<boolean> {
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await call();
+    return turned;
+  }
+
+  it('a read-only commit settles without a turn of its own once the attempt has awaited a read', async () => {
+    expect(await tr.get('k')).toEqual(Buffer.from('v'));
+    expect(await turnsDuring(() => tr.commit())).toBe(false);
+  });
+
+  it('a read-only commit of an attempt that has not yielded takes a turn, so a loop of them still yields', async () => {
+    expect(await turnsDuring(() => tr.commit())).toBe(true);
+  });
+
+  it('a read-only commit after a retry takes a turn unless the new attempt has yielded', async () => {
+    await tr.get('k');
+    tr.reset();
+    expect(await turnsDuring(() => tr.commit())).toBe(true);
+  });
+
+  it('a writing commit takes a turn even after a read', async () => {
+    await tr.get('k');
+    tr.set('k', 'w');
+    expect(await turnsDuring(() => tr.commit())).toBe(true);
   });
 });

@@ -25,7 +25,7 @@ import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
 import { parseOwnedVersionstampTemplate, parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
-import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn } from './next-turn';
+import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn, turnsTaken } from './next-turn';
 import { WriteSet } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import { METADATA_VERSION_BUMP, METADATA_VERSION_KEY } from '../contract/metadata-version';
@@ -56,6 +56,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   protected state: TransactionState = 'active';
   /** Incremented by each reset, so that work started before a reset notices it. */
   private generation = 0;
+  /** {@link turnsTaken} when the current attempt began. */
+  private attemptTurn = turnsTaken();
   protected writes = new WriteSet();
   protected readConflicts: KeyRange[] = [];
   private readConflictBytes = 0;
@@ -375,6 +377,16 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return this.generation;
   }
 
+  /**
+   * Whether the event loop has turned since this attempt began: an attempt that has awaited one of its
+   * reads has. A read-only commit then settles without a turn of its own: it sends nothing (as on a
+   * cluster), and the attempt has already yielded to timers and I/O, so a loop of transactions still
+   * yields once per iteration.
+   */
+  protected turnedThisAttempt(): boolean {
+    return turnsTaken() !== this.attemptTurn;
+  }
+
   /** Whether the commit of attempt `generation` is still running (not reset or cancelled meanwhile). */
   protected stillCommitting(generation: number): boolean {
     return this.generation === generation && this.state === 'committing';
@@ -598,6 +610,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.failPending(reason);
     this.discardReads();
     this.generation++;
+    this.attemptTurn = turnsTaken();
     this.state = 'active';
     this.used = false;
     this.storeOnly = undefined;

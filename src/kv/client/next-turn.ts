@@ -14,9 +14,12 @@
  */
 let due: unknown[] = [];
 let scheduled = false;
+/** How many turns have settled operations so far (see {@link turnsTaken}). */
+let turns = 0;
 
 function settleDue(): void {
   scheduled = false;
+  turns++;
   const settling = due;
   due = [];
   for (let i = 0; i < settling.length; i += 2) (settling[i] as (value: unknown) => void)(settling[i + 1]);
@@ -28,6 +31,14 @@ function callOnNextTurn(callback: (value: unknown) => void, value: unknown): voi
     scheduled = true;
     setImmediate(settleDue);
   }
+}
+
+/**
+ * How many turns of the event loop have settled operations in this process so far. Two different
+ * answers mean the event loop has turned (and run timers and I/O) between the two calls.
+ */
+export function turnsTaken(): number {
+  return turns;
 }
 
 /** Calls `settle` on the next turn of the event loop, with everything else due then. */

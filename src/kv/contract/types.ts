@@ -17,7 +17,10 @@
  *
  * Promises settle on a later turn of the event loop (a macrotask), never within the caller's chain of
  * microtasks, as FDB's futures settle from its network thread: a loop that awaits one operation after
- * another lets timers and I/O run between them, whichever engine it runs on.
+ * another lets timers and I/O run between them, whichever engine it runs on. One exception: the commit
+ * of a read-only attempt during which the event loop has already turned (it awaited a read) settles
+ * without a turn of its own, as it sends nothing to a cluster; a loop of transactions still yields at
+ * least once per attempt.
  *
  * Returned Buffers are read-only: an engine may hand out the Buffers it stores instead of copies (the
  * memory engine's range reads do, so that reading a large range costs no copy per key), and modifying
@@ -151,7 +154,10 @@ export interface Transaction extends ReadTransaction {
   /** An estimate of the bytes this transaction counts against the 10,000,000-byte limit. */
   getApproximateSize(): Promise<number>;
 
-  /** Commits. Rejects with a {@link KvError}; a read-only transaction commits without a version. */
+  /**
+   * Commits. Rejects with a {@link KvError}; a read-only transaction commits without a version, and
+   * without a turn of the event loop of its own if one has passed since the attempt began.
+   */
   commit(): Promise<void>;
   /** The commit version after a successful commit (`-1n` for a read-only one), as FDB reports it. */
   getCommittedVersion(): bigint;

@@ -81,6 +81,8 @@ export class LmdbTransaction extends ClientTransaction {
    */
   async commit(): Promise<void> {
     const generation = this.startCommit();
+    // Read-only after a turn of this attempt: settled at once (see `turnedThisAttempt`).
+    const settledAtOnce = this.writes.isReadOnly && this.turnedThisAttempt();
     // A commit is a round trip: other tasks run meanwhile, and see this transaction as committing.
     await Promise.resolve();
     this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
@@ -109,9 +111,11 @@ export class LmdbTransaction extends ClientTransaction {
         versionstamp = outcome.versionstamp;
       } else {
         this.cluster.assertOpen();
-        // Settled on a later turn, as a group commit's outcome is.
-        await nextTurn();
-        this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
+        if (!settledAtOnce) {
+          // Settled on a later turn, as a group commit's outcome is.
+          await nextTurn();
+          this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
+        }
       }
       this.cluster.activateWatches(this.committed(version, versionstamp));
     } catch (err) {

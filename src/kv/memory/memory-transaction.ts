@@ -42,9 +42,11 @@ export class MemoryTransaction extends ClientTransaction {
 
   async commit(): Promise<void> {
     const generation = this.startCommit();
-    // A commit is a round trip: other tasks run meanwhile, and see this transaction as committing.
-    await nextTurn();
-    this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
+    if (!(this.writes.isReadOnly && this.turnedThisAttempt())) {
+      // A commit is a round trip: other tasks run meanwhile, and see this transaction as committing.
+      await nextTurn();
+      this.assertStillCommitting(generation, 'the transaction was reset or cancelled during commit');
+    }
     try {
       this.committableSize();
       if (this.writes.isReadOnly) {
