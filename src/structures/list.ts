@@ -100,25 +100,28 @@ export class DocList<T = JsonValue> extends Structure {
   }
 
   /**
-   * Removes the element at `index`; the elements after it move down one index. Reads: the kind key, 2
-   * limit-1 range reads (the bounds); in the middle, 1 range read of the shorter side. Writes: a range
-   * clear of the element; in the middle, the shorter side rewritten one position over; the version key.
-   * Conflicts with: changes at either end (the bounds reads), and writes of the elements it moves.
+   * Removes the element at `index`; the elements after it move down one index. Reads: the kind key and
+   * 2 limit-1 range reads (the bounds), together; in the middle, 1 range read of the shorter side.
+   * Writes: a range clear of the element; in the middle, the shorter side rewritten one position over;
+   * the version key. Conflicts with: changes at either end (the bounds reads), and writes of the
+   * elements it moves.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), WRONG_KIND.
    */
   async removeAt(index: number, opts: TransactionOption = {}): Promise<void> {
     checkIndex(index);
-    await this.write(opts, async ({ tr, keys, existed }) => {
-      if (!existed) throw outOfRange(index);
-      const body = bodyKey(keys);
-      const bounds = await boundsOf(tr, body);
-      const length = lengthOf(bounds);
-      const at = index < 0 ? length + index : index;
-      if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
-      await removeFromArray(tr, body, bounds, at, this.access.kv.maxKeyBytes);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async ({ tr, keys, existed }, bounds) => {
+        if (!existed) throw outOfRange(index);
+        const length = lengthOf(bounds);
+        const at = index < 0 ? length + index : index;
+        if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
+        await removeFromArray(tr, bodyKey(keys), bounds, at, this.access.kv.maxKeyBytes);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
@@ -212,10 +215,10 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * Inserts `value` before the element at `index` (`index` = length appends; a negative index counts
-   * from the end). Creates the list if it does not exist (index 0). Reads: the kind key, 2 limit-1
-   * range reads; in the middle, 1 range read of the shorter side. Writes: the element's entries; in
-   * the middle, the shorter side rewritten one position over; the version key. Conflicts as
-   * {@link removeAt}.
+   * from the end). Creates the list if it does not exist (index 0). Reads: the kind key and 2 limit-1
+   * range reads (the bounds), together; in the middle, 1 range read of the shorter side. Writes: the
+   * element's entries; in the middle, the shorter side rewritten one position over; the version key.
+   * Conflicts as {@link removeAt}.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
    *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
@@ -223,18 +226,21 @@ export class DocList<T = JsonValue> extends Structure {
   async insert(index: number, value: T, opts: StructureWriteOptions = {}): Promise<void> {
     checkIndex(index);
     checkElementValue(value, 'the value');
-    await this.write(opts, async ({ tr, keys, existed, create }) => {
-      const body = bodyKey(keys);
-      const bounds = existed ? await boundsOf(tr, body) : undefined;
-      const length = lengthOf(bounds);
-      const at = index < 0 ? length + index : index;
-      if (at < 0 || at > length) throw outOfRange(index, length);
-      // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
-      flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)), this.access.kv.maxKeyBytes);
-      create();
-      await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async ({ tr, keys, create }, bounds) => {
+        const body = bodyKey(keys);
+        const length = lengthOf(bounds);
+        const at = index < 0 ? length + index : index;
+        if (at < 0 || at > length) throw outOfRange(index, length);
+        // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
+        flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)), this.access.kv.maxKeyBytes);
+        create();
+        await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
@@ -275,28 +281,31 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * The index of the first element equal to `value` (by value and type, deep: see `jsonEqual`) at or
-   * after `fromIndex` (negative: from the end), or -1. Reads: the kind key, 2 limit-1 range reads, 1
-   * range read of the elements from `fromIndex` to the match: O(n).
+   * after `fromIndex` (negative: from the end), or -1. Reads: the kind key and 2 limit-1 range reads
+   * (the bounds), together; then 1 range read of the elements from `fromIndex` to the match: O(n).
    *
    * @throws DocumentError INVALID_ARGUMENT (fromIndex), INVALID_VALUE, WRONG_KIND.
    */
   async indexOf(value: T, fromIndex = 0, opts: TransactionOption = {}): Promise<number> {
     checkIndex(fromIndex, 'fromIndex');
     checkElementValue(value, 'the value');
-    return this.read(opts, async (tr, keys) => {
-      if (keys === undefined) return -1;
-      const body = bodyKey(keys);
-      const bounds = await boundsOf(tr, body);
-      const length = lengthOf(bounds);
-      const from = fromIndex < 0 ? Math.max(0, length + fromIndex) : fromIndex;
-      if (bounds === undefined || from >= length) return -1;
-      let index = from;
-      for await (const child of streamChildren(tr, body.length, childKey(body, bounds.first + from), subtreeEnd(body))) {
-        if (jsonEqual(unflatten(child.entries, 0, child.entries.length, child.key.length), value)) return index;
-        index++;
-      }
-      return -1;
-    });
+    return this.readWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async (tr, keys, bounds) => {
+        if (keys === undefined) return -1;
+        const body = bodyKey(keys);
+        const length = lengthOf(bounds);
+        const from = fromIndex < 0 ? Math.max(0, length + fromIndex) : fromIndex;
+        if (bounds === undefined || from >= length) return -1;
+        let index = from;
+        for await (const child of streamChildren(tr, body.length, childKey(body, bounds.first + from), subtreeEnd(body))) {
+          if (jsonEqual(unflatten(child.entries, 0, child.entries.length, child.key.length), value)) return index;
+          index++;
+        }
+        return -1;
+      },
+    );
   }
 
   /** Whether some element equals `value`; as {@link indexOf}. */
@@ -306,26 +315,29 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * The elements from `start` to `end` (exclusive), as `Array.prototype.slice` takes them: negative
-   * counts from the end, out-of-range bounds are clamped. Reads: the kind key, 2 limit-1 range reads, 1
-   * range read of the elements.
+   * counts from the end, out-of-range bounds are clamped. Reads: the kind key and 2 limit-1 range reads
+   * (the bounds), together; then 1 range read of the elements.
    *
    * @throws DocumentError INVALID_ARGUMENT (start, end), WRONG_KIND.
    */
   async slice(start = 0, end?: number, opts: TransactionOption = {}): Promise<T[]> {
     checkIndex(start, 'start');
     if (end !== undefined) checkIndex(end, 'end');
-    return this.read(opts, async (tr, keys) => {
-      if (keys === undefined) return [];
-      const body = bodyKey(keys);
-      const bounds = await boundsOf(tr, body);
-      const length = lengthOf(bounds);
-      const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
-      const from = clamp(start);
-      const to = end === undefined ? length : clamp(end);
-      if (bounds === undefined || from >= to) return [];
-      const page = await readChildren(tr, body.length, childKey(body, bounds.first + from), childKey(body, bounds.first + to), Infinity);
-      return page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T);
-    });
+    return this.readWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async (tr, keys, bounds) => {
+        if (keys === undefined) return [];
+        const body = bodyKey(keys);
+        const length = lengthOf(bounds);
+        const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
+        const from = clamp(start);
+        const to = end === undefined ? length : clamp(end);
+        if (bounds === undefined || from >= to) return [];
+        const page = await readChildren(tr, body.length, childKey(body, bounds.first + from), childKey(body, bounds.first + to), Infinity);
+        return page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T);
+      },
+    );
   }
 
   /**

@@ -104,4 +104,20 @@ describe('DocList round trips on a cluster', () => {
     });
     expect(actual).toEqual(expected);
   });
+
+  it('slice, indexOf, insert and removeAt read the bounds with the kind key: 3 for a read, 4 for a write, whatever the elements', async () => {
+    const [actual, expected] = await measure({
+      'slice(0, 2)': { list: [1, 2, 3], run: (l) => l.slice(0, 2), result: [1, 2], trips: 3 },
+      'slice(-2) of objects': { list: [1, nested, nested], run: (l) => l.slice(-2), result: [nested, nested], trips: 3 },
+      'slice of an empty list': { list: [], run: (l) => l.slice(), result: [], trips: 2 },
+      'indexOf(3)': { list: [1, 2, 3], run: (l) => l.indexOf(3), result: 2, trips: 3 },
+      'insert(1)': { list: [1, 2, 3], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
+      'insert(1) between objects': { list: [nested, nested], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
+      'insert(0) into an empty list (moves nothing)': { list: [], run: (l) => l.insert(0, 7), result: undefined, trips: 3 },
+      'removeAt(1)': { list: [1, 2, 3], run: (l) => l.removeAt(1), result: undefined, trips: 4 },
+      'removeAt(-1) (moves nothing)': { list: [1, nested], run: (l) => l.removeAt(-1), result: undefined, trips: 3 },
+      'removeAt(0) of an empty list': { list: [], run: (l) => l.removeAt(0), result: 'OUT_OF_RANGE', trips: 2 },
+    });
+    expect(actual).toEqual(expected);
+  });
 });
