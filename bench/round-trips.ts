@@ -24,7 +24,7 @@ import { MemoryEngine } from '../src/kv/memory/memory-engine';
 import { writeResultsSection } from './results-section';
 
 /** Round trips as the wrapped engine sees them: one per group of requests issued together. */
-class RoundTrips {
+export class RoundTrips {
   /** Round trips that have gone out. */
   count = 0;
   private pending: Promise<void> | undefined;
@@ -42,8 +42,11 @@ class RoundTrips {
   }
 }
 
-/** `engine` whose transactions pay round trips as on a cluster (see the file comment). */
-function charged(engine: Engine, trips: RoundTrips): Engine {
+/**
+ * `engine` whose transactions pay round trips as on a cluster (see the file comment). The tests that
+ * bound an operation's round trips count with it too.
+ */
+export function charged(engine: Engine, trips: RoundTrips): Engine {
   const wrap = (inner: Transaction): Transaction => {
     // The attempt's read version: one round trip, shared by the reads that need it at once.
     let readVersion: Promise<void> | undefined;

@@ -1,7 +1,8 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { corruptData, DocumentError } from '../document/errors';
 import { flatten, unflatten } from '../document/values/flatten';
-import { childKey, descendantsBegin, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
+import { keyAfter } from '../kv/contract/bytes';
+import { childKey, decodePosition, descendantsBegin, elementEnd, isIntegerElement, subtreeEnd, type DocumentKeys } from '../document/keys/layout';
 import { ARRAY_VALUE, hasEntriesBelow } from '../document/values/leaf';
 import {
   arrayBounds,
@@ -38,7 +39,8 @@ import type { Settled } from './combiner';
  * list and below (above) it. So concurrent pushes conflict with each other (each retries; they all
  * land), as do unshifts; a push and an unshift of a list with elements do not; get(i) and set(i) of an
  * element in the middle conflict only with writes of that element and with changes at the end they
- * count from. (For a conflict-free append of many producers, use a queue.)
+ * count from. Near an end they read the elements on the way to it in the same read (at snapshot), and
+ * conflict no more for that. (For a conflict-free append of many producers, use a queue.)
  */
 /** The merge key of concurrent pushes (see combiner.ts). */
 const PUSH = {};
@@ -49,8 +51,11 @@ export class DocList<T = JsonValue> extends Structure {
   readonly kind = 'list' as const;
 
   /**
-   * The element at `index`. Reads: the kind key, 1 limit-1 range read (the first element, or the last
-   * for a negative index), 1 range read of the element.
+   * The element at `index`. Reads, with the kind key: the first keys of the list, or the last for a
+   * negative index (see {@link elementAt}: 1 key, or up to 8 for an index within 8 of the end);
+   * then, unless those held the whole element (a scalar, or at the end, any value of one key), 1
+   * range read of the element. Conflicts with writes of the element and with changes at the end the
+   * index counts from, not with writes of the elements read on the way.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), WRONG_KIND.
    */
@@ -58,19 +63,20 @@ export class DocList<T = JsonValue> extends Structure {
     checkIndex(index);
     return this.readWith(
       opts,
-      (tr, keys) => readSubtreeAt(tr, bodyKey(keys), index),
-      async (_tr, _keys, value) => {
-        if (value === undefined) throw outOfRange(index);
-        return value as T;
+      (tr, keys) => readElement(tr, bodyKey(keys), index),
+      async (_tr, _keys, element) => {
+        if (element === undefined || element.entries.length === 0) throw outOfRange(index);
+        return unflatten(element.entries, 0, element.entries.length, element.key.length) as T;
       },
     );
   }
 
   /**
-   * Replaces the element at `index`. Reads: the kind key, 1 limit-1 range read, the element's entry.
+   * Replaces the element at `index`. Reads, with the kind key: the keys from the end the index counts
+   * from, as {@link get} does; then, unless those held the element's entry, that entry (1 point read).
    * Writes: a range clear of the old element if it has keys below its entry (a container, a long
    * string; a short scalar is overwritten), the new one's entries, the version key. Conflicts with
-   * writes of that element, and with changes at the end the index counts from.
+   * writes of that element's entry, and with changes at the end the index counts from.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
    *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
@@ -78,39 +84,44 @@ export class DocList<T = JsonValue> extends Structure {
   async set(index: number, value: T, opts: TransactionOption = {}): Promise<void> {
     checkIndex(index);
     checkElementValue(value, 'the value');
-    await this.write(opts, async ({ tr, keys, existed }) => {
-      if (!existed) throw outOfRange(index);
-      const body = bodyKey(keys);
-      const key = await elementKey(tr, body, index);
-      const old = key === undefined ? undefined : await tr.get(key);
-      if (key === undefined || old === undefined) throw outOfRange(index);
-      const entries = flatten(value, key, this.access.kv.maxKeyBytes);
-      if (hasEntriesBelow(old)) clearSubtree(tr, key);
-      writeEntries(tr, entries);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => elementAt(tr, bodyKey(keys), index),
+      async ({ tr, keys }, element) => {
+        // `element` is undefined when the list does not exist or is empty.
+        const old = element === undefined ? undefined : await headOf(tr, element);
+        if (element === undefined || old === undefined) throw outOfRange(index);
+        const entries = flatten(value, element.key, this.access.kv.maxKeyBytes);
+        if (hasEntriesBelow(old)) clearSubtree(tr, element.key);
+        writeEntries(tr, entries);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
-   * Removes the element at `index`; the elements after it move down one index. Reads: the kind key, 2
-   * limit-1 range reads (the bounds); in the middle, 1 range read of the shorter side. Writes: a range
-   * clear of the element; in the middle, the shorter side rewritten one position over; the version key.
-   * Conflicts with: changes at either end (the bounds reads), and writes of the elements it moves.
+   * Removes the element at `index`; the elements after it move down one index. Reads: the kind key and
+   * 2 limit-1 range reads (the bounds), together; in the middle, 1 range read of the shorter side.
+   * Writes: a range clear of the element; in the middle, the shorter side rewritten one position over;
+   * the version key. Conflicts with: changes at either end (the bounds reads), and writes of the
+   * elements it moves.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), WRONG_KIND.
    */
   async removeAt(index: number, opts: TransactionOption = {}): Promise<void> {
     checkIndex(index);
-    await this.write(opts, async ({ tr, keys, existed }) => {
-      if (!existed) throw outOfRange(index);
-      const body = bodyKey(keys);
-      const bounds = await boundsOf(tr, body);
-      const length = lengthOf(bounds);
-      const at = index < 0 ? length + index : index;
-      if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
-      await removeFromArray(tr, body, bounds, at, this.access.kv.maxKeyBytes);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async ({ tr, keys, existed }, bounds) => {
+        if (!existed) throw outOfRange(index);
+        const length = lengthOf(bounds);
+        const at = index < 0 ? length + index : index;
+        if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
+        await removeFromArray(tr, bodyKey(keys), bounds, at, this.access.kv.maxKeyBytes);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
@@ -204,10 +215,10 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * Inserts `value` before the element at `index` (`index` = length appends; a negative index counts
-   * from the end). Creates the list if it does not exist (index 0). Reads: the kind key, 2 limit-1
-   * range reads; in the middle, 1 range read of the shorter side. Writes: the element's entries; in
-   * the middle, the shorter side rewritten one position over; the version key. Conflicts as
-   * {@link removeAt}.
+   * from the end). Creates the list if it does not exist (index 0). Reads: the kind key and 2 limit-1
+   * range reads (the bounds), together; in the middle, 1 range read of the shorter side. Writes: the
+   * element's entries; in the middle, the shorter side rewritten one position over; the version key.
+   * Conflicts as {@link removeAt}.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
    *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
@@ -215,24 +226,29 @@ export class DocList<T = JsonValue> extends Structure {
   async insert(index: number, value: T, opts: StructureWriteOptions = {}): Promise<void> {
     checkIndex(index);
     checkElementValue(value, 'the value');
-    await this.write(opts, async ({ tr, keys, existed, create }) => {
-      const body = bodyKey(keys);
-      const bounds = existed ? await boundsOf(tr, body) : undefined;
-      const length = lengthOf(bounds);
-      const at = index < 0 ? length + index : index;
-      if (at < 0 || at > length) throw outOfRange(index, length);
-      // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
-      flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)), this.access.kv.maxKeyBytes);
-      create();
-      await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes);
-      this.changed(tr, keys);
-    });
+    await this.writeWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async ({ tr, keys, create }, bounds) => {
+        const body = bodyKey(keys);
+        const length = lengthOf(bounds);
+        const at = index < 0 ? length + index : index;
+        if (at < 0 || at > length) throw outOfRange(index, length);
+        // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
+        flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)), this.access.kv.maxKeyBytes);
+        create();
+        await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes);
+        this.changed(tr, keys);
+      },
+    );
   }
 
   /**
-   * Removes and returns the last element, or `undefined` when the list is empty. Reads: the kind key, 1
-   * limit-1 range read, 1 range read of the element. Writes: a clear of it (a range clear when it has
-   * more than one key), the version key. Conflicts with concurrent push and pop.
+   * Removes and returns the last element, or `undefined` when the list is empty. Reads: the kind key
+   * and 1 limit-1 range read (the last key), together; then, when the element has more than that one
+   * key (a container with elements, a long string), 1 range read of it. Writes: a clear of it (a
+   * range clear when it has more than one key), the version key. Conflicts with concurrent push and
+   * pop, and with writes of the last element.
    *
    * @throws DocumentError WRONG_KIND.
    */
@@ -240,7 +256,11 @@ export class DocList<T = JsonValue> extends Structure {
     return this.takeEnd('last', opts);
   }
 
-  /** Removes and returns the first element; as {@link pop}, at the other end. */
+  /**
+   * Removes and returns the first element; as {@link pop}, at the other end: with the kind key, a
+   * limit-1 read of the first key, whose value says whether the element has keys below it (then, 1
+   * range read of it).
+   */
   async shift(opts: TransactionOption = {}): Promise<T | undefined> {
     return this.takeEnd('first', opts);
   }
@@ -261,28 +281,31 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * The index of the first element equal to `value` (by value and type, deep: see `jsonEqual`) at or
-   * after `fromIndex` (negative: from the end), or -1. Reads: the kind key, 2 limit-1 range reads, 1
-   * range read of the elements from `fromIndex` to the match: O(n).
+   * after `fromIndex` (negative: from the end), or -1. Reads: the kind key and 2 limit-1 range reads
+   * (the bounds), together; then 1 range read of the elements from `fromIndex` to the match: O(n).
    *
    * @throws DocumentError INVALID_ARGUMENT (fromIndex), INVALID_VALUE, WRONG_KIND.
    */
   async indexOf(value: T, fromIndex = 0, opts: TransactionOption = {}): Promise<number> {
     checkIndex(fromIndex, 'fromIndex');
     checkElementValue(value, 'the value');
-    return this.read(opts, async (tr, keys) => {
-      if (keys === undefined) return -1;
-      const body = bodyKey(keys);
-      const bounds = await boundsOf(tr, body);
-      const length = lengthOf(bounds);
-      const from = fromIndex < 0 ? Math.max(0, length + fromIndex) : fromIndex;
-      if (bounds === undefined || from >= length) return -1;
-      let index = from;
-      for await (const child of streamChildren(tr, body.length, childKey(body, bounds.first + from), subtreeEnd(body))) {
-        if (jsonEqual(unflatten(child.entries, 0, child.entries.length, child.key.length), value)) return index;
-        index++;
-      }
-      return -1;
-    });
+    return this.readWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async (tr, keys, bounds) => {
+        if (keys === undefined) return -1;
+        const body = bodyKey(keys);
+        const length = lengthOf(bounds);
+        const from = fromIndex < 0 ? Math.max(0, length + fromIndex) : fromIndex;
+        if (bounds === undefined || from >= length) return -1;
+        let index = from;
+        for await (const child of streamChildren(tr, body.length, childKey(body, bounds.first + from), subtreeEnd(body))) {
+          if (jsonEqual(unflatten(child.entries, 0, child.entries.length, child.key.length), value)) return index;
+          index++;
+        }
+        return -1;
+      },
+    );
   }
 
   /** Whether some element equals `value`; as {@link indexOf}. */
@@ -292,26 +315,29 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * The elements from `start` to `end` (exclusive), as `Array.prototype.slice` takes them: negative
-   * counts from the end, out-of-range bounds are clamped. Reads: the kind key, 2 limit-1 range reads, 1
-   * range read of the elements.
+   * counts from the end, out-of-range bounds are clamped. Reads: the kind key and 2 limit-1 range reads
+   * (the bounds), together; then 1 range read of the elements.
    *
    * @throws DocumentError INVALID_ARGUMENT (start, end), WRONG_KIND.
    */
   async slice(start = 0, end?: number, opts: TransactionOption = {}): Promise<T[]> {
     checkIndex(start, 'start');
     if (end !== undefined) checkIndex(end, 'end');
-    return this.read(opts, async (tr, keys) => {
-      if (keys === undefined) return [];
-      const body = bodyKey(keys);
-      const bounds = await boundsOf(tr, body);
-      const length = lengthOf(bounds);
-      const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
-      const from = clamp(start);
-      const to = end === undefined ? length : clamp(end);
-      if (bounds === undefined || from >= to) return [];
-      const page = await readChildren(tr, body.length, childKey(body, bounds.first + from), childKey(body, bounds.first + to), Infinity);
-      return page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T);
-    });
+    return this.readWith(
+      opts,
+      (tr, keys) => boundsOf(tr, bodyKey(keys)),
+      async (tr, keys, bounds) => {
+        if (keys === undefined) return [];
+        const body = bodyKey(keys);
+        const length = lengthOf(bounds);
+        const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
+        const from = clamp(start);
+        const to = end === undefined ? length : clamp(end);
+        if (bounds === undefined || from >= to) return [];
+        const page = await readChildren(tr, body.length, childKey(body, bounds.first + from), childKey(body, bounds.first + to), Infinity);
+        return page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T);
+      },
+    );
   }
 
   /**
@@ -353,9 +379,9 @@ export class DocList<T = JsonValue> extends Structure {
   private takeEnd(which: 'first' | 'last', opts: TransactionOption): Promise<T | undefined> {
     return this.writeWith(
       opts,
-      (tr, keys) => endElement(tr, bodyKey(keys), which),
+      (tr, keys) => readElement(tr, bodyKey(keys), which === 'last' ? -1 : 0),
       async ({ tr, keys }, end) => {
-        if (end === undefined) return undefined;
+        if (end === undefined || end.entries.length === 0) return undefined;
         if (end.entries.length > 1) clearSubtree(tr, end.key);
         else tr.clear(end.key);
         this.changed(tr, keys);
@@ -376,24 +402,81 @@ function lengthOf(bounds: Bounds | undefined): number {
   return bounds === undefined ? 0 : bounds.last - bounds.first + 1;
 }
 
-/** The first or last element's key and entries (1 limit-1 read, 1 range read), `undefined` when empty. */
-async function endElement(tr: ReadTransaction, body: Buffer, which: 'first' | 'last'): Promise<{ key: Buffer; entries: KeyValue[] } | undefined> {
-  const probe = await probeChild(tr, body, which);
-  if (probe.kind !== 'position') return undefined;
-  const key = childKey(body, probe.position);
-  return { key, entries: await readSubtreeEntries(tr, key) };
+/**
+ * How far from an end of the list the read that finds an element's key also reads the elements on the
+ * way, so that an index up to 8 from the end (0..7, -1..-8) of single-key elements needs no read
+ * after it: at most 7 elements more than the one wanted, each one key (under 100 kB). Further in, the
+ * read takes the end's key alone.
+ */
+const NEAR_END = 8;
+
+/** Element `index` of a list as {@link elementAt} finds it. */
+interface ElementAt {
+  /** Its key, `<body> tuple(position)`. */
+  readonly key: Buffer;
+  /** Its entry at `key`: `null` when the read proved there is none, `undefined` when it did not reach it. */
+  readonly head: KeyValue | null | undefined;
+  /** Its entries when the read has them all (`[]` when there is none). */
+  readonly entries: KeyValue[] | undefined;
 }
 
-/** The key of element `index` by one limit-1 read from the end it counts from; `undefined` when empty. */
-async function elementKey(tr: ReadTransaction, body: Buffer, index: number): Promise<Buffer | undefined> {
-  const probe = await probeChild(tr, body, index < 0 ? 'last' : 'first');
-  if (probe.kind !== 'position') return undefined;
-  return childKey(body, index < 0 ? probe.position + 1 + index : probe.position + index);
+/**
+ * Finds element `index` by 1 range read from the end it counts from (reverse for a negative index)
+ * over the list's element keys: `|index|` keys (`index + 1` for index ≥ 0) when that is at most
+ * {@link NEAR_END}, else 1. It reaches the element when every key before it is a whole element of one
+ * key. `undefined` when the list has no elements (or no array positions).
+ *
+ * The read is at snapshot, and records as its read conflict only what a limit-1 read of the end
+ * records (the end's key and the keys beyond it): the result depends on where the list starts (ends)
+ * and on the element, not on the elements between. The caller records the element's own conflict
+ * ({@link readElement}, {@link headOf}).
+ */
+async function elementAt(tr: Transaction, body: Buffer, index: number): Promise<ElementAt | undefined> {
+  const reverse = index < 0;
+  const reach = reverse ? -index : index + 1;
+  const limit = reach <= NEAR_END ? reach : 1;
+  const begin = descendantsBegin(body);
+  const end = subtreeEnd(body);
+  const found = await tr.snapshot().getRangeAll(begin, end, { limit, reverse });
+  const at = body.length;
+  const bound = found[0]?.key;
+  if (bound === undefined) tr.addReadConflictRange(begin, end);
+  else if (reverse) tr.addReadConflictRange(bound, end);
+  else tr.addReadConflictRange(begin, keyAfter(bound));
+  if (bound === undefined || !isIntegerElement(bound, at)) return undefined;
+  const boundPosition = decodePosition(bound, at);
+  const step = reverse ? -1 : 1;
+  const key = childKey(body, boundPosition + step * (reach - 1));
+  const single = (i: number) => {
+    const k = found[i].key;
+    return isIntegerElement(k, at) && elementEnd(k, at) === k.length && decodePosition(k, at) === boundPosition + step * i;
+  };
+  if (limit < reach || !found.every((_, i) => single(i))) return { key, head: undefined, entries: undefined };
+  if (found.length < limit) return { key, head: null, entries: [] };
+  const head = found[limit - 1];
+  // Read in reverse, keys below the element would have come before its entry.
+  return { key, head, entries: reverse || !hasEntriesBelow(head.value) ? [head] : undefined };
 }
 
-async function readSubtreeAt(tr: ReadTransaction, body: Buffer, index: number): Promise<JsonValue | undefined> {
-  const key = await elementKey(tr, body, index);
-  return key === undefined ? undefined : readSubtree(tr, key);
+/**
+ * Element `index`'s key and entries (`[]` when there is none), `undefined` when the list has no
+ * elements: {@link elementAt}, then 1 range read of the element unless that had it all. Conflicts with
+ * writes of the element (its subtree) and with changes at the end the index counts from.
+ */
+async function readElement(tr: Transaction, body: Buffer, index: number): Promise<{ key: Buffer; entries: KeyValue[] } | undefined> {
+  const element = await elementAt(tr, body, index);
+  if (element === undefined) return undefined;
+  const { key, entries } = element;
+  if (entries === undefined) return { key, entries: await readSubtreeEntries(tr, key) };
+  tr.addReadConflictRange(key, subtreeEnd(key));
+  return { key, entries };
+}
+
+/** The value of the element's entry (1 point read unless {@link elementAt} had it), conflicting with writes of it. */
+async function headOf(tr: Transaction, element: ElementAt): Promise<Buffer | undefined> {
+  if (element.head === undefined) return tr.get(element.key);
+  tr.addReadConflictKey(element.key);
+  return element.head?.value;
 }
 
 function checkIndex(index: unknown, what = 'index'): asserts index is number {

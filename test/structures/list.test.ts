@@ -3,9 +3,11 @@
  * the reference model, and the conflicts its TSDoc claims.
  */
 import type { JsonValue } from '../../src';
+import type { DocList } from '../../src/structures/list';
+import type { Transaction } from '../../src/kv/contract/types';
 import { Random, testSeed } from '../support/random';
 import { documentSuite } from '../document/document-suite';
-import { errorOf, retriesOf, writesOf } from './support';
+import { errorOf, firstAttemptsBarrier, retriesOf, writesOf } from './support';
 
 function randomValue(random: Random): JsonValue {
   switch (random.int(5)) {
@@ -19,6 +21,45 @@ function randomValue(random: Random): JsonValue {
       return [random.int(3), { x: null }];
     default:
       return random.pick([true, null, 2.5]);
+  }
+}
+
+/** An operation at or near an end of a list, run in `tr`, and the same on a model array: both give its result. */
+interface EndOp {
+  readonly name: string;
+  readonly run: (l: DocList, tr: Transaction) => Promise<unknown>;
+  readonly model: (list: JsonValue[]) => unknown;
+}
+
+function randomEndOp(random: Random): EndOp {
+  const index = random.between(-4, 4);
+  const value = randomValue(random);
+  const inRange = (list: JsonValue[]) => at(index, list.length) >= 0 && at(index, list.length) < list.length;
+  switch (random.int(6)) {
+    case 0:
+      return {
+        name: `get(${index})`,
+        run: (l, tr) => l.get(index, { tr }),
+        model: (list) => (inRange(list) ? list[at(index, list.length)] : 'OUT_OF_RANGE'),
+      };
+    case 1:
+      return {
+        name: `set(${index})`,
+        run: (l, tr) => l.set(index, value, { tr }),
+        model: (list) => {
+          if (!inRange(list)) return 'OUT_OF_RANGE';
+          list[at(index, list.length)] = value;
+          return undefined;
+        },
+      };
+    case 2:
+      return { name: 'pop', run: (l, tr) => l.pop({ tr }), model: (list) => list.pop() };
+    case 3:
+      return { name: 'shift', run: (l, tr) => l.shift({ tr }), model: (list) => list.shift() };
+    case 4:
+      return { name: 'push', run: (l, tr) => l.push(value, { tr }), model: (list) => void list.push(value) };
+    default:
+      return { name: 'unshift', run: (l, tr) => l.unshift(value, { tr }), model: (list) => void list.unshift(value) };
   }
 }
 
@@ -282,6 +323,111 @@ documentSuite('DocList', (ctx) => {
       );
       expect(retries).toBeGreaterThan(0);
       expect([...((await l.toArray()) as number[])].sort()).toEqual([0, 1, 2, 3]);
+    });
+
+    it('get, set, pop and shift conflict with writes of their element and changes at the end they count from (its element included), not with writes of the elements read on the way', async () => {
+      const { docs } = await ctx.open();
+      const c = docs.collection();
+      type Op = (l: DocList, tr: Transaction) => Promise<unknown>;
+      // A read alone commits nothing, so nothing conflicts with it: the reading transaction writes elsewhere too.
+      const get =
+        (index: number): Op =>
+        async (l, tr) => {
+          await l.get(index, { tr });
+          await c.counter(`elsewhere-${l.id}`).add(1, { tr });
+        };
+      const set =
+        (index: number): Op =>
+        (l, tr) =>
+          l.set(index, 'new', { tr });
+      const pop: Op = (l, tr) => l.pop({ tr });
+      const shift: Op = (l, tr) => l.shift({ tr });
+      const push: Op = (l, tr) => l.push('pushed', { tr });
+      const unshift: Op = (l, tr) => l.unshift('unshifted', { tr });
+      const pairs: [string, Op, Op, boolean][] = [
+        ['get(2), set(1)', get(2), set(1), false],
+        ['get(2), set(3)', get(2), set(3), false],
+        ['get(2), push', get(2), push, false],
+        ['get(2), set(2)', get(2), set(2), true],
+        ['get(2), set(0)', get(2), set(0), true],
+        ['get(2), unshift', get(2), unshift, true],
+        ['get(-3), set(-2)', get(-3), set(-2), false],
+        ['get(-3), set(-3)', get(-3), set(-3), true],
+        ['get(-3), push', get(-3), push, true],
+        ['get(8), set(7)', get(8), set(7), false],
+        ['get(8), set(8)', get(8), set(8), true],
+        ['set(2), set(1)', set(2), set(1), false],
+        ['set(-3), set(-2)', set(-3), set(-2), false],
+        ['set(1), set(1)', set(1), set(1), true],
+        ['pop, set(0)', pop, set(0), false],
+        ['pop, shift', pop, shift, false],
+        ['pop, unshift', pop, unshift, false],
+        ['pop, set(-1)', pop, set(-1), true],
+        ['pop, push', pop, push, true],
+        ['shift, set(-1)', shift, set(-1), false],
+        ['shift, push', shift, push, false],
+        ['shift, set(0)', shift, set(0), true],
+      ];
+      for (const elements of [
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        [{ a: [0] }, [1], 2, { d: 3 }, 4, 5, 6, 7, 8, [9, { x: 9 }]],
+      ] as JsonValue[][]) {
+        const outcomes: [string, boolean][] = [];
+        for (const [name, a, b] of pairs) {
+          const l = c.list(`${name} of ${JSON.stringify(elements[0])}`);
+          for (const value of elements) await l.push(value);
+          outcomes.push([name, (await retriesOf(docs, [(tr) => a(l, tr), (tr) => b(l, tr)])) > 0]);
+        }
+        expect(outcomes).toEqual(pairs.map(([name, , , conflicts]) => [name, conflicts]));
+      }
+    });
+
+    it('concurrent pops take different elements, each once', async () => {
+      const { docs } = await ctx.open();
+      const l = docs.collection().list('l');
+      for (const value of [1, { two: [2] }, 3, [4]]) await l.push(value);
+      const taken: unknown[] = []; // each pop's result in its last attempt, the one that committed
+      const retries = await retriesOf(
+        docs,
+        [0, 1, 2].map((k) => async (tr) => {
+          taken[k] = await l.pop({ tr });
+        }),
+      );
+      expect(retries).toBeGreaterThan(0);
+      expect(await l.toArray()).toEqual([1]);
+      expect(taken).toEqual(expect.arrayContaining([[4], 3, { two: [2] }]));
+    });
+
+    it('operations at the ends, run concurrently, give the results of running them one at a time in commit order (seeded)', async () => {
+      const seed = testSeed(303);
+      const random = new Random(seed);
+      const { docs } = await ctx.open();
+      const c = docs.collection();
+      for (let round = 0; round < 30; round++) {
+        const l = c.list(`round ${round}`);
+        const model = Array.from({ length: random.int(7) }, () => randomValue(random));
+        for (const value of model) await l.push(value);
+        const ops = Array.from({ length: 3 }, () => randomEndOp(random));
+        const allRead = firstAttemptsBarrier(ops.length);
+        const outcomes = await Promise.all(
+          ops.map((op, k) =>
+            docs.transact(async (tr) => {
+              const stamp = tr.getVersionstamp();
+              stamp.catch(() => undefined); // an attempt that fails to commit
+              const result = await op.run(l, tr).catch((err: unknown) => (err as { code?: string }).code);
+              // Something to commit when the operation writes nothing, with no conflict of its own.
+              await c.counter(`round ${round} op ${k}`).add(1, { tr });
+              await allRead();
+              return { result, stamp };
+            }),
+          ),
+        );
+        const stamps = await Promise.all(outcomes.map((o) => o.stamp));
+        const order = ops.map((_, k) => k).sort((x, y) => Buffer.compare(stamps[x], stamps[y]));
+        const where = `seed ${seed}, round ${round}: ${order.map((k) => ops[k].name).join(', ')} on ${JSON.stringify(model)}`;
+        const expected = order.map((k) => ops[k].model(model));
+        expect([where, order.map((k) => outcomes[k].result), await l.toArray()]).toEqual([where, expected, model]);
+      }
     });
   });
 });
