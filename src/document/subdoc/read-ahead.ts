@@ -13,8 +13,9 @@ import type { MutateInSpec, PathElement } from '../types';
  * What is read ahead never changes a result: a spec reads through its stage, which answers keys the
  * specs before it wrote (or cleared) from their writes, and asks the transaction only for the rest,
  * which the transaction (unwritten since) answers as it did ahead. A read the specs do not make (a
- * spec failed before it, or a spec before it rewrote its keys) only adds read conflicts; to keep
- * those few, a spec whose path may be a prefix of an earlier spec's path, or have one as a prefix,
+ * spec failed before it, or a spec before it rewrote its keys; or the next limit-1 read of a path
+ * with indices, still in flight when the call has failed) answers no one and only adds read
+ * conflicts; to keep those few, a spec whose path may be a prefix of an earlier spec's path, or have one as a prefix,
  * is not read ahead, and its reads are made in order as before.
  *
  * Read ahead per spec (each as the spec makes it, see `mutate-in.ts`): the entry of the parent (and,
