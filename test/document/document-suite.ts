@@ -3,6 +3,7 @@ import { Database } from '../../src/kv/contract/database';
 import type { FaultInjectionOptions } from '../../src/kv/engine-parts/fault-injector';
 import { CountingEngine } from '../../src/kv/counting-engine';
 import { documentEngines, type DocumentEngine } from '../support/document-engines';
+import { roundTripEngine, RoundTrips } from '../support/round-trip-engine';
 
 /**
  * How the document layer's behaviour tests run on every engine.
@@ -25,10 +26,18 @@ export interface OpenedLayer {
   counter: CountingEngine;
 }
 
+/** A layer whose engine charges round trips as a FoundationDB cluster client pays them. */
+export interface LayerWithRoundTrips extends OpenedLayer {
+  /** The round trips so far (`test/support/round-trip-engine.ts`). */
+  roundTrips: RoundTrips;
+}
+
 export interface DocumentTestContext {
   readonly engine: DocumentEngine;
   /** A layer over a fresh, empty database; closed after the test. */
   open(): Promise<OpenedLayer>;
+  /** As {@link open}, over an engine that charges round trips as a cluster does (slower: a turn per read). */
+  openWithRoundTrips(): Promise<LayerWithRoundTrips>;
   /**
    * A layer over a fresh database whose commits fail as `faults` says. Only inside
    * {@link DocumentTestContext.describeWithFaults}, which skips its tests on engines without faults.
@@ -46,8 +55,8 @@ export function documentSuite(title: string, body: (ctx: DocumentTestContext) =>
     describe(`${title} [${engine.name}]`, () => {
       const opened: OpenedLayer[] = [];
 
-      const layerOver = async (database: Database): Promise<OpenedLayer> => {
-        const counter = new CountingEngine(database.engine);
+      const layerOver = async (database: Database, roundTrips?: RoundTrips): Promise<OpenedLayer> => {
+        const counter = new CountingEngine(roundTrips === undefined ? database.engine : roundTripEngine(database.engine, roundTrips));
         const kv = new Database(counter);
         const docs = await open({ database: kv });
         const layer = { docs, kv, counter };
@@ -67,6 +76,10 @@ export function documentSuite(title: string, body: (ctx: DocumentTestContext) =>
       body({
         engine,
         open: async () => layerOver(await engine.open()),
+        openWithRoundTrips: async () => {
+          const roundTrips = new RoundTrips();
+          return { ...(await layerOver(await engine.open(), roundTrips)), roundTrips };
+        },
         openWithFaults: async (faults) => {
           if (!engine.openWithFaults) throw new Error(`the ${engine.name} engine cannot inject faults`);
           return layerOver(await engine.openWithFaults(faults));

@@ -7,7 +7,7 @@
 import { open, type DocLayer, type JsonValue } from '../../src';
 import { Database } from '../../src/kv/contract/database';
 import { MemoryEngine } from '../../src/kv/memory/memory-engine';
-import { charged, RoundTrips } from '../../bench/round-trips';
+import { roundTripEngine, RoundTrips } from '../support/round-trip-engine';
 import type { DocList } from '../../src/structures/list';
 
 interface Case {
@@ -29,7 +29,7 @@ describe('DocList round trips on a cluster', () => {
 
   beforeEach(async () => {
     trips = new RoundTrips();
-    docs = await open({ database: new Database(charged(new MemoryEngine(), trips)) });
+    docs = await open({ database: new Database(roundTripEngine(new MemoryEngine(), trips)) });
     await docs.collection().upsert('warm-up', {}); // creates the collection, so that no case pays for that
   });
 

@@ -14,7 +14,7 @@ import type { CollectionPath } from '../manifest/manifest';
 import type { StructureAccess } from '../structure-port';
 import { NOT_INDEXED, type IndexedCollectionAccess, type IndexPort } from '../index-port';
 import { lookupIn } from '../subdoc/lookup-in';
-import { mutateIn } from '../subdoc/mutate-in';
+import { mutateIn, mutateInReads } from '../subdoc/mutate-in';
 import type {
   Cas,
   CasOptions,
@@ -437,6 +437,13 @@ export class DocumentCollection {
    * the document's data (1 snapshot range read) to check the size limit. Before the specs, 1 snapshot
    * point read of the expiry key (snapshot, so writers of different fields still do not conflict).
    *
+   * Round trips: the specs' reads above are issued together, and together with the expiry read,
+   * before the specs run (`subdoc/read-ahead.ts`), so specs on disjoint paths cost one round trip of
+   * reads however many there are (3 in all on a cluster: read version, reads, commit). Read in order,
+   * a round trip each, as before: a spec whose path is, extends or leads to an earlier spec's path;
+   * each index in a path (1 limit-1 read to resolve it); the reads made only on a miss (createPath,
+   * the diagnosis of a missing path); the CAS check (1 more round trip).
+   *
    * Expiry as Couchbase: `opts.expiry`, or with `preserveExpiry` the document's own; otherwise the
    * write clears it (1 key cleared, with its index entry). An expired document is missing: with
    * storeSemantics `'replace'` DOCUMENT_NOT_FOUND, otherwise the specs create it afresh.
@@ -458,6 +465,8 @@ export class DocumentCollection {
       const target = await this.prefixToWrite(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
+      // The specs' reads go with the expiry and lock reads: one round trip for all.
+      const readsAhead = target.create === undefined ? mutateInReads(tr, keys, specs, opts) : undefined;
       const [stored, lockedUntil] =
         target.create === undefined ? await Promise.all([readExpiry(tr.snapshot(), keys), this.readLockIfAny(tr, target.id, keys)]) : [];
       const before = liveExpiry(stored, now);
@@ -472,8 +481,9 @@ export class DocumentCollection {
       if (locked && opts.cas === undefined) throw lockedError(id);
       await rejectRootUpsertOfStructure(tr, keys, specs);
       const indexed = await this.indexedMutation(tr, keys, indexing, specs, opts, before, after);
-      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed).catch(async (err) =>
-        Promise.reject(locked && isDocumentError(err, 'CAS_MISMATCH') ? lockedError(id) : await errorForStructure(tr, keys, err)),
+      // Discarding an expired document wrote to tr: the reads issued ahead no longer answer for it.
+      const outcome = await mutateIn(tr, keys, specs, opts, this.context.kv.maxKeyBytes, indexed, expired ? undefined : readsAhead).catch(
+        async (err) => Promise.reject(locked && isDocumentError(err, 'CAS_MISMATCH') ? lockedError(id) : await errorForStructure(tr, keys, err)),
       );
       if (locked) tr.clear(lockKey(keys));
       values = outcome.values;

@@ -1,5 +1,5 @@
 import { stage, type StagedTransaction } from '../../kv/client/staged-transaction';
-import type { Transaction } from '../../kv/contract/types';
+import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { entryBytes, MAX_DOCUMENT_BYTES, unflatten } from '../values/flatten';
 import { MAX_DEPTH, assertJsonValue, valueDepth } from '../values/json-value';
@@ -27,6 +27,7 @@ import type { JsonValue, MutateInOptions, MutateInSpec, PathElement } from '../t
 import { checkCas, writeVersion } from '../keys/version';
 import { DocTransaction } from '../doc-transaction';
 import { checkSpecList, describePath, forSpec, specOp } from './spec-list';
+import { readAhead } from './read-ahead';
 
 /**
  * mutateIn: Couchbase's sub-document mutations (statuses as subjson and kv_engine give them) over the
@@ -81,6 +82,13 @@ export interface MutateOutcome {
  * (each sees the document as the previous ones left it), and only when all succeed are their writes
  * applied to `tr`, with the document's new version.
  *
+ * Reads: each spec's keys (its parent's entry, its node, its array's ends or subtree: the costs are
+ * listed at `Collection.mutateIn`), with storeSemantics 'upsert' or 'insert' the root's entry, with
+ * `cas` the version key. The specs' first reads are issued together before any spec runs, and with
+ * the CAS check's (`readsAhead`, or issued here: see `read-ahead.ts`); a spec reads through the stage,
+ * so it sees the writes of the specs before it whatever was read ahead. Writes: the specs' keys and
+ * the version key, all at the end.
+ *
  * @throws DocumentError INVALID_ARGUMENT for bad specs or combinations (before anything is read),
  *   DOCUMENT_NOT_FOUND, DOCUMENT_EXISTS, CAS_MISMATCH, and the first failing spec's error with its
  *   `specIndex`.
@@ -93,19 +101,17 @@ export async function mutateIn(
   maxKeyBytes: number,
   /** Runs once every spec has succeeded, before their writes are applied (index maintenance: `index-port.ts`). */
   beforeApply?: (st: Transaction, removed: boolean) => Promise<void>,
+  /** The specs' reads, issued ahead by {@link mutateInReads} on `tr`, unwritten since. */
+  readsAhead?: ReadTransaction,
 ): Promise<MutateOutcome> {
-  const semantics = options.storeSemantics ?? 'replace';
-  if (semantics !== 'replace' && semantics !== 'upsert' && semantics !== 'insert') {
-    throw new DocumentError('INVALID_ARGUMENT', `storeSemantics is 'replace', 'upsert' or 'insert', got ${JSON.stringify(semantics)}`);
-  }
-  if (semantics === 'insert' && options.cas !== undefined) {
-    throw new DocumentError('INVALID_ARGUMENT', "storeSemantics 'insert' creates the document, so it takes no cas");
-  }
+  const semantics = checkedSemantics(options);
   const checked = checkMutateSpecs(checkSpecList(specs, 'mutateIn'), semantics);
+  // Issued before the CAS check, so that its read and the specs' go together.
+  const reads = readsAhead ?? readAhead(tr, keys, checked, semantics !== 'replace');
   if (options.cas !== undefined) await checkCas(tr, keys, options.cas);
 
   const sizeBefore = await tr.getApproximateSize();
-  const st = stage(tr);
+  const st = stage(tr, reads);
   if (semantics !== 'replace') {
     const exists = (await st.get(keys.root)) !== undefined;
     if (exists && semantics === 'insert') throw new DocumentError('DOCUMENT_EXISTS', 'the document exists');
@@ -134,6 +140,38 @@ export async function mutateIn(
       checked.map((spec) => spec.elements),
     );
   return { values, removed };
+}
+
+/**
+ * Issues the reads of a {@link mutateIn} of `specs` ahead (see `read-ahead.ts`), for a caller with
+ * reads of its own to issue together with them; pass the result to mutateIn if `tr` is not written to
+ * before it. `undefined` for specs or options mutateIn rejects: it rejects them itself, when it runs.
+ */
+export function mutateInReads(
+  tr: Transaction,
+  keys: DocumentKeys,
+  specs: readonly MutateInSpec[],
+  options: MutateInOptions,
+): ReadTransaction | undefined {
+  try {
+    const semantics = checkedSemantics(options);
+    return readAhead(tr, keys, checkMutateSpecs(checkSpecList(specs, 'mutateIn'), semantics), semantics !== 'replace');
+  } catch (err) {
+    if (isDocumentError(err)) return undefined;
+    throw err;
+  }
+}
+
+/** @throws DocumentError INVALID_ARGUMENT for an unknown storeSemantics, or 'insert' with a cas. */
+function checkedSemantics(options: MutateInOptions): 'replace' | 'upsert' | 'insert' {
+  const semantics = options.storeSemantics ?? 'replace';
+  if (semantics !== 'replace' && semantics !== 'upsert' && semantics !== 'insert') {
+    throw new DocumentError('INVALID_ARGUMENT', `storeSemantics is 'replace', 'upsert' or 'insert', got ${JSON.stringify(semantics)}`);
+  }
+  if (semantics === 'insert' && options.cas !== undefined) {
+    throw new DocumentError('INVALID_ARGUMENT', "storeSemantics 'insert' creates the document, so it takes no cas");
+  }
+  return semantics;
 }
 
 /**

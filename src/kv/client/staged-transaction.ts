@@ -44,12 +44,13 @@ const EMPTY_KEY = Buffer.alloc(0);
  * it was, which is how a multi-step operation that fails half way leaves its caller's transaction
  * untouched.
  *
- * - Reads go to the parent, so they see its state and add its read conflicts (or none, through
- *   `snapshot()`), with the staged writes merged on top: sets, clears, range clears and atomic
- *   operations, in point reads, range reads (both directions, with limits) and key selectors. As in
- *   FDB, a key whose staged value does not depend on the stored one (set, cleared, range-cleared) is
- *   not read from the parent. Reading a key given a staged versionstamped value, or a range a staged
- *   versionstamped key may land in, fails with accessed_unreadable (1036).
+ * - Reads go to the parent (or to the view of it the stage was given, `reads`), so they see its
+ *   state and add its read conflicts (or none, through `snapshot()`), with the staged writes merged
+ *   on top: sets, clears, range clears and atomic operations, in point reads, range reads (both
+ *   directions, with limits) and key selectors. As in FDB, a key whose staged value does not
+ *   depend on the stored one (set, cleared, range-cleared) is not read from the parent. Reading a
+ *   key given a staged versionstamped value, or a range a staged versionstamped key may land in,
+ *   fails with accessed_unreadable (1036).
  * - Writes are validated when made, with the parent's rules (2004 for keys in the system keyspace,
  *   2005 for an inverted range, 2102/2103 for sizes, 2000 for a malformed versionstamp template or an
  *   unknown atomic operation), so that `apply()` cannot fail half way.
@@ -77,7 +78,14 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     return this.parent.attempt;
   }
 
-  constructor(readonly parent: Transaction) {
+  constructor(
+    readonly parent: Transaction,
+    /**
+     * Where reads of the parent go (through the transaction, not `snapshot()`): the parent, or a view
+     * of it that answers as it does, such as reads issued ahead (`remembered-reads.ts`).
+     */
+    private readonly reads: ReadTransaction = parent,
+  ) {
     super();
   }
 
@@ -106,19 +114,19 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   // ---- reads
 
   get(key: Bytes): Promise<Buffer | undefined> {
-    return this.readValue(this.parent, key);
+    return this.readValue(this.reads, key);
   }
 
   getKey(selector: KeySelector): Promise<Buffer> {
-    return this.readKey(this.parent, selector);
+    return this.readKey(this.reads, selector);
   }
 
   getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue> {
-    return this.rangeIterable(this.parent, begin, end, options);
+    return this.rangeIterable(this.reads, begin, end, options);
   }
 
   getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
-    return this.readRangeAll(this.parent, begin, end, options);
+    return this.readRangeAll(this.reads, begin, end, options);
   }
 
   getReadVersion(): Promise<bigint> {
@@ -486,9 +494,9 @@ export class StagedTransaction extends TransactionShorthands implements Transact
   }
 }
 
-/** A new stage over `parent`: see {@link StagedTransaction}. */
-export function stage(parent: Transaction): StagedTransaction {
-  return new StagedTransaction(parent);
+/** A new stage over `parent`, reading it through `reads` (default: `parent`): see {@link StagedTransaction}. */
+export function stage(parent: Transaction, reads?: ReadTransaction): StagedTransaction {
+  return new StagedTransaction(parent, reads);
 }
 
 /**
