@@ -1,5 +1,6 @@
 import { isKvError } from '../../kv/contract/errors';
 import type { Transaction } from '../../kv/contract/types';
+import { setHandedOver } from '../../kv/client/hand-over';
 import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
 import type { DocumentKeys } from './layout';
@@ -38,7 +39,8 @@ export function writeDocument(tr: Transaction, keys: DocumentKeys, entries: Entr
   tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
   const data = entries.keys;
   const values = entries.values;
-  for (let i = 0; i < data.length; i++) tr.set(data[i], values[i]);
+  // The entries were encoded for this write and are never modified: the transaction may keep them.
+  for (let i = 0; i < data.length; i++) setHandedOver(tr, data[i], values[i]);
   DocTransaction.of(tr).documentWritten(keys);
 }
 

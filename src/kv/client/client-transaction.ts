@@ -13,6 +13,8 @@ import {
   selectorBoundary,
   selectorKey,
   writableKey,
+  legalWritableKey,
+  legalValue,
   type EngineKeyLimit,
 } from '../contract/key-arguments';
 import { isKeySelector } from '../contract/key-selector';
@@ -213,6 +215,18 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const k = writableKey(key, this.keyLimit);
     const v = checkedValue(value);
     this.writes.set(k, v);
+    this.triggerOwnWatches(k);
+  }
+
+  /**
+   * {@link set} of Buffers the caller hands over: it never modifies them afterwards, so the transaction
+   * keeps them, and the engine may store them, instead of copies. Same checks and errors as `set`.
+   * Layers reach it through `setHandedOver`.
+   */
+  setHandedOver(key: Buffer, value: Buffer): void {
+    this.assertUsable();
+    const k = legalWritableKey(key, this.keyLimit);
+    this.writes.set(k, legalValue(value));
     this.triggerOwnWatches(k);
   }
 

@@ -22,10 +22,14 @@ export interface EngineKeyLimit {
 
 /** A copy of a key that may be written. @throws KvError key_outside_legal_range (2004), key_too_large (2102) */
 export function writableKey(key: Bytes, limit?: EngineKeyLimit): Buffer {
-  const k = toBuffer(key);
-  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-  if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) throw keyTooLarge(k, limit);
-  return copyOf(k);
+  return copyOf(legalWritableKey(toBuffer(key), limit));
+}
+
+/** `key` itself, checked as {@link writableKey} checks it. @throws KvError 2004, 2102 */
+export function legalWritableKey(key: Buffer, limit?: EngineKeyLimit): Buffer {
+  if (key.length > 0 && key[0] === 0xff) throw outsideLegalRange(key);
+  if (key.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) throw keyTooLarge(key, limit);
+  return key;
 }
 
 /**
@@ -55,11 +59,15 @@ export function readableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undefi
 
 /** A copy of a value that may be written. @throws KvError value_too_large (2103) */
 export function checkedValue(value: Bytes): Buffer {
-  const v = toBuffer(value);
-  if (v.length > Limits.maxValueBytes) {
-    throw kvError('value_too_large', `${v.length} bytes, the limit is ${Limits.maxValueBytes}`);
+  return copyOf(legalValue(toBuffer(value)));
+}
+
+/** `value` itself, checked as {@link checkedValue} checks it. @throws KvError value_too_large (2103) */
+export function legalValue(value: Buffer): Buffer {
+  if (value.length > Limits.maxValueBytes) {
+    throw kvError('value_too_large', `${value.length} bytes, the limit is ${Limits.maxValueBytes}`);
   }
-  return copyOf(v);
+  return value;
 }
 
 /**

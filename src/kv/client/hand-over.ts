@@ -1,0 +1,13 @@
+import type { Transaction } from '../contract/types';
+import { ClientTransaction } from './client-transaction';
+
+/**
+ * `tr.set(key, value)` for a layer that hands the Buffers over: it made them for this write and never
+ * modifies them afterwards (a document's freshly encoded entries), so the memory and LMDB engines'
+ * transactions keep them instead of copies. Any other transaction (FoundationDB's, a wrapper) gets a
+ * plain `set`. Same checks and errors as `set`.
+ */
+export function setHandedOver(tr: Transaction, key: Buffer, value: Buffer): void {
+  if (tr instanceof ClientTransaction) tr.setHandedOver(key, value);
+  else tr.set(key, value);
+}

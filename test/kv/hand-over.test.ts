@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { setHandedOver } from '../../src/kv/client/hand-over';
+import { isKvError } from '../../src/kv/contract/errors';
+import { Limits } from '../../src/kv/contract/limits';
+import type { Engine, Transaction } from '../../src/kv/contract/types';
+import { CountingEngine } from '../../src/kv/counting-engine';
+import { LmdbEngine } from '../../src/kv/lmdb';
+import { MemoryEngine } from '../../src/kv/memory/memory-engine';
+
+const root = mkdtempSync(join(tmpdir(), 'doclayer-hand-over-'));
+let stores = 0;
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The code of the KvError `fn` throws. */
+function errorCode(fn: () => void): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (isKvError(err)) return err.name;
+    throw err;
+  }
+  return undefined;
+}
+
+async function committed(engine: Engine, fn: (tr: Transaction) => void): Promise<void> {
+  const tr = engine.createTransaction();
+  fn(tr);
+  await tr.commit();
+}
+
+async function stored(engine: Engine, begin: string, end: string): Promise<Array<[string, string]>> {
+  const tr = engine.createTransaction();
+  const pairs = await tr.getRangeAll(begin, end);
+  return pairs.map(({ key, value }) => [key.toString(), value.toString()]);
+}
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ['lmdb', () => new LmdbEngine({ path: join(root, `store-${stores++}`) })],
+  ['a transaction that is no engine client (counting wrapper)', () => new CountingEngine(new MemoryEngine())],
+] as const)('setHandedOver [%s]', (_name, makeEngine) => {
+  let engine: Engine;
+  beforeEach(() => {
+    engine = makeEngine();
+  });
+  afterEach(() => engine.close());
+
+  it('writes what set writes, read back by point and range reads', async () => {
+    await committed(engine, (tr) => {
+      setHandedOver(tr, Buffer.from('a/1'), Buffer.from('one'));
+      setHandedOver(tr, Buffer.from('a/2'), Buffer.from('two'));
+      tr.set('a/3', 'three');
+    });
+    expect(await stored(engine, 'a/', 'a0')).toEqual([
+      ['a/1', 'one'],
+      ['a/2', 'two'],
+      ['a/3', 'three'],
+    ]);
+  });
+
+  it('is seen by the transaction that made it (read-your-writes), over a stored value', async () => {
+    await committed(engine, (tr) => tr.set('k', 'old'));
+    const tr = engine.createTransaction();
+    setHandedOver(tr, Buffer.from('k'), Buffer.from('new'));
+    expect((await tr.get('k'))?.toString()).toBe('new');
+    await tr.commit();
+    expect(await stored(engine, 'k', 'l')).toEqual([['k', 'new']]);
+  });
+
+  it('refuses what set refuses, with its error, and writes nothing', async () => {
+    const tr = engine.createTransaction();
+    const tooLongKey = Buffer.alloc((engine.maxKeyBytes ?? Limits.maxKeyBytes) + 1, 'k');
+    expect(errorCode(() => setHandedOver(tr, Buffer.from([0xff, 1]), Buffer.from('v')))).toBe('key_outside_legal_range');
+    expect(errorCode(() => setHandedOver(tr, tooLongKey, Buffer.from('v')))).toBe('key_too_large');
+    expect(errorCode(() => setHandedOver(tr, Buffer.from('k'), Buffer.alloc(Limits.maxValueBytes + 1)))).toBe('value_too_large');
+    await tr.commit();
+    expect(await stored(engine, '', '\xff')).toEqual([]);
+  });
+});
+
+describe('setHandedOver on the memory engine', () => {
+  it('keeps the Buffers it is given instead of copies: a range read hands back the same objects', async () => {
+    const engine = new MemoryEngine();
+    const key = Buffer.from('doc/leaf');
+    const value = Buffer.from('leaf value');
+    await committed(engine, (tr) => setHandedOver(tr, key, value));
+    const [pair] = await engine.createTransaction().getRangeAll('doc/', 'doc0');
+    expect(pair.key).toBe(key);
+    expect(pair.value).toBe(value);
+    await engine.close();
+  });
+
+  it('while set copies them, so that its caller may reuse its buffers', async () => {
+    const engine = new MemoryEngine();
+    const value = Buffer.from('first');
+    await committed(engine, (tr) => tr.set('k', value));
+    value.write('later');
+    expect(await stored(engine, 'k', 'l')).toEqual([['k', 'first']]);
+    await engine.close();
+  });
+});
