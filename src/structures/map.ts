@@ -7,7 +7,7 @@ import { loneSurrogateIndex } from '../document/values/path';
 import { clearSubtree, readSubtree, writeEntries } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, type Child } from './children';
-import { earlierEquals } from './repeats';
+import { keyOrder } from './repeats';
 import { compareBytes } from '../kv/contract/bytes';
 import { checkElementValue } from './element-value';
 import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
@@ -98,54 +98,75 @@ export class DocMap<V = JsonValue> extends Structure {
 
   /**
    * Concurrent sets merged (structures/combiner.ts): the keys' entries read together, each value
-   * written in call order (a key set twice in the batch holds the later value, and is new only for
-   * the first call), the size added once and the version written once. A value that cannot be
-   * written (too large a key, say) fails its call alone and writes nothing.
+   * written after the values of earlier calls with the same key (a key set twice in the batch holds
+   * the later value, and is new only for the first call), the size added once and the version written
+   * once. A value that cannot be written (too large a key, say) fails its call alone and writes nothing.
+   *
+   * The calls are read and written in key order, after the size and the version (which sort before
+   * the body): the transaction's read conflicts and written keys then come sorted, and its commit does
+   * not sort them again.
    */
   private setAll(tr: Transaction, sets: readonly MapSet<V>[]): Promise<Settled<void>[]> {
-    // The entries' keys, made once for the reads and the writes.
+    // The entries' keys and the calls in their order, made once for the reads and the writes.
     let entries: Buffer[] = [];
+    let order: number[] = [];
     let entriesFor: DocumentKeys | undefined;
     const entriesOf = (keys: DocumentKeys): Buffer[] => {
       if (entriesFor !== keys) {
         const body = bodyKey(keys);
         entries = sets.map(({ key }) => childKey(body, key));
+        order = keyOrder(entries, compareBytes);
         entriesFor = keys;
       }
       return entries;
     };
     return this.writeWith(
       { tr },
-      (t, keys) => Promise.all(entriesOf(keys).map((at) => t.get(at))),
+      (t, keys) => {
+        const at = entriesOf(keys);
+        return Promise.all(order.map((i) => t.get(at[i])));
+      },
       async ({ tr: t, keys, create }, found) => {
         const at = entriesOf(keys);
-        const earlier = earlierEquals(at, compareBytes);
-        // Per call, whether its key holds a value written in this batch (by it or an earlier call).
-        const holds = earlier === undefined ? undefined : new Array<boolean>(sets.length).fill(false);
+        const outcomes = new Array<Settled<void>>(sets.length);
+        // Per position in key order: the value's entries (none when its call failed), and whether the
+        // entry's subtree is cleared before they are written.
+        const values = new Array<Entries | undefined>(order.length);
+        const clears = new Uint8Array(order.length);
         let added = 0;
         let written = false;
-        const outcomes = sets.map(({ value }, i): Settled<void> => {
+        // Whether the key of the previous position holds a value written in this batch (the calls of a
+        // repeated key are adjacent, in call order).
+        let held = false;
+        for (let j = 0; j < order.length; j++) {
+          const i = order[j];
           const entry = at[i];
-          const before = earlier !== undefined && earlier[i] >= 0 && holds![earlier[i]];
-          if (holds !== undefined) holds[i] = before;
-          let flattened: Entries;
+          const before: boolean = held && compareBytes(at[order[j - 1]], entry) === 0;
+          held = before;
           try {
-            flattened = flatten(value as JsonValue, entry, this.access.kv.maxKeyBytes);
+            values[j] = flatten(sets[i].value as JsonValue, entry, this.access.kv.maxKeyBytes);
           } catch (error) {
-            return { ok: false, error };
+            outcomes[i] = { ok: false, error };
+            continue;
           }
-          create();
-          const old = found?.[i];
+          const old = found?.[j];
           if (old === undefined && !before) added++;
           // A value written earlier in the batch may have entries below even if the stored one has none.
-          else if (before || (old !== undefined && hasEntriesBelow(old))) clearSubtree(t, entry);
-          if (holds !== undefined) holds[i] = true;
+          else if (before || (old !== undefined && hasEntriesBelow(old))) clears[j] = 1;
+          held = true;
           written = true;
-          writeEntries(t, flattened);
-          return DONE;
-        });
+          outcomes[i] = DONE;
+        }
+        if (!written) return outcomes;
+        create();
         if (added > 0) t.add(keys.meta(META_SIZE), encodeInt64(BigInt(added)));
-        if (written) this.changed(t, keys);
+        this.changed(t, keys);
+        for (let j = 0; j < order.length; j++) {
+          const flattened = values[j];
+          if (flattened === undefined) continue;
+          if (clears[j] === 1) clearSubtree(t, at[order[j]]);
+          writeEntries(t, flattened);
+        }
         return outcomes;
       },
     );

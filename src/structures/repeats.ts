@@ -14,3 +14,11 @@ export function earlierEquals<T>(items: readonly T[], compare: (a: T, b: T) => n
   }
   return earlier;
 }
+
+/**
+ * The indexes of `items` in the order of `compare`, equal items in index order: a merged run's calls
+ * in key order, the calls of a repeated item adjacent and in call order.
+ */
+export function keyOrder<T>(items: readonly T[], compare: (a: T, b: T) => number): number[] {
+  return items.map((_, i) => i).sort((a, b) => compare(items[a], items[b]) || a - b);
+}

@@ -274,10 +274,19 @@ export abstract class Structure {
     prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
     now = this.access.now(),
   ): Promise<[KindCheck, P | undefined]> {
-    const fetching = prefetch?.(tr, keys);
+    // The kind key is read first: it sorts before the structure's body, so a transaction's read
+    // conflicts come in key order and need no sort at commit (coalesceRanges checks the order).
+    const inspecting = inspectKind(tr, keys, now);
+    let fetching: Promise<P> | undefined;
+    try {
+      fetching = prefetch?.(tr, keys);
+    } catch (error) {
+      inspecting.catch(() => undefined);
+      throw error;
+    }
     // When the kind check fails, its error is the one to report.
     fetching?.catch(() => undefined);
-    const found = await inspectKind(tr, keys, now);
+    const found = await inspecting;
     if (found.kind !== undefined && found.kind !== this.kind) throw wrongKind(found.kind, this.kind);
     return [found, await fetching];
   }

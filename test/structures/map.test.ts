@@ -113,6 +113,22 @@ documentSuite('DocMap', (ctx) => {
     expect(await m.get('k')).toBe('y');
   });
 
+  it('reads and writes merged sets in key order, the kind key first, so that the commit sorts nothing', async () => {
+    const { docs, counter } = await ctx.open();
+    const m = docs.collection().map('m');
+    await m.set('k', { o: 1 });
+    const keys = ['k9', 'k', 'k7', 'k1', 'k7', 'k3', 'k0', 'k5'];
+    const { attempts } = await counter.measure(() => Promise.all(keys.map((k, i) => m.set(k, i))));
+    const inOrder = (list: readonly Buffer[]) => list.every((key, i) => i === 0 || Buffer.compare(list[i - 1], key) <= 0);
+    const merged = attempts.filter((attempt) => attempt.gets.length > 3);
+    expect(merged.length).toBeGreaterThan(0);
+    for (const attempt of merged) {
+      expect(inOrder(attempt.gets.map((get) => get.key))).toBe(true);
+      expect(inOrder(attempt.sets.map((set) => set.key))).toBe(true);
+    }
+    expect(await m.entries()).toEqual([...new Set(keys)].sort().map((k) => [k, keys.lastIndexOf(k)]));
+  });
+
   it('refuses bad keys and values, writing nothing', async () => {
     const { docs } = await ctx.open();
     const c = docs.collection();

@@ -3,13 +3,28 @@ import type { KeyRange } from '../contract/key-range';
 
 /** Sorts ranges by their begin and merges the overlapping or touching ones; empty ranges are dropped. */
 export function coalesceRanges(ranges: readonly KeyRange[]): KeyRange[] {
-  // Most lists come in order already (a transaction's writes or reads in key order): one pass checks.
-  let ordered = true;
-  for (let i = 0; i < ranges.length && ordered; i++) {
-    const r = ranges[i];
-    if (compareBytes(r.begin, r.end) >= 0 || (i > 0 && compareBytes(ranges[i - 1].begin, r.begin) > 0)) ordered = false;
+  // Most lists come in order already (a transaction's writes or reads in key order): one pass merges
+  // them, and sorts only when it meets a range out of order.
+  const out: KeyRange[] = [];
+  let last: KeyRange | undefined;
+  let previousBegin: Buffer | undefined;
+  for (const range of ranges) {
+    if (compareBytes(range.begin, range.end) >= 0) continue;
+    // After the last merged range's end, `range` is in order (that end is after every begin so far).
+    if (last === undefined || compareBytes(range.begin, last.end) > 0) {
+      out.push((last = range));
+    } else if (compareBytes(range.begin, previousBegin!) < 0) {
+      return coalesceSorted(ranges.filter((r) => compareBytes(r.begin, r.end) < 0).sort(byBegin));
+    } else if (compareBytes(range.end, last.end) > 0) {
+      out[out.length - 1] = last = { begin: last.begin, end: range.end };
+    }
+    previousBegin = range.begin;
   }
-  const sorted = ordered ? ranges : ranges.filter((r) => compareBytes(r.begin, r.end) < 0).sort(byBegin);
+  return out;
+}
+
+/** {@link coalesceRanges} of non-empty ranges sorted by their begin. */
+function coalesceSorted(sorted: readonly KeyRange[]): KeyRange[] {
   const out: KeyRange[] = [];
   for (const range of sorted) {
     const last = out[out.length - 1];

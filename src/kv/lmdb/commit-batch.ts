@@ -20,6 +20,7 @@ export interface CommitRequest {
   readonly readTakenAt: number | undefined;
   /** Coalesced read conflict ranges. */
   readonly readConflicts: readonly KeyRange[];
+  /** Coalesced write conflict ranges (the keys of versionstamped keys are added at commit). */
   readonly writeConflicts: readonly KeyRange[];
   readonly mutations: readonly Mutation[];
   /** The transaction's approximate size, to bound a batch. */
@@ -66,7 +67,8 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
   let horizon: bigint | undefined;
   const storeHorizon = () => (horizon ??= writer.horizon());
   const version = nextVersion(conflicts.catchUp(writer), now);
-  const written: KeyRange[] = [];
+  // Each committed transaction's write conflict ranges, coalesced.
+  const written: (readonly KeyRange[])[] = [];
   const outcomes: CommitOutcome[] = [];
   let order = 0;
   for (const request of requests) {
@@ -81,13 +83,15 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
       continue;
     }
     const versionstamp = versionstampOf(version, order++);
-    const ranges = [...request.writeConflicts, ...applyMutations(writer, request.mutations, versionstamp)];
+    const stamped = applyMutations(writer, request.mutations, versionstamp);
+    const ranges = stamped.length === 0 ? request.writeConflicts : coalesceRanges([...request.writeConflicts, ...stamped]);
     conflicts.record(version, now, ranges);
-    written.push(...ranges);
+    written.push(ranges);
     outcomes.push({ committed: true, version, versionstamp, reportUnknownResult: fault === 'unknownResult' });
   }
   if (order > 0) {
-    const ranges = coalesceRanges(written);
+    // A combined call's batch is often one transaction: its ranges are the batch's.
+    const ranges = written.length === 1 ? written[0] : coalesceRanges(written.flat());
     writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges }));
     context.recorded?.(version, ranges);
     writer.setLastVersion(version);

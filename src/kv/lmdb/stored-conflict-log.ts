@@ -67,9 +67,12 @@ export class StoredConflictLog {
     return this.requireMirror().findConflict(readVersion, reads);
   }
 
-  /** Records a commit of the current batch in the mirror; the batch appends it to the store itself. */
+  /**
+   * Records a commit of the current batch in the mirror, its write conflict ranges coalesced; the batch
+   * appends it to the store itself.
+   */
   record(version: bigint, time: number, ranges: readonly KeyRange[]): void {
-    this.requireMirror().record(version, time, ranges);
+    this.requireMirror().record(version, time, ranges, true);
     this.through = version;
   }
 
