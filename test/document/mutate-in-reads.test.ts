@@ -6,9 +6,11 @@
  * them (`test/support/round-trip-engine.ts`, as `npm run bench:round-trips`).
  *
  * And what reading ahead must not change: specs that overlap see the writes of the specs before them,
- * a failing spec leaves nothing written, and a retried commit reads afresh.
+ * a failing spec leaves nothing written, a retried commit reads afresh, and with `cas` the same error
+ * wins as when the CAS check read on its own.
  */
 import { MutateInSpec, type Collection, type JsonValue, type MutateInSpec as Spec } from '../../src';
+import type { Database } from '../../src/kv/contract/database';
 import { dumpKeyspace, expectDocumentError } from '../support/document-assertions';
 import { clocked, T0 } from './clocked';
 import { documentSuite, type DocumentTestContext } from './document-suite';
@@ -263,5 +265,97 @@ documentSuite('mutateIn reads issued ahead', (ctx) => {
     expect((await c.mutateIn('u', specs, { storeSemantics: 'upsert' })).values).toEqual([1, undefined]);
     expect((await c.mutateIn('i', specs, { storeSemantics: 'insert' })).values).toEqual([1, undefined]);
     for (const id of ['u', 'i']) expect((await c.get(id)).content).toEqual({ n: 1, tags: ['x'] });
+  });
+});
+
+documentSuite('mutateIn with cas: which error wins', (ctx) => {
+  const layer = clocked(ctx);
+  /** `d` holding `{ a: 1 }`, its cas, and an older cas of it. */
+  const withDocument = async () => {
+    const opened = await layer();
+    const { cas: older } = await opened.c.insert({ a: 0 }, { id: 'd' });
+    const { cas } = await opened.c.replace('d', { a: 1 });
+    return { ...opened, cas: cas as string, older: older as string };
+  };
+  const failing = [MutateInSpec.upsert('b', 1), MutateInSpec.replace('missing.x', 1)];
+
+  /** Asserts that `action` fails with `code` (and `details`) and changes nothing; returns the error. */
+  const expectUnchanged = async (kv: Database, action: () => Promise<unknown>, code: string, details: { specIndex?: number } = {}) => {
+    const dump = await dumpKeyspace(kv);
+    const err = await expectDocumentError(action(), code, details);
+    expect(await dumpKeyspace(kv)).toEqual(dump);
+    return err;
+  };
+
+  it('CAS_MISMATCH over the error of a spec that would fail', async () => {
+    const { c, kv, older } = await withDocument();
+    const err = await expectUnchanged(kv, () => c.mutateIn('d', failing, { cas: older }), 'CAS_MISMATCH');
+    expect(err.specIndex).toBeUndefined();
+  });
+
+  it('the failing spec with the document cas', async () => {
+    const { c, kv, cas } = await withDocument();
+    await expectUnchanged(kv, () => c.mutateIn('d', failing, { cas }), 'PATH_NOT_FOUND', { specIndex: 1 });
+  });
+
+  it('INVALID_ARGUMENT of a spec or a malformed cas over CAS_MISMATCH', async () => {
+    const { c, kv, older } = await withDocument();
+    const invalid = [MutateInSpec.upsert('b', 1), { op: 'upsert', path: 'c', value: 1, options: { multi: true } } as const];
+    await expectUnchanged(kv, () => c.mutateIn('d', invalid, { cas: older }), 'INVALID_ARGUMENT', { specIndex: 1 });
+    await expectUnchanged(kv, () => c.mutateIn('d', failing, { cas: 'not a cas' }), 'INVALID_ARGUMENT');
+  });
+
+  it('DOCUMENT_NOT_FOUND for a missing document, also with storeSemantics upsert (a cas is of an existing document)', async () => {
+    const { c, kv, cas } = await withDocument();
+    await expectUnchanged(kv, () => c.mutateIn('other', failing, { cas }), 'DOCUMENT_NOT_FOUND');
+    await expectUnchanged(kv, () => c.mutateIn('other', [MutateInSpec.upsert('b', 1)], { cas, storeSemantics: 'upsert' }), 'DOCUMENT_NOT_FOUND');
+  });
+
+  it('DOCUMENT_NOT_FOUND for an expired document, with its own cas, whatever the specs', async () => {
+    const { c, kv, clock } = await layer();
+    const { cas } = await c.insert({ a: 1 }, { id: 'd', expiry: 1 });
+    clock.now = T0 + 1000;
+    await expectUnchanged(kv, () => c.mutateIn('d', failing, { cas: cas as string }), 'DOCUMENT_NOT_FOUND');
+    await expectUnchanged(
+      kv,
+      () => c.mutateIn('d', [MutateInSpec.upsert('a.x', 1)], { cas: cas as string, storeSemantics: 'upsert' }),
+      'DOCUMENT_NOT_FOUND',
+    );
+  });
+
+  it('DOCUMENT_LOCKED for a locked document with another cas, over a failing spec; the failing spec with the lock cas, the lock kept', async () => {
+    const { c, kv, cas } = await withDocument();
+    const { cas: lockCas } = await c.getAndLock('d', 10);
+    await expectUnchanged(kv, () => c.mutateIn('d', failing, { cas }), 'DOCUMENT_LOCKED');
+    await expectUnchanged(kv, () => c.mutateIn('d', failing, { cas: lockCas as string }), 'PATH_NOT_FOUND', { specIndex: 1 });
+    await expectDocumentError(c.upsert('d', { a: 2 }), 'DOCUMENT_LOCKED');
+  });
+
+  it('CAS_MISMATCH for a document written earlier in the same transaction (its version is not known yet)', async () => {
+    const { docs, c, kv, cas } = await withDocument();
+    const dump = await dumpKeyspace(kv);
+    const rolledBack = docs.transact(async (tr) => {
+      await c.mutateIn('d', [MutateInSpec.upsert('b', 1)], { tr });
+      await expectDocumentError(c.mutateIn('d', [MutateInSpec.upsert('c', 1)], { cas, tr }), 'CAS_MISMATCH');
+      throw new Error('rolled back');
+    });
+    await expect(rolledBack).rejects.toThrow('rolled back');
+    expect(await dumpKeyspace(kv)).toEqual(dump);
+  });
+
+  it('reads the version afresh when the commit is retried: a concurrent write makes the retry CAS_MISMATCH', async () => {
+    const { docs, c, cas } = await withDocument();
+    let attempts = 0;
+    await expectDocumentError(
+      docs.transact(async (tr) => {
+        const attempt = attempts++;
+        await c.mutateIn('d', [MutateInSpec.upsert('b', 1)], { cas, tr });
+        // The first attempt's cas check passed; another writer then changes the document before it commits.
+        if (attempt === 0) await c.mutateIn('d', [MutateInSpec.upsert('a', 2)]);
+      }),
+      'CAS_MISMATCH',
+    );
+    expect(attempts).toBe(2);
+    expect((await c.get('d')).content).toEqual({ a: 2 });
   });
 });
