@@ -1,17 +1,18 @@
 /**
  * mutateIn's reads on a cluster (`src/document/subdoc/read-ahead.ts`): the specs' reads are issued
- * together, with the expiry and lock reads, before the specs run in order, so a call of specs on
- * disjoint paths costs FoundationDB's floor for a read-modify-write (read version, reads, commit)
- * however many specs it has. Counted by an engine that charges round trips as a cluster client pays
+ * together, with the expiry and lock reads (and with `cas` the version read), before the CAS check
+ * and the specs run in order, so a call of specs on disjoint paths costs FoundationDB's floor for a
+ * read-modify-write (read version, reads, commit) however many specs it has, with or without `cas`. Counted by an engine that charges round trips as a cluster client pays
  * them (`test/support/round-trip-engine.ts`, as `npm run bench:round-trips`).
  *
  * And what reading ahead must not change: specs that overlap see the writes of the specs before them,
  * a failing spec leaves nothing written, a retried commit reads afresh, and with `cas` the same error
  * wins as when the CAS check read on its own.
  */
-import { MutateInSpec, type Collection, type JsonValue, type MutateInSpec as Spec } from '../../src';
+import { LOCKED_CAS, MutateInSpec, open, type Collection, type DocLayer, type JsonValue, type MutateInSpec as Spec } from '../../src';
 import type { Database } from '../../src/kv/contract/database';
 import { dumpKeyspace, expectDocumentError } from '../support/document-assertions';
+import type { RoundTrips } from '../support/round-trip-engine';
 import { clocked, T0 } from './clocked';
 import { documentSuite, type DocumentTestContext } from './document-suite';
 
@@ -59,13 +60,16 @@ async function withRoundTrips(ctx: DocumentTestContext) {
   await c.insert(DOC, { id: 'd' });
   // A running app has the collection's lock flag cached (lock-flags.ts): the first write reads it.
   await c.mutateIn('d', [MutateInSpec.upsert('warm', true)]);
-  /** The sequential round trips of `action`. */
-  const roundTripsOf = async (action: () => Promise<unknown>): Promise<number> => {
+  return { c, kv, roundTripsOf: sequentialRoundTrips(roundTrips) };
+}
+
+/** The sequential round trips of an action, as `roundTrips` counts them. */
+function sequentialRoundTrips(roundTrips: RoundTrips): (action: () => Promise<unknown>) => Promise<number> {
+  return async (action) => {
     const before = roundTrips.count;
     await action();
     return roundTrips.count - before;
   };
-  return { c, kv, roundTripsOf };
 }
 
 documentSuite('mutateIn round trips', (ctx) => {
@@ -265,6 +269,105 @@ documentSuite('mutateIn reads issued ahead', (ctx) => {
     expect((await c.mutateIn('u', specs, { storeSemantics: 'upsert' })).values).toEqual([1, undefined]);
     expect((await c.mutateIn('i', specs, { storeSemantics: 'insert' })).values).toEqual([1, undefined]);
     for (const id of ['u', 'i']) expect((await c.get(id)).content).toEqual({ n: 1, tags: ['x'] });
+  });
+});
+
+/**
+ * `d` holding {@link DOC} (inserted with `insertOptions`), with its cas and an older one, in a layer
+ * whose clock the test sets, over an engine that charges round trips; `roundTripsOf` as in
+ * {@link withRoundTrips}.
+ */
+function clockedWithRoundTrips(ctx: DocumentTestContext) {
+  const layers: DocLayer[] = [];
+  afterEach(async () => {
+    for (const layer of layers.splice(0)) await layer.close();
+  });
+  return async (insertOptions: { expiry?: number } = {}) => {
+    const { kv, roundTrips } = await ctx.openWithRoundTrips();
+    const clock = { now: T0 };
+    const docs = await open({ database: kv, now: () => clock.now });
+    layers.push(docs);
+    const c = docs.collection();
+    const { cas: older } = await c.insert(DOC, { id: 'd', ...insertOptions });
+    // As in withRoundTrips: the collection's lock flag cached.
+    const { cas } = await c.mutateIn('d', [MutateInSpec.upsert('warm', true)], { preserveExpiry: true });
+    return { docs, c, kv, clock, cas: cas as string, older: older as string, roundTripsOf: sequentialRoundTrips(roundTrips) };
+  };
+}
+
+/** The round trips of `action`, which must fail with `code`. */
+async function failingRoundTrips(
+  roundTripsOf: (action: () => Promise<unknown>) => Promise<number>,
+  action: () => Promise<unknown>,
+  code: string,
+): Promise<number> {
+  return roundTripsOf(() => expectDocumentError(action(), code));
+}
+
+/**
+ * getAndLock of `d`, in a collection whose lock flag (`lock-flags.ts`) a running app has cached: the
+ * first lock of a collection sets it, and the first write after that reads it (1 round trip, once).
+ */
+async function lock(c: Collection) {
+  await c.upsert('first-locked', {});
+  await c.getAndLock('first-locked', 10);
+  await c.mutateIn('d', [MutateInSpec.upsert('warm', true)], { preserveExpiry: true });
+  return c.getAndLock('d', 10);
+}
+
+documentSuite('mutateIn with cas: round trips', (ctx) => {
+  const layer = clockedWithRoundTrips(ctx);
+  const specs = [MutateInSpec.upsert('address.city', 'Paris'), MutateInSpec.increment('logins', 1)];
+
+  it('takes 3 round trips with the document cas: the version read goes with the specs', async () => {
+    const { c, cas, roundTripsOf } = await layer();
+    expect(await roundTripsOf(() => c.mutateIn('d', specs, { cas }))).toBe(FLOOR);
+    expect((await c.get('d')).content).toMatchObject({ address: { city: 'Paris', zip: 'N1' }, logins: 4 });
+  });
+
+  it('takes 3 round trips with the document cas inside a caller transaction', async () => {
+    const { docs, c, cas, roundTripsOf } = await layer();
+    expect(await roundTripsOf(() => docs.transact((tr) => c.mutateIn('d', specs, { cas, tr })))).toBe(FLOOR);
+  });
+
+  it('fails with CAS_MISMATCH after 2 round trips (read version, reads), writing nothing', async () => {
+    const { c, kv, older, roundTripsOf } = await layer();
+    const dump = await dumpKeyspace(kv);
+    expect(await failingRoundTrips(roundTripsOf, () => c.mutateIn('d', specs, { cas: older }), 'CAS_MISMATCH')).toBe(FLOOR - 1);
+    expect(await dumpKeyspace(kv)).toEqual(dump);
+  });
+
+  it('fails a missing document with DOCUMENT_NOT_FOUND after 2 round trips', async () => {
+    const { c, cas, roundTripsOf } = await layer();
+    expect(await failingRoundTrips(roundTripsOf, () => c.mutateIn('other', specs, { cas }), 'DOCUMENT_NOT_FOUND')).toBe(FLOOR - 1);
+  });
+
+  it('takes 3 round trips with the cas of a getAndLock, and ends the lock', async () => {
+    const { c, roundTripsOf } = await layer();
+    const { cas } = await lock(c);
+    expect(await roundTripsOf(() => c.mutateIn('d', specs, { cas: cas as string }))).toBe(FLOOR);
+    expect((await c.get('d')).cas).not.toBe(LOCKED_CAS);
+  });
+
+  it('fails with DOCUMENT_LOCKED after 2 round trips on a locked document with another cas', async () => {
+    const { c, cas, roundTripsOf } = await layer();
+    await lock(c);
+    expect(await failingRoundTrips(roundTripsOf, () => c.mutateIn('d', specs, { cas }), 'DOCUMENT_LOCKED')).toBe(FLOOR - 1);
+  });
+
+  it('takes 3 round trips with the cas of a document that has an expiry', async () => {
+    const { c, cas, roundTripsOf } = await layer({ expiry: 60 });
+    expect(await roundTripsOf(() => c.mutateIn('d', specs, { cas, preserveExpiry: true }))).toBe(FLOOR);
+    expect((await c.get('d')).expiresAt).toEqual(new Date(T0 + 60_000));
+  });
+
+  it('fails an expired document with DOCUMENT_NOT_FOUND in as many round trips as before: 2, or 3 with upsert (its reads go again after the discard)', async () => {
+    const { c, kv, clock, cas, roundTripsOf } = await layer({ expiry: 1 });
+    clock.now = T0 + 1000;
+    const dump = await dumpKeyspace(kv);
+    expect(await failingRoundTrips(roundTripsOf, () => c.mutateIn('d', specs, { cas }), 'DOCUMENT_NOT_FOUND')).toBe(FLOOR - 1);
+    expect(await failingRoundTrips(roundTripsOf, () => c.mutateIn('d', specs, { cas, storeSemantics: 'upsert' }), 'DOCUMENT_NOT_FOUND')).toBe(FLOOR);
+    expect(await dumpKeyspace(kv)).toEqual(dump);
   });
 });
 

@@ -437,12 +437,14 @@ export class DocumentCollection {
    * the document's data (1 snapshot range read) to check the size limit. Before the specs, 1 snapshot
    * point read of the expiry key (snapshot, so writers of different fields still do not conflict).
    *
-   * Round trips: the specs' reads above are issued together, and together with the expiry read,
-   * before the specs run (`subdoc/read-ahead.ts`), so specs on disjoint paths cost one round trip of
-   * reads however many there are (3 in all on a cluster: read version, reads, commit). Read in order,
-   * a round trip each, as before: a spec whose path is, extends or leads to an earlier spec's path;
-   * each index in a path (1 limit-1 read to resolve it); the reads made only on a miss (createPath,
-   * the diagnosis of a missing path); the CAS check (1 more round trip).
+   * Round trips: the specs' reads above are issued together, and together with the expiry read (and
+   * the lock key's and, with `cas`, the version key's), before the specs run (`subdoc/read-ahead.ts`),
+   * so specs on disjoint paths cost one round trip of reads however many there are (3 in all on a
+   * cluster: read version, reads, commit; with or without `cas`). Read in order, a round trip each, as
+   * before: a spec whose path is, extends or leads to an earlier spec's path; each index in a path (1
+   * limit-1 read to resolve it); the reads made only on a miss (createPath, the diagnosis of a missing
+   * path). An expired document with storeSemantics `'upsert'` is discarded first, and the reads
+   * (with the CAS check's) are made again after that (1 more round trip).
    *
    * Expiry as Couchbase: `opts.expiry`, or with `preserveExpiry` the document's own; otherwise the
    * write clears it (1 key cleared, with its index entry). An expired document is missing: with

@@ -1,5 +1,5 @@
 import { isKvError } from '../../kv/contract/errors';
-import type { Transaction } from '../../kv/contract/types';
+import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import { setHandedOver } from '../../kv/client/hand-over';
 import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
@@ -73,14 +73,20 @@ export function casOf(value: Uint8Array): Cas {
  * Reads the version key: its CAS, `undefined` when there is none, or `'unreadable'` when this
  * transaction wrote it. `snapshot` reads add no conflict (for reporting the CAS of a read).
  */
-export async function readVersion(
+export function readVersion(
   tr: Transaction,
   keys: DocumentKeys,
   snapshot: boolean,
   // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- Cas is a hex string: the literal names the sentinel callers test for, which no CAS equals.
 ): Promise<Cas | undefined | 'unreadable'> {
+  return versionIn(snapshot ? tr.snapshot() : tr, keys);
+}
+
+/** {@link readVersion} through `reads`. */
+// eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- as readVersion.
+async function versionIn(reads: ReadTransaction, keys: DocumentKeys): Promise<Cas | undefined | 'unreadable'> {
   try {
-    const value = await (snapshot ? tr.snapshot() : tr).get(keys.version);
+    const value = await reads.get(keys.version);
     return value === undefined ? undefined : casOf(value);
   } catch (err) {
     if (isKvError(err, 'accessed_unreadable')) return 'unreadable';
@@ -98,15 +104,16 @@ export async function casForRead(tr: Transaction, keys: DocumentKeys): Promise<C
 /**
  * Checks the document's version is `cas` (one point read of the version key, which conflicts with
  * every write of the document, as a CAS must). A document written earlier in this transaction has a
- * version no caller can know yet: that is a mismatch.
+ * version no caller can know yet: that is a mismatch. `reads` is the transaction, or a view of it
+ * that answers the version key as the transaction does (reads issued ahead: `remembered-reads.ts`).
  *
  * @throws DocumentError INVALID_ARGUMENT for a value no write can have returned (see
  *   {@link checkedCas}), before anything is read; DOCUMENT_NOT_FOUND when there is no document,
  *   CAS_MISMATCH.
  */
-export async function checkCas(tr: Transaction, keys: DocumentKeys, cas: Cas): Promise<void> {
+export async function checkCas(reads: ReadTransaction, keys: DocumentKeys, cas: Cas): Promise<void> {
   const wanted = checkedCas(cas);
-  const current = await readVersion(tr, keys, false);
+  const current = await versionIn(reads, keys);
   if (current === undefined) throw new DocumentError('DOCUMENT_NOT_FOUND', 'the document does not exist');
   if (current !== wanted) {
     throw new DocumentError(

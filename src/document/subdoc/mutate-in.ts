@@ -23,11 +23,11 @@ import {
   writeValue,
   type Bounds,
 } from '../values/tree';
-import type { JsonValue, MutateInOptions, MutateInSpec, PathElement } from '../types';
-import { checkCas, writeVersion } from '../keys/version';
+import type { Cas, JsonValue, MutateInOptions, MutateInSpec, PathElement } from '../types';
+import { checkCas, checkedCas, writeVersion } from '../keys/version';
 import { DocTransaction } from '../doc-transaction';
 import { checkSpecList, describePath, forSpec, specOp } from './spec-list';
-import { readAhead } from './read-ahead';
+import { readAhead, type DocumentReads } from './read-ahead';
 
 /**
  * mutateIn: Couchbase's sub-document mutations (statuses as subjson and kv_engine give them) over the
@@ -84,10 +84,11 @@ export interface MutateOutcome {
  *
  * Reads: each spec's keys (its parent's entry, its node, its array's ends or subtree: the costs are
  * listed at `Collection.mutateIn`), with storeSemantics 'upsert' or 'insert' the root's entry, with
- * `cas` the version key. The specs' first reads are issued together before any spec runs, and with
- * the CAS check's (`readsAhead`, or issued here: see `read-ahead.ts`); a spec reads through the stage,
- * so it sees the writes of the specs before it whatever was read ahead. Writes: the specs' keys and
- * the version key, all at the end.
+ * `cas` the version key. The specs' first reads and the version key's are issued together before the
+ * CAS check and the specs run (`readsAhead`, or issued here: see `read-ahead.ts`), and both read
+ * through the answers: specs on disjoint paths take one round trip of reads, with or without `cas`.
+ * A spec reads through the stage, so it sees the writes of the specs before it whatever was read
+ * ahead. Writes: the specs' keys and the version key, all at the end.
  *
  * @throws DocumentError INVALID_ARGUMENT for bad specs or combinations (before anything is read),
  *   DOCUMENT_NOT_FOUND, DOCUMENT_EXISTS, CAS_MISMATCH, and the first failing spec's error with its
@@ -106,9 +107,10 @@ export async function mutateIn(
 ): Promise<MutateOutcome> {
   const semantics = checkedSemantics(options);
   const checked = checkMutateSpecs(checkSpecList(specs, 'mutateIn'), semantics);
-  // Issued before the CAS check, so that its read and the specs' go together.
-  const reads = readsAhead ?? readAhead(tr, keys, checked, semantics !== 'replace');
-  if (options.cas !== undefined) await checkCas(tr, keys, options.cas);
+  const cas = options.cas === undefined ? undefined : checkedCas(options.cas);
+  const reads = readsAhead ?? readAhead(tr, keys, checked, documentReads(semantics, cas));
+  // Through the reads issued ahead, which hold the version key's: the check waits for no read of its own.
+  if (cas !== undefined) await checkCas(reads, keys, cas);
 
   const sizeBefore = await tr.getApproximateSize();
   const st = stage(tr, reads);
@@ -155,11 +157,17 @@ export function mutateInReads(
 ): ReadTransaction | undefined {
   try {
     const semantics = checkedSemantics(options);
-    return readAhead(tr, keys, checkMutateSpecs(checkSpecList(specs, 'mutateIn'), semantics), semantics !== 'replace');
+    const checked = checkMutateSpecs(checkSpecList(specs, 'mutateIn'), semantics);
+    return readAhead(tr, keys, checked, documentReads(semantics, options.cas === undefined ? undefined : checkedCas(options.cas)));
   } catch (err) {
     if (isDocumentError(err)) return undefined;
     throw err;
   }
+}
+
+/** The document's keys mutateIn reads besides the specs': the root's entry to create it, the version to check `cas`. */
+function documentReads(semantics: 'replace' | 'upsert' | 'insert', cas: Cas | undefined): DocumentReads {
+  return { root: semantics !== 'replace', version: cas !== undefined };
 }
 
 /** @throws DocumentError INVALID_ARGUMENT for an unknown storeSemantics, or 'insert' with a cas. */

@@ -25,7 +25,8 @@ import type { MutateInSpec, PathElement } from '../types';
  * (arrayPrepend); the array's subtree for arrayAddUnique. An index in the path is resolved first (its
  * limit-1 reads), so such a spec's reads take a round trip per index, as they do in order. With
  * storeSemantics `'upsert'` or `'insert'`, the root's entry too. Reads made only on a miss (creating
- * parents, diagnosing a missing path) are not read ahead.
+ * parents, diagnosing a missing path) are not read ahead. With `cas`, the version key too, which
+ * mutateIn's CAS check reads through the view before any spec runs.
  */
 
 /** What read-ahead needs of a checked spec. */
@@ -36,14 +37,21 @@ export interface SpecToRead {
   readonly pathError?: unknown;
 }
 
+/** The document's keys read ahead besides the specs': its root entry, its version key. */
+export interface DocumentReads {
+  readonly root: boolean;
+  readonly version: boolean;
+}
+
 /**
- * Issues the first reads of `specs` (and of the root, when `readsRoot`) on `tr`, and returns the
+ * Issues the first reads of `specs` (and the document's keys `also` names) on `tr`, and returns the
  * view that answers them. Use it only while `tr` is not written to.
  */
-export function readAhead(tr: ReadTransaction, keys: DocumentKeys, specs: readonly SpecToRead[], readsRoot: boolean): RememberedReads {
+export function readAhead(tr: ReadTransaction, keys: DocumentKeys, specs: readonly SpecToRead[], also: DocumentReads): RememberedReads {
   const reads = new RememberedReads(tr);
   const issued: Promise<unknown>[] = [];
-  if (readsRoot) issued.push(reads.get(keys.root));
+  if (also.version) issued.push(reads.get(keys.version));
+  if (also.root) issued.push(reads.get(keys.root));
   specs.forEach((spec, i) => {
     if (spec.pathError !== undefined) return;
     if (specs.slice(0, i).some((earlier) => mayOverlap(earlier.elements, spec.elements))) return;
