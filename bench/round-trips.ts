@@ -46,6 +46,14 @@ export const CASES: readonly Case[] = [
     kind: 'read-modify-write',
     run: (c) => c.mutateIn('d1', [MutateInSpec.upsert('address.city', 'Paris'), MutateInSpec.increment('logins', 1)]),
   },
+  {
+    name: 'document mutateIn with cas',
+    kind: 'read-modify-write',
+    setup: async (c) => {
+      read = await c.get('d1');
+    },
+    run: (c) => c.mutateIn('d1', [MutateInSpec.upsert('address.city', 'Paris'), MutateInSpec.increment('logins', 1)], { cas: read!.cas }),
+  },
   { name: 'document remove', kind: 'read-modify-write', setup: (c) => c.upsert('gone', doc), run: (c) => c.remove('gone') },
   // Counter
   { name: 'counter add (blind)', kind: 'blind write', run: (c) => c.counter('k').add(1) },
@@ -110,6 +118,8 @@ export const CASES: readonly Case[] = [
   },
 ];
 
+/** The document as a setup read it, for an operation with its cas. */
+let read: Awaited<ReturnType<Collection['get']>> | undefined;
 let leased: Awaited<ReturnType<ReturnType<Collection['queue']>['lease']>>[number] | undefined;
 
 export interface RoundTripRow {
