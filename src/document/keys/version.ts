@@ -1,6 +1,8 @@
 import { isKvError } from '../../kv/contract/errors';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import { setHandedOver } from '../../kv/client/hand-over';
+import { copyOf } from '../../kv/contract/bytes';
+import { isSharedLeaf } from '../values/leaf';
 import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
 import type { DocumentKeys } from './layout';
@@ -39,8 +41,12 @@ export function writeDocument(tr: Transaction, keys: DocumentKeys, entries: Entr
   tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
   const data = entries.keys;
   const values = entries.values;
-  // The entries were encoded for this write and are never modified: the transaction may keep them.
-  for (let i = 0; i < data.length; i++) setHandedOver(tr, data[i], values[i]);
+  // The entries were encoded for this write and are never modified: the transaction may keep them,
+  // but for the leaves every document shares, which it gets copies of.
+  for (let i = 0; i < data.length; i++) {
+    const value = values[i];
+    setHandedOver(tr, data[i], isSharedLeaf(value) ? copyOf(value) : value);
+  }
   DocTransaction.of(tr).documentWritten(keys);
 }
 

@@ -44,6 +44,15 @@ const NULL_VALUE = Buffer.of(0x00);
 const FALSE_VALUE = Buffer.of(0x26);
 const TRUE_VALUE = Buffer.of(0x27);
 
+/**
+ * Whether `value` is one of the encoded leaves every document shares (null, true, false, the object
+ * and array markers): a write must store a copy of it, never the shared Buffer itself, so that no
+ * stored entry is the same object as another document's (see `writeDocument`).
+ */
+export function isSharedLeaf(value: Buffer): boolean {
+  return value === NULL_VALUE || value === TRUE_VALUE || value === FALSE_VALUE || value === OBJECT_VALUE || value === ARRAY_VALUE;
+}
+
 // Encoding a scalar is synchronous and calls no user code, so one writer serves every call.
 const leafWriter = new Writer(256);
 
