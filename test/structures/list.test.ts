@@ -35,7 +35,7 @@ function randomEndOp(random: Random): EndOp {
   const index = random.between(-4, 4);
   const value = randomValue(random);
   const inRange = (list: JsonValue[]) => at(index, list.length) >= 0 && at(index, list.length) < list.length;
-  switch (random.int(6)) {
+  switch (random.int(7)) {
     case 0:
       return {
         name: `get(${index})`,
@@ -56,7 +56,12 @@ function randomEndOp(random: Random): EndOp {
       return { name: 'pop', run: (l, tr) => l.pop({ tr }), model: (list) => list.pop() };
     case 3:
       return { name: 'shift', run: (l, tr) => l.shift({ tr }), model: (list) => list.shift() };
-    case 4:
+    case 4: {
+      const start = random.between(-6, 6);
+      const end = random.chance(0.3) ? undefined : random.between(-6, 6);
+      return { name: `slice(${start}, ${end})`, run: (l, tr) => l.slice(start, end, { tr }), model: (list) => list.slice(start, end) };
+    }
+    case 5:
       return { name: 'push', run: (l, tr) => l.push(value, { tr }), model: (list) => void list.push(value) };
     default:
       return { name: 'unshift', run: (l, tr) => l.unshift(value, { tr }), model: (list) => void list.unshift(value) };
@@ -325,17 +330,19 @@ documentSuite('DocList', (ctx) => {
       expect([...((await l.toArray()) as number[])].sort()).toEqual([0, 1, 2, 3]);
     });
 
-    it('get, set, pop and shift conflict with writes of their element and changes at the end they count from (its element included), not with writes of the elements read on the way', async () => {
+    it('get, set, pop and shift conflict with writes of their element and changes at the end they count from (its element included), slice with writes of its elements and changes at either end; none with writes of the elements read on the way', async () => {
       const { docs } = await ctx.open();
       const c = docs.collection();
       type Op = (l: DocList, tr: Transaction) => Promise<unknown>;
       // A read alone commits nothing, so nothing conflicts with it: the reading transaction writes elsewhere too.
-      const get =
-        (index: number): Op =>
+      const reading =
+        (read: (l: DocList, tr: Transaction) => Promise<unknown>): Op =>
         async (l, tr) => {
-          await l.get(index, { tr });
+          await read(l, tr);
           await c.counter(`elsewhere-${l.id}`).add(1, { tr });
         };
+      const get = (index: number): Op => reading((l, tr) => l.get(index, { tr }));
+      const slice = (start: number, end?: number): Op => reading((l, tr) => l.slice(start, end, { tr }));
       const set =
         (index: number): Op =>
         (l, tr) =>
@@ -367,18 +374,62 @@ documentSuite('DocList', (ctx) => {
         ['shift, set(-1)', shift, set(-1), false],
         ['shift, push', shift, push, false],
         ['shift, set(0)', shift, set(0), true],
+        ['slice(0, 5), set(4)', slice(0, 5), set(4), true],
+        ['slice(0, 5), set(5)', slice(0, 5), set(5), false],
+        ['slice(0, 5), unshift', slice(0, 5), unshift, true],
+        ['slice(0, 5), shift', slice(0, 5), shift, true],
+        // The other end's read, as before: these do not change the slice, but it conflicts with them.
+        ['slice(0, 5), push', slice(0, 5), push, true],
+        ['slice(0, 5), pop', slice(0, 5), pop, true],
+        ['slice(0, 5), set(-1)', slice(0, 5), set(-1), true],
+        ['slice(2, 6), set(1)', slice(2, 6), set(1), false],
+        ['slice(2, 6), set(2)', slice(2, 6), set(2), true],
+        ['slice(2, 6), set(5)', slice(2, 6), set(5), true],
+        ['slice(2, 6), set(6)', slice(2, 6), set(6), false],
+        ['slice(2, 6), set(0)', slice(2, 6), set(0), true],
+        ['slice(2, 6), shift', slice(2, 6), shift, true],
+        ['slice(-3), set(-4)', slice(-3), set(-4), false],
+        ['slice(-3), set(-3)', slice(-3), set(-3), true],
+        ['slice(-3), push', slice(-3), push, true],
+        ['slice(-3), pop', slice(-3), pop, true],
+        ['slice(-3), unshift', slice(-3), unshift, true],
+        ['slice(-3), set(0)', slice(-3), set(0), true],
+        ['slice(-5, -1), set(-1)', slice(-5, -1), set(-1), true],
+        ['slice(-5, -1), set(-2)', slice(-5, -1), set(-2), true],
+        ['slice(-5, -1), set(-6)', slice(-5, -1), set(-6), false],
+        ['slice(-5, -3), set(-1)', slice(-5, -3), set(-1), true],
+        ['slice(-5, -3), set(-2)', slice(-5, -3), set(-2), false],
+        ['slice(-3, 9), set(-1)', slice(-3, 9), set(-1), true],
+        ['slice(-3, 9), set(-2)', slice(-3, 9), set(-2), true],
+        ['slice(1, 9), set(4)', slice(1, 9), set(4), true],
+        ['slice(1, 9), set(-1)', slice(1, 9), set(-1), true],
+        ['slice(1, -1), set(-2)', slice(1, -1), set(-2), true],
+        ['slice(1, -1), set(-1)', slice(1, -1), set(-1), true],
       ];
-      for (const elements of [
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        [{ a: [0] }, [1], 2, { d: 3 }, 4, 5, 6, 7, 8, [9, { x: 9 }]],
-      ] as JsonValue[][]) {
+      // Of a list shorter than the slice's bounds: the other end's read proves the length.
+      const shortPairs: [string, Op, Op, boolean][] = [
+        ['slice(0, 5), push', slice(0, 5), push, true],
+        ['slice(0, 5), pop', slice(0, 5), pop, true],
+        ['slice(0, 5), set(1)', slice(0, 5), set(1), true],
+        ['slice(0, 1), set(1)', slice(0, 1), set(1), false],
+        ['slice(-5), unshift', slice(-5), unshift, true],
+        ['slice(-5), shift', slice(-5), shift, true],
+        ['slice(-5), push', slice(-5), push, true],
+        ['slice(-1), set(1)', slice(-1), set(1), false],
+      ];
+      for (const [elements, table] of [
+        [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], pairs],
+        [[{ a: [0] }, [1], 2, { d: 3 }, 4, 5, 6, 7, 8, [9, { x: 9 }]], pairs],
+        [[0, 1, 2], shortPairs],
+        [[{ a: [0] }, 1, [2, { x: 2 }]], shortPairs],
+      ] as [JsonValue[], [string, Op, Op, boolean][]][]) {
         const outcomes: [string, boolean][] = [];
-        for (const [name, a, b] of pairs) {
-          const l = c.list(`${name} of ${JSON.stringify(elements[0])}`);
+        for (const [name, a, b] of table) {
+          const l = c.list(`${name} of ${JSON.stringify(elements)}`);
           for (const value of elements) await l.push(value);
           outcomes.push([name, (await retriesOf(docs, [(tr) => a(l, tr), (tr) => b(l, tr)])) > 0]);
         }
-        expect(outcomes).toEqual(pairs.map(([name, , , conflicts]) => [name, conflicts]));
+        expect([JSON.stringify(elements), outcomes]).toEqual([JSON.stringify(elements), table.map(([name, , , conflicts]) => [name, conflicts])]);
       }
     });
 
@@ -403,7 +454,7 @@ documentSuite('DocList', (ctx) => {
       const random = new Random(seed);
       const { docs } = await ctx.open();
       const c = docs.collection();
-      for (let round = 0; round < 30; round++) {
+      for (let round = 0; round < 60; round++) {
         const l = c.list(`round ${round}`);
         const model = Array.from({ length: random.int(7) }, () => randomValue(random));
         for (const value of model) await l.push(value);
