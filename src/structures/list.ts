@@ -315,8 +315,12 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * The elements from `start` to `end` (exclusive), as `Array.prototype.slice` takes them: negative
-   * counts from the end, out-of-range bounds are clamped. Reads: the kind key and 2 limit-1 range reads
-   * (the bounds), together; then 1 range read of the elements.
+   * counts from the end, out-of-range bounds are clamped. Reads, with the kind key: the keys from one
+   * end and the other end's key (see {@link sliceAt}: up to 8 keys from the start when `0 <= end <= 8`,
+   * or from the end when `-8 <= start < 0`, else 1); then, unless those held every element of the
+   * slice (scalars, one key each), 1 range read of the elements. Conflicts with changes at either end
+   * and writes of the elements returned, as the bounds and the range read record them, not with writes
+   * of the elements read on the way.
    *
    * @throws DocumentError INVALID_ARGUMENT (start, end), WRONG_KIND.
    */
@@ -325,15 +329,13 @@ export class DocList<T = JsonValue> extends Structure {
     if (end !== undefined) checkIndex(end, 'end');
     return this.readWith(
       opts,
-      (tr, keys) => boundsOf(tr, bodyKey(keys)),
-      async (tr, keys, bounds) => {
-        if (keys === undefined) return [];
-        const body = bodyKey(keys);
-        const length = lengthOf(bounds);
-        const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
-        const from = clamp(start);
-        const to = end === undefined ? length : clamp(end);
+      (tr, keys) => sliceAt(tr, bodyKey(keys), start, end),
+      async (tr, keys, slice) => {
+        if (keys === undefined || slice === undefined) return [];
+        const { bounds, from, to, entries } = slice;
+        if (entries !== undefined) return entries.map((entry) => unflatten([entry], 0, 1, entry.key.length) as T);
         if (bounds === undefined || from >= to) return [];
+        const body = bodyKey(keys);
         const page = await readChildren(tr, body.length, childKey(body, bounds.first + from), childKey(body, bounds.first + to), Infinity);
         return page.children.map((child) => unflatten(child.entries, 0, child.entries.length, child.key.length) as T);
       },
@@ -435,27 +437,97 @@ async function elementAt(tr: Transaction, body: Buffer, index: number): Promise<
   const reverse = index < 0;
   const reach = reverse ? -index : index + 1;
   const limit = reach <= NEAR_END ? reach : 1;
-  const begin = descendantsBegin(body);
-  const end = subtreeEnd(body);
-  const found = await tr.snapshot().getRangeAll(begin, end, { limit, reverse });
+  const found = await tr.snapshot().getRangeAll(descendantsBegin(body), subtreeEnd(body), { limit, reverse });
   const at = body.length;
   const bound = found[0]?.key;
-  if (bound === undefined) tr.addReadConflictRange(begin, end);
-  else if (reverse) tr.addReadConflictRange(bound, end);
-  else tr.addReadConflictRange(begin, keyAfter(bound));
+  addEndConflict(tr, body, bound, reverse);
   if (bound === undefined || !isIntegerElement(bound, at)) return undefined;
   const boundPosition = decodePosition(bound, at);
   const step = reverse ? -1 : 1;
   const key = childKey(body, boundPosition + step * (reach - 1));
-  const single = (i: number) => {
-    const k = found[i].key;
-    return isIntegerElement(k, at) && elementEnd(k, at) === k.length && decodePosition(k, at) === boundPosition + step * i;
-  };
+  const single = (i: number) => isEntryOf(found[i].key, at, boundPosition + step * i);
   if (limit < reach || !found.every((_, i) => single(i))) return { key, head: undefined, entries: undefined };
   if (found.length < limit) return { key, head: null, entries: [] };
   const head = found[limit - 1];
   // Read in reverse, keys below the element would have come before its entry.
   return { key, head, entries: reverse || !hasEntriesBelow(head.value) ? [head] : undefined };
+}
+
+/** A slice of a list as {@link sliceAt} finds it: the list's bounds, and the slice's indexes clamped as `Array.prototype.slice` clamps them. */
+interface Slice {
+  /** The list's bounds, `undefined` when it has no elements. */
+  readonly bounds: Bounds | undefined;
+  /** The first index of the slice, and the index after its last. */
+  readonly from: number;
+  readonly to: number;
+  /** The slice's elements, one entry each, when the read from the nearer end held them all (`[]` when it is empty). */
+  readonly entries: KeyValue[] | undefined;
+}
+
+/**
+ * The bounds of `slice(start, end)` by 1 range read from the end it lies near, issued with a limit-1
+ * read of the other end. The slice lies within the first `end` elements when `end >= 0`, and within
+ * the last `-start` when `start < 0`: the read takes that many keys from that end (the fewer of the
+ * two) when that is at most {@link NEAR_END}, else 1. It holds the slice when every key up to the
+ * slice's far bound is a whole element of one key.
+ *
+ * The read is at snapshot, and records as read conflicts what the reads it replaces recorded: the
+ * limit-1 read of its end (the end's key and the keys beyond it) and, when it holds the slice, the
+ * range read of the elements returned. The other end's read records its own; so the conflicts are
+ * those of the bounds and the range read, whichever way the slice is read.
+ */
+async function sliceAt(tr: Transaction, body: Buffer, start: number, end: number | undefined): Promise<Slice> {
+  const fromStart = end !== undefined && end >= 0 ? end : Infinity;
+  const fromEnd = start < 0 ? -start : Infinity;
+  const reverse = fromEnd < fromStart;
+  const reach = Math.min(fromStart, fromEnd);
+  const limit = reach >= 1 && reach <= NEAR_END ? reach : 1;
+  const [found, other] = await Promise.all([
+    tr.snapshot().getRangeAll(descendantsBegin(body), subtreeEnd(body), { limit, reverse }),
+    probeChild(tr, body, reverse ? 'first' : 'last'),
+  ]);
+  const at = body.length;
+  const near = found[0]?.key;
+  addEndConflict(tr, body, near, reverse);
+  if ((near !== undefined && !isIntegerElement(near, at)) || other.kind === 'other') {
+    throw corruptData('structure data: a list body with non-element children');
+  }
+  if (near === undefined || other.kind !== 'position') return { bounds: undefined, from: 0, to: 0, entries: [] };
+  const nearPosition = decodePosition(near, at);
+  const bounds = reverse ? { first: other.position, last: nearPosition } : { first: nearPosition, last: other.position };
+  const length = lengthOf(bounds);
+  const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
+  const from = clamp(start);
+  const to = end === undefined ? length : clamp(end);
+  if (from >= to) return { bounds, from, to, entries: [] };
+  // found[k] is element `first + k` (reading forward) or `last − k` (in reverse) when it is that element's entry.
+  const step = reverse ? -1 : 1;
+  const single = (k: number) => k < found.length && isEntryOf(found[k].key, at, nearPosition + step * k);
+  // Reading forward, keys below an element come after its entry: the next key, or the read's end, proves there are none.
+  const whole = (k: number) =>
+    single(k) && (reverse || !hasEntriesBelow(found[k].value) || (k + 1 < found.length ? single(k + 1) : found.length < limit));
+  const [nearest, farthest] = reverse ? [length - to, length - from] : [from, to];
+  for (let k = nearest; k < farthest; k++) if (!whole(k)) return { bounds, from, to, entries: undefined };
+  tr.addReadConflictRange(childKey(body, bounds.first + from), childKey(body, bounds.first + to));
+  const entries = found.slice(nearest, farthest);
+  return { bounds, from, to, entries: reverse ? entries.reverse() : entries };
+}
+
+/**
+ * Records the read conflict of a limit-1 read of the list's first (last, `reverse`) key, which was
+ * `bound` (`undefined`: none): that key and the keys before (after) it, the whole list when empty.
+ */
+function addEndConflict(tr: Transaction, body: Buffer, bound: Buffer | undefined, reverse: boolean): void {
+  const begin = descendantsBegin(body);
+  const end = subtreeEnd(body);
+  if (bound === undefined) tr.addReadConflictRange(begin, end);
+  else if (reverse) tr.addReadConflictRange(bound, end);
+  else tr.addReadConflictRange(begin, keyAfter(bound));
+}
+
+/** Whether `key`, below a list body `at` bytes long, is the entry of the element at `position` (not a key below it). */
+function isEntryOf(key: Buffer, at: number, position: number): boolean {
+  return isIntegerElement(key, at) && elementEnd(key, at) === key.length && decodePosition(key, at) === position;
 }
 
 /**

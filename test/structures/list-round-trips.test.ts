@@ -105,11 +105,46 @@ describe('DocList round trips on a cluster', () => {
     expect(actual).toEqual(expected);
   });
 
-  it('slice, indexOf, insert and removeAt read the bounds with the kind key: 3 for a read, 4 for a write, whatever the elements', async () => {
+  it('slice within 8 of an end reads the scalars with the kind key and the other end: 2, the floor', async () => {
     const [actual, expected] = await measure({
-      'slice(0, 2)': { list: [1, 2, 3], run: (l) => l.slice(0, 2), result: [1, 2], trips: 3 },
-      'slice(-2) of objects': { list: [1, nested, nested], run: (l) => l.slice(-2), result: [nested, nested], trips: 3 },
+      'slice(0, 2)': { list: [1, 2, 3], run: (l) => l.slice(0, 2), result: [1, 2], trips: 2 },
+      'slice(0, 5) of 3': { list: [1, 2, 3], run: (l) => l.slice(0, 5), result: [1, 2, 3], trips: 2 },
+      'slice(2, 6)': { list: scalars, run: (l) => l.slice(2, 6), result: [2, 3, 4, 5], trips: 2 },
+      'slice(0, 8)': { list: scalars, run: (l) => l.slice(0, 8), result: scalars.slice(0, 8), trips: 2 },
+      'slice(-3)': { list: scalars, run: (l) => l.slice(-3), result: [27, 28, 29], trips: 2 },
+      'slice(-5, -1)': { list: scalars, run: (l) => l.slice(-5, -1), result: [25, 26, 27, 28], trips: 2 },
+      'slice(-8)': { list: scalars, run: (l) => l.slice(-8), result: scalars.slice(-8), trips: 2 },
+      'slice(-5) of 3': { list: [1, 2, 3], run: (l) => l.slice(-5), result: [1, 2, 3], trips: 2 },
+      'slice(-3, 29), within the last 3': { list: scalars, run: (l) => l.slice(-3, 29), result: [27, 28], trips: 2 },
+      'slice(0, 2) before an object': { list: [1, 2, nested], run: (l) => l.slice(0, 2), result: [1, 2], trips: 2 },
+      'slice(-2) after an object': { list: [nested, 2, 3], run: (l) => l.slice(-2), result: [2, 3], trips: 2 },
+      'slice(0, 3) past an empty array': { list: [1, [], 3], run: (l) => l.slice(0, 3), result: [1, [], 3], trips: 2 },
+      'slice(0, 5) of 3 ending at an empty array': { list: [1, 2, []], run: (l) => l.slice(0, 5), result: [1, 2, []], trips: 2 },
+      'slice(3, 1)': { list: [1, 2, 3], run: (l) => l.slice(3, 1), result: [], trips: 2 },
+      'slice(0, 5) of an empty list': { list: [], run: (l) => l.slice(0, 5), result: [], trips: 2 },
       'slice of an empty list': { list: [], run: (l) => l.slice(), result: [], trips: 2 },
+    });
+    expect(actual).toEqual(expected);
+  });
+
+  it('slice further in, past a nested value, or bounded by neither end reads the bounds with the kind key, then the elements: 3', async () => {
+    const [actual, expected] = await measure({
+      'slice(-2) of objects': { list: [1, nested, nested], run: (l) => l.slice(-2), result: [nested, nested], trips: 3 },
+      'slice(0, 2) of an object': { list: [nested, 2, 3], run: (l) => l.slice(0, 2), result: [nested, 2], trips: 3 },
+      'slice(1, 3) past an object': { list: [nested, 2, 3, 4], run: (l) => l.slice(1, 3), result: [2, 3], trips: 3 },
+      'slice(-3, -1) past an object': { list: [1, 2, 3, nested], run: (l) => l.slice(-3, -1), result: [2, 3], trips: 3 },
+      'slice(0, 2) ending at an empty array, the read full': { list: [1, [], 3], run: (l) => l.slice(0, 2), result: [1, []], trips: 3 },
+      'slice(0, 1) of a long string': { list: ['x'.repeat(250_000)], run: (l) => l.slice(0, 1), result: ['x'.repeat(250_000)], trips: 3 },
+      'slice(0, 9)': { list: scalars, run: (l) => l.slice(0, 9), result: scalars.slice(0, 9), trips: 3 },
+      'slice(-9)': { list: scalars, run: (l) => l.slice(-9), result: scalars.slice(-9), trips: 3 },
+      'slice(2)': { list: [1, 2, 3], run: (l) => l.slice(2), result: [3], trips: 3 },
+      'slice(1, -1)': { list: [1, 2, 3], run: (l) => l.slice(1, -1), result: [2], trips: 3 },
+    });
+    expect(actual).toEqual(expected);
+  });
+
+  it('indexOf, insert and removeAt read the bounds with the kind key: 3 for a read, 4 for a write, whatever the elements', async () => {
+    const [actual, expected] = await measure({
       'indexOf(3)': { list: [1, 2, 3], run: (l) => l.indexOf(3), result: 2, trips: 3 },
       'insert(1)': { list: [1, 2, 3], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
       'insert(1) between objects': { list: [nested, nested], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
