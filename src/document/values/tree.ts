@@ -194,24 +194,46 @@ export async function prependToArray(tr: Transaction, key: Buffer, values: reado
 
 /**
  * Moves the elements at positions `from..to` of the array at `key` by `delta` positions: one range
- * read, one range clear, and one write per key moved. The destination positions outside `from..to`
- * must be free.
+ * read (or, when the caller has its entries, `held`, that read's conflict range), one range clear,
+ * and one write per key moved. The destination positions outside `from..to` must be free.
  *
  * A position re-encoded at its new value may take a byte more (tuple integers grow at powers of 256),
  * so every new key is checked against `maxKeyBytes` before anything is cleared or written.
  *
  * @throws DocumentError KEY_TOO_LARGE when a moved key would exceed `maxKeyBytes`.
  */
-export async function moveElements(tr: Transaction, key: Buffer, from: number, to: number, delta: number, maxKeyBytes: number): Promise<void> {
-  (await prepareMove(tr, key, from, to, delta, maxKeyBytes))();
+export async function moveElements(
+  tr: Transaction,
+  key: Buffer,
+  from: number,
+  to: number,
+  delta: number,
+  maxKeyBytes: number,
+  held?: readonly KeyValue[],
+): Promise<void> {
+  (await prepareMove(tr, key, from, to, delta, maxKeyBytes, held))();
 }
 
-/** {@link moveElements} in two steps: the read and the checks, then (the returned function) the writes. */
-async function prepareMove(tr: Transaction, key: Buffer, from: number, to: number, delta: number, maxKeyBytes: number): Promise<() => void> {
+/**
+ * {@link moveElements} in two steps: the read and the checks, then (the returned function) the
+ * writes. With `held`, the entries the caller read at snapshot, it records the read's conflict
+ * range instead of reading.
+ */
+async function prepareMove(
+  tr: Transaction,
+  key: Buffer,
+  from: number,
+  to: number,
+  delta: number,
+  maxKeyBytes: number,
+  held?: readonly KeyValue[],
+): Promise<() => void> {
   if (from > to) return () => {};
   const begin = childKey(key, from);
   const end = childKey(key, to + 1);
-  const entries = await tr.getRangeAll(begin, end);
+  let entries = held;
+  if (entries === undefined) entries = await tr.getRangeAll(begin, end);
+  else tr.addReadConflictRange(begin, end);
   const at = key.length;
   let lastElement: Buffer | undefined;
   let lastStop = 0;
@@ -241,9 +263,20 @@ async function prepareMove(tr: Transaction, key: Buffer, from: number, to: numbe
 }
 
 /**
+ * The side of an index that an insert or a removal moves, chosen by the caller, with the entries of
+ * its elements, which the caller has read at snapshot (the move records the conflict range of the
+ * read they replace): the elements before the index (`toStart`), or those after it (from it on, for
+ * an insert).
+ */
+export interface HeldSide {
+  readonly toStart: boolean;
+  readonly entries: readonly KeyValue[];
+}
+
+/**
  * Inserts `values` before index `index` of the array at `key` with bounds `bounds` (`undefined`: empty),
- * `0 <= index <= length`. The shorter side moves: elements before the index move down, or elements
- * from the index on move up, by `values.length` positions.
+ * `0 <= index <= length`. The shorter side moves, or the side `held` names: elements before the index
+ * move down, or elements from the index on move up, by `values.length` positions.
  */
 export async function insertIntoArray(
   tr: Transaction,
@@ -252,6 +285,7 @@ export async function insertIntoArray(
   index: number,
   values: readonly JsonValue[],
   maxKeyBytes: number,
+  held?: HeldSide,
 ): Promise<void> {
   const n = values.length;
   if (bounds === undefined) {
@@ -260,27 +294,35 @@ export async function insertIntoArray(
   }
   const { first, last } = bounds;
   const length = last - first + 1;
-  const entries = elementEntries(key, first + index - (index <= length - index ? n : 0), values, maxKeyBytes);
-  if (index <= length - index) {
-    await moveElements(tr, key, first, first + index - 1, -n, maxKeyBytes);
+  const toStart = held?.toStart ?? index <= length - index;
+  const entries = elementEntries(key, first + index - (toStart ? n : 0), values, maxKeyBytes);
+  if (toStart) {
+    await moveElements(tr, key, first, first + index - 1, -n, maxKeyBytes, held?.entries);
   } else {
-    await moveElements(tr, key, first + index, last, n, maxKeyBytes);
+    await moveElements(tr, key, first + index, last, n, maxKeyBytes, held?.entries);
   }
   writeEntries(tr, entries);
 }
 
 /**
  * Removes element `index` (`0 <= index < length`) of the array at `key` with bounds `bounds`: clears
- * its subtree and closes the gap by moving the shorter side one position.
+ * its subtree and closes the gap by moving the shorter side, or the side `held` names, one position.
  */
-export async function removeFromArray(tr: Transaction, key: Buffer, bounds: Bounds, index: number, maxKeyBytes: number): Promise<void> {
+export async function removeFromArray(
+  tr: Transaction,
+  key: Buffer,
+  bounds: Bounds,
+  index: number,
+  maxKeyBytes: number,
+  held?: HeldSide,
+): Promise<void> {
   const { first, last } = bounds;
   const position = first + index;
   // The moved keys are checked before the element is cleared.
   const move =
-    index < last - position
-      ? await prepareMove(tr, key, first, position - 1, 1, maxKeyBytes)
-      : await prepareMove(tr, key, position + 1, last, -1, maxKeyBytes);
+    (held?.toStart ?? index < last - position)
+      ? await prepareMove(tr, key, first, position - 1, 1, maxKeyBytes, held?.entries)
+      : await prepareMove(tr, key, position + 1, last, -1, maxKeyBytes, held?.entries);
   clearSubtree(tr, childKey(key, position));
   move();
 }
