@@ -15,6 +15,7 @@ import {
   removeFromArray,
   writeEntries,
   type Bounds,
+  type HeldSide,
 } from '../document/values/tree';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, streamChildren } from './children';
@@ -29,8 +30,9 @@ import type { Settled } from './combiner';
  * marker; element `i` is flattened at `<body> tuple(first + i)`, one key per leaf), with the array
  * machinery of `src/document/tree.ts`: positions are contiguous and `first` moves, so push and
  * unshift write only the new element and pop and shift clear only the old one; insert and removeAt in
- * the middle move the shorter side by one position. The length is not stored: it is `last − first +
- * 1`, from two limit-1 range reads. The JSON form (`collection.get`) is the array.
+ * the middle move the shorter side by one position (near an end, the side toward it when the read
+ * from that end holds only that one). The length is not stored: it is `last − first + 1`, from two
+ * limit-1 range reads. The JSON form (`collection.get`) is the array.
  *
  * Indexes are integers; a negative index counts from the end (`-1` is the last element). An index
  * that names no element is OUT_OF_RANGE, and nothing is written.
@@ -100,11 +102,13 @@ export class DocList<T = JsonValue> extends Structure {
   }
 
   /**
-   * Removes the element at `index`; the elements after it move down one index. Reads: the kind key and
-   * 2 limit-1 range reads (the bounds), together; in the middle, 1 range read of the shorter side.
-   * Writes: a range clear of the element; in the middle, the shorter side rewritten one position over;
-   * the version key. Conflicts with: changes at either end (the bounds reads), and writes of the
-   * elements it moves.
+   * Removes the element at `index`; the elements after it move down one index. Reads, with the kind
+   * key: the keys from the end the index counts from (1, or up to 8 for an index within 8 of it, as
+   * {@link get} reads them) and a limit-1 range read of the other end (the bounds); then, unless those
+   * held the side that moves (see {@link heldSide}), 1 range read of the shorter side. Writes: a range
+   * clear of the element; in the middle, that side rewritten one position over; the version key.
+   * Conflicts with: changes at either end (the bounds), and writes of the elements it moves, not with
+   * writes of other elements read on the way.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), WRONG_KIND.
    */
@@ -112,13 +116,16 @@ export class DocList<T = JsonValue> extends Structure {
     checkIndex(index);
     await this.writeWith(
       opts,
-      (tr, keys) => boundsOf(tr, bodyKey(keys)),
-      async ({ tr, keys, existed }, bounds) => {
-        if (!existed) throw outOfRange(index);
+      (tr, keys) => readFromEnd(tr, bodyKey(keys), index < 0, readLimit(index)),
+      async ({ tr, keys, existed }, read) => {
+        if (!existed || read === undefined) throw outOfRange(index);
+        const { bounds } = read;
         const length = lengthOf(bounds);
         const at = index < 0 ? length + index : index;
         if (bounds === undefined || at < 0 || at >= length) throw outOfRange(index, length);
-        await removeFromArray(tr, bodyKey(keys), bounds, at, this.access.kv.maxKeyBytes);
+        const body = bodyKey(keys);
+        const held = heldSide(body, read, bounds, at, at + 1, at < length - 1 - at);
+        await removeFromArray(tr, body, bounds, at, this.access.kv.maxKeyBytes, held);
         this.changed(tr, keys);
       },
     );
@@ -215,10 +222,11 @@ export class DocList<T = JsonValue> extends Structure {
 
   /**
    * Inserts `value` before the element at `index` (`index` = length appends; a negative index counts
-   * from the end). Creates the list if it does not exist (index 0). Reads: the kind key and 2 limit-1
-   * range reads (the bounds), together; in the middle, 1 range read of the shorter side. Writes: the
-   * element's entries; in the middle, the shorter side rewritten one position over; the version key.
-   * Conflicts as {@link removeAt}.
+   * from the end). Creates the list if it does not exist (index 0). Reads, with the kind key: the keys
+   * from the end the index counts from and the other end, as {@link removeAt} reads them; then, unless
+   * those held the side that moves, 1 range read of the shorter side. Writes: the element's entries;
+   * in the middle, that side rewritten one position over; the version key. Conflicts as
+   * {@link removeAt}.
    *
    * @throws DocumentError OUT_OF_RANGE, INVALID_ARGUMENT (index), INVALID_VALUE, VALUE_TOO_DEEP,
    *   KEY_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
@@ -228,16 +236,19 @@ export class DocList<T = JsonValue> extends Structure {
     checkElementValue(value, 'the value');
     await this.writeWith(
       opts,
-      (tr, keys) => boundsOf(tr, bodyKey(keys)),
-      async ({ tr, keys, create }, bounds) => {
+      (tr, keys) => readFromEnd(tr, bodyKey(keys), index < 0, readLimit(index)),
+      async ({ tr, keys, create }, read) => {
         const body = bodyKey(keys);
+        const bounds = read?.bounds;
         const length = lengthOf(bounds);
         const at = index < 0 ? length + index : index;
         if (at < 0 || at > length) throw outOfRange(index, length);
+        const held = read === undefined || bounds === undefined ? undefined : heldSide(body, read, bounds, at, at, at <= length - at);
+        const toStart = held?.toStart ?? at <= length - at;
         // Flattened once here for its checks (KEY_TOO_LARGE depends on the position), before any write.
-        flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (at <= length - at ? 1 : 0)), this.access.kv.maxKeyBytes);
+        flatten(value, childKey(body, bounds === undefined ? 0 : bounds.first + at - (toStart ? 1 : 0)), this.access.kv.maxKeyBytes);
         create();
-        await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes);
+        await insertIntoArray(tr, body, bounds, at, [value], this.access.kv.maxKeyBytes, held);
         this.changed(tr, keys);
       },
     );
@@ -407,10 +418,17 @@ function lengthOf(bounds: Bounds | undefined): number {
 /**
  * How far from an end of the list the read that finds an element's key also reads the elements on the
  * way, so that an index up to 8 from the end (0..7, -1..-8) of single-key elements needs no read
- * after it: at most 7 elements more than the one wanted, each one key (under 100 kB). Further in, the
- * read takes the end's key alone.
+ * after it (for an insert or removeAt there, none of the elements it moves toward that end): at most
+ * 7 elements more than the one wanted, each one key (under 100 kB). Further in, the read takes the
+ * end's key alone.
  */
 const NEAR_END = 8;
+
+/** How many keys a read from the end `index` counts from takes: `|index|` (`index + 1` for index ≥ 0) up to {@link NEAR_END}, else 1. */
+function readLimit(index: number): number {
+  const reach = index < 0 ? -index : index + 1;
+  return reach <= NEAR_END ? reach : 1;
+}
 
 /** Element `index` of a list as {@link elementAt} finds it. */
 interface ElementAt {
@@ -436,7 +454,7 @@ interface ElementAt {
 async function elementAt(tr: Transaction, body: Buffer, index: number): Promise<ElementAt | undefined> {
   const reverse = index < 0;
   const reach = reverse ? -index : index + 1;
-  const limit = reach <= NEAR_END ? reach : 1;
+  const limit = readLimit(index);
   const found = await tr.snapshot().getRangeAll(descendantsBegin(body), subtreeEnd(body), { limit, reverse });
   const at = body.length;
   const bound = found[0]?.key;
@@ -482,19 +500,10 @@ async function sliceAt(tr: Transaction, body: Buffer, start: number, end: number
   const reverse = fromEnd < fromStart;
   const reach = Math.min(fromStart, fromEnd);
   const limit = reach >= 1 && reach <= NEAR_END ? reach : 1;
-  const [found, other] = await Promise.all([
-    tr.snapshot().getRangeAll(descendantsBegin(body), subtreeEnd(body), { limit, reverse }),
-    probeChild(tr, body, reverse ? 'first' : 'last'),
-  ]);
+  const { bounds, found } = await readFromEnd(tr, body, reverse, limit);
+  if (bounds === undefined) return { bounds: undefined, from: 0, to: 0, entries: [] };
   const at = body.length;
-  const near = found[0]?.key;
-  addEndConflict(tr, body, near, reverse);
-  if ((near !== undefined && !isIntegerElement(near, at)) || other.kind === 'other') {
-    throw corruptData('structure data: a list body with non-element children');
-  }
-  if (near === undefined || other.kind !== 'position') return { bounds: undefined, from: 0, to: 0, entries: [] };
-  const nearPosition = decodePosition(near, at);
-  const bounds = reverse ? { first: other.position, last: nearPosition } : { first: nearPosition, last: other.position };
+  const nearPosition = reverse ? bounds.last : bounds.first;
   const length = lengthOf(bounds);
   const clamp = (i: number) => (i < 0 ? Math.max(0, length + i) : Math.min(i, length));
   const from = clamp(start);
@@ -511,6 +520,83 @@ async function sliceAt(tr: Transaction, body: Buffer, start: number, end: number
   tr.addReadConflictRange(childKey(body, bounds.first + from), childKey(body, bounds.first + to));
   const entries = found.slice(nearest, farthest);
   return { bounds, from, to, entries: reverse ? entries.reverse() : entries };
+}
+
+/** A list's bounds and the keys read from one of its ends, as {@link readFromEnd} finds them. */
+interface EndRead {
+  /** The list's bounds, `undefined` when it has no elements. */
+  readonly bounds: Bounds | undefined;
+  /** Whether the keys were read from the last one down. */
+  readonly reverse: boolean;
+  /** The keys read, in the order read: the first `limit` from that end, or all when fewer. */
+  readonly found: KeyValue[];
+  readonly limit: number;
+}
+
+/**
+ * The list's bounds, by 1 range read of up to `limit` keys from its first (last, `reverse`) key,
+ * issued with a limit-1 read of the other end. The read of up to `limit` keys is at snapshot, and
+ * records as its read conflict what a limit-1 read of its end records ({@link addEndConflict}): a
+ * caller that uses the keys beyond the first records their conflict itself. The other end's read
+ * records its own. So the conflicts are those of the two limit-1 reads of the bounds.
+ *
+ * @throws DocumentError CORRUPT_DATA when the body has children that are not elements.
+ */
+async function readFromEnd(tr: Transaction, body: Buffer, reverse: boolean, limit: number): Promise<EndRead> {
+  const [found, other] = await Promise.all([
+    tr.snapshot().getRangeAll(descendantsBegin(body), subtreeEnd(body), { limit, reverse }),
+    probeChild(tr, body, reverse ? 'first' : 'last'),
+  ]);
+  const at = body.length;
+  const near = found[0]?.key;
+  addEndConflict(tr, body, near, reverse);
+  if ((near !== undefined && !isIntegerElement(near, at)) || other.kind === 'other') {
+    throw corruptData('structure data: a list body with non-element children');
+  }
+  if (near === undefined || other.kind !== 'position') return { bounds: undefined, reverse, found, limit };
+  const nearPosition = decodePosition(near, at);
+  const bounds = reverse ? { first: other.position, last: nearPosition } : { first: nearPosition, last: other.position };
+  return { bounds, reverse, found, limit };
+}
+
+/**
+ * The side of an index that an insert or removal in a list with `bounds` can move with the keys `read`
+ * holds, and its entries: the elements before the index (positions `first .. first + before − 1`), or
+ * those from `first + after` to the last (an insert moves the elements from the index on, a removal
+ * those after it). The side the array machinery would choose (`shorterToStart`: the shorter one) when
+ * `read` holds it, else the other when it does (the read holds at most {@link NEAR_END} keys, so that
+ * side is short too), else `undefined`: the shorter side is read after the bounds.
+ */
+function heldSide(
+  body: Buffer,
+  read: EndRead,
+  { first, last }: Bounds,
+  before: number,
+  after: number,
+  shorterToStart: boolean,
+): HeldSide | undefined {
+  for (const toStart of [shorterToStart, !shorterToStart]) {
+    const [from, to] = toStart ? [first, first + before] : [first + after, last + 1];
+    const entries = from >= to ? [] : entriesHeld(read, childKey(body, from), childKey(body, to));
+    if (entries !== undefined) return { toStart, entries };
+  }
+  return undefined;
+}
+
+/**
+ * The entries of `[begin, end)` in key order when `read` has every key there, which a range read
+ * would have returned; else `undefined`. It has them all when it read fewer keys than its limit (the
+ * whole list), or when its last key is at or past the range's far bound (forward: `end` or beyond; in
+ * reverse: `begin` or before).
+ */
+function entriesHeld(read: EndRead, begin: Buffer, end: Buffer): KeyValue[] | undefined {
+  const { found, limit, reverse } = read;
+  if (found.length >= limit) {
+    const lastRead = found[found.length - 1].key;
+    if (reverse ? lastRead.compare(begin) > 0 : lastRead.compare(end) < 0) return undefined;
+  }
+  const inside = found.filter(({ key }) => key.compare(begin) >= 0 && key.compare(end) < 0);
+  return reverse ? inside.reverse() : inside;
 }
 
 /**

@@ -143,15 +143,50 @@ describe('DocList round trips on a cluster', () => {
     expect(actual).toEqual(expected);
   });
 
-  it('indexOf, insert and removeAt read the bounds with the kind key: 3 for a read, 4 for a write, whatever the elements', async () => {
+  it('indexOf reads the bounds with the kind key, then the elements: 3', async () => {
     const [actual, expected] = await measure({
       'indexOf(3)': { list: [1, 2, 3], run: (l) => l.indexOf(3), result: 2, trips: 3 },
-      'insert(1)': { list: [1, 2, 3], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
-      'insert(1) between objects': { list: [nested, nested], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
+    });
+    expect(actual).toEqual(expected);
+  });
+
+  it('insert(i) and removeAt(i) within 8 of an end read the side they move with the kind key and the other end: 3, the floor', async () => {
+    const [actual, expected] = await measure({
+      'insert(1)': { list: [1, 2, 3], run: (l) => l.insert(1, 7), result: undefined, trips: 3 },
+      'insert(1) before an object': { list: [1, nested], run: (l) => l.insert(1, 7), result: undefined, trips: 3 },
+      'insert(2) of 3 (the side the read holds, not the shorter)': { list: [1, 2, 3], run: (l) => l.insert(2, 7), result: undefined, trips: 3 },
+      'insert(7)': { list: scalars, run: (l) => l.insert(7, 7), result: undefined, trips: 3 },
+      'insert(-1)': { list: scalars, run: (l) => l.insert(-1, 7), result: undefined, trips: 3 },
+      'insert(-8)': { list: scalars, run: (l) => l.insert(-8, 7), result: undefined, trips: 3 },
+      'insert(-2) of 4 (the side the read holds, not the shorter)': { list: [1, 2, 3, 4], run: (l) => l.insert(-2, 7), result: undefined, trips: 3 },
+      'insert(0) (moves nothing)': { list: scalars, run: (l) => l.insert(0, 7), result: undefined, trips: 3 },
+      'insert(3) of 3 (moves nothing)': { list: [1, 2, 3], run: (l) => l.insert(3, 7), result: undefined, trips: 3 },
+      'insert(30) of 30 (moves nothing)': { list: scalars, run: (l) => l.insert(30, 7), result: undefined, trips: 3 },
       'insert(0) into an empty list (moves nothing)': { list: [], run: (l) => l.insert(0, 7), result: undefined, trips: 3 },
-      'removeAt(1)': { list: [1, 2, 3], run: (l) => l.removeAt(1), result: undefined, trips: 4 },
+      'removeAt(1)': { list: [1, 2, 3], run: (l) => l.removeAt(1), result: undefined, trips: 3 },
+      'removeAt(1) of an object (cleared, not read)': { list: [1, nested, 3], run: (l) => l.removeAt(1), result: undefined, trips: 3 },
+      'removeAt(7)': { list: scalars, run: (l) => l.removeAt(7), result: undefined, trips: 3 },
+      'removeAt(-2)': { list: scalars, run: (l) => l.removeAt(-2), result: undefined, trips: 3 },
+      'removeAt(-8)': { list: scalars, run: (l) => l.removeAt(-8), result: undefined, trips: 3 },
+      'removeAt(0) (moves nothing)': { list: [nested, 2], run: (l) => l.removeAt(0), result: undefined, trips: 3 },
       'removeAt(-1) (moves nothing)': { list: [1, nested], run: (l) => l.removeAt(-1), result: undefined, trips: 3 },
+      'insert(4) of 3': { list: [1, 2, 3], run: (l) => l.insert(4, 7), result: 'OUT_OF_RANGE', trips: 2 },
       'removeAt(0) of an empty list': { list: [], run: (l) => l.removeAt(0), result: 'OUT_OF_RANGE', trips: 2 },
+    });
+    expect(actual).toEqual(expected);
+  });
+
+  it('insert(i) and removeAt(i) further in, or past a nested value, read the bounds with the kind key, then the side they move: 4', async () => {
+    const [actual, expected] = await measure({
+      'insert(1) after an object': { list: [nested, 2, 3], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
+      'insert(1) between objects': { list: [nested, nested], run: (l) => l.insert(1, 7), result: undefined, trips: 4 },
+      'insert(-1) before an object': { list: [1, 2, nested], run: (l) => l.insert(-1, 7), result: undefined, trips: 4 },
+      'insert(8)': { list: scalars, run: (l) => l.insert(8, 7), result: undefined, trips: 4 },
+      'insert(-9)': { list: scalars, run: (l) => l.insert(-9, 7), result: undefined, trips: 4 },
+      'removeAt(1) after an object': { list: [nested, 2, 3], run: (l) => l.removeAt(1), result: undefined, trips: 4 },
+      'removeAt(-2) before an object': { list: [1, 2, nested], run: (l) => l.removeAt(-2), result: undefined, trips: 4 },
+      'removeAt(8)': { list: scalars, run: (l) => l.removeAt(8), result: undefined, trips: 4 },
+      'removeAt(-9)': { list: scalars, run: (l) => l.removeAt(-9), result: undefined, trips: 4 },
     });
     expect(actual).toEqual(expected);
   });

@@ -68,6 +68,35 @@ function randomEndOp(random: Random): EndOp {
   }
 }
 
+/** An insert or removeAt within 4 of an end (half the time), else an operation at or near an end. */
+function randomMoveOp(random: Random): EndOp {
+  if (random.chance(0.5)) return randomEndOp(random);
+  const index = random.between(-4, 4);
+  const value = randomValue(random);
+  if (random.chance(0.5)) {
+    return {
+      name: `insert(${index})`,
+      run: (l, tr) => l.insert(index, value, { tr }),
+      model: (list) => {
+        const i = at(index, list.length);
+        if (i < 0 || i > list.length) return 'OUT_OF_RANGE';
+        list.splice(i, 0, value);
+        return undefined;
+      },
+    };
+  }
+  return {
+    name: `removeAt(${index})`,
+    run: (l, tr) => l.removeAt(index, { tr }),
+    model: (list) => {
+      const i = at(index, list.length);
+      if (i < 0 || i >= list.length) return 'OUT_OF_RANGE';
+      list.splice(i, 1);
+      return undefined;
+    },
+  };
+}
+
 /** JS semantics of an index into a list of `length`: negative counts from the end. */
 function at(index: number, length: number): number {
   return index < 0 ? length + index : index;
@@ -134,6 +163,45 @@ documentSuite('DocList', (ctx) => {
       }
       expect(await l.shift()).toBe(long);
       expect(await l.toArray()).toEqual([]);
+    });
+
+    it('inserts and removes at every index of short lists, whichever side moves, as Array.prototype.splice does', async () => {
+      const { docs } = await ctx.open();
+      const c = docs.collection();
+      const shapes: Record<string, JsonValue[]> = {
+        scalars: [0, 1, 2, 3, 4],
+        mixed: [0, { o: [1] }, 2, [3, { x: 3 }], 4],
+      };
+      const actual: [string, unknown][] = [];
+      const expected: [string, unknown][] = [];
+      for (const [shape, values] of Object.entries(shapes)) {
+        for (let length = 0; length <= values.length; length++) {
+          const before = values.slice(0, length);
+          for (let index = -length - 1; index <= length + 1; index++) {
+            for (const op of ['insert', 'removeAt'] as const) {
+              const name = `${op}(${index}) of ${shape} ${JSON.stringify(before)}`;
+              const l = c.list(name);
+              await docs.transact(async (tr) => {
+                for (const value of before) await l.push(value, { tr });
+              });
+              const model = [...before];
+              const i = at(index, length);
+              if (op === 'insert') {
+                const result = await l.insert(index, 'new').catch((err: unknown) => (err as { code?: string }).code);
+                actual.push([name, [result, await l.toArray()]]);
+                if (i >= 0 && i <= length) model.splice(i, 0, 'new');
+                expected.push([name, [i < 0 || i > length ? 'OUT_OF_RANGE' : undefined, model]]);
+              } else {
+                const result = await l.removeAt(index).catch((err: unknown) => (err as { code?: string }).code);
+                actual.push([name, [result, await l.toArray()]]);
+                if (i >= 0 && i < length) model.splice(i, 1);
+                expected.push([name, [i < 0 || i >= length ? 'OUT_OF_RANGE' : undefined, model]]);
+              }
+            }
+          }
+        }
+      }
+      expect(actual).toEqual(expected);
     });
 
     it('refuses out-of-range indexes with OUT_OF_RANGE, writing nothing', async () => {
@@ -433,6 +501,100 @@ documentSuite('DocList', (ctx) => {
       }
     });
 
+    it('insert and removeAt conflict with changes at either end and writes of the elements they move; not with writes of the element removed or of the elements read on the way', async () => {
+      const { docs } = await ctx.open();
+      const c = docs.collection();
+      type Op = (l: DocList, tr: Transaction) => Promise<unknown>;
+      // The transactions commit in the order they reach the barrier (retriesOf): the write after the
+      // operation makes the insert's (removeAt's) come last, so a row says whether its reads conflict
+      // with the other operation's writes.
+      const committedLast =
+        (op: Op): Op =>
+        async (l, tr) => {
+          await op(l, tr);
+          await c.counter(`elsewhere-${l.id}`).add(1, { tr });
+        };
+      const insert = (index: number): Op => committedLast((l, tr) => l.insert(index, 'inserted', { tr }));
+      const removeAt = (index: number): Op => committedLast((l, tr) => l.removeAt(index, { tr }));
+      const set =
+        (index: number): Op =>
+        (l, tr) =>
+          l.set(index, 'new', { tr });
+      const pop: Op = (l, tr) => l.pop({ tr });
+      const shift: Op = (l, tr) => l.shift({ tr });
+      const push: Op = (l, tr) => l.push('pushed', { tr });
+      const unshift: Op = (l, tr) => l.unshift('unshifted', { tr });
+      // Of 10 elements: the side toward the end the index counts from moves, the shorter one.
+      const pairs: [string, Op, Op, boolean][] = [
+        ['insert(1), set(0)', insert(1), set(0), true],
+        ['insert(1), set(1)', insert(1), set(1), false],
+        ['insert(1), set(-2)', insert(1), set(-2), false],
+        ['insert(1), set(-1)', insert(1), set(-1), true],
+        ['insert(1), unshift', insert(1), unshift, true],
+        ['insert(1), shift', insert(1), shift, true],
+        ['insert(1), push', insert(1), push, true],
+        ['insert(1), pop', insert(1), pop, true],
+        ['insert(3), set(2)', insert(3), set(2), true],
+        ['insert(3), set(3)', insert(3), set(3), false],
+        ['insert(-1), set(-1)', insert(-1), set(-1), true],
+        ['insert(-1), set(-2)', insert(-1), set(-2), false],
+        ['insert(-1), set(0)', insert(-1), set(0), true],
+        ['insert(-1), push', insert(-1), push, true],
+        ['insert(-1), unshift', insert(-1), unshift, true],
+        ['insert(-3), set(-3)', insert(-3), set(-3), true],
+        ['insert(-3), set(-4)', insert(-3), set(-4), false],
+        ['removeAt(1), set(0)', removeAt(1), set(0), true],
+        ['removeAt(1), set(1)', removeAt(1), set(1), false],
+        ['removeAt(1), set(2)', removeAt(1), set(2), false],
+        ['removeAt(1), set(-1)', removeAt(1), set(-1), true],
+        ['removeAt(1), unshift', removeAt(1), unshift, true],
+        ['removeAt(1), push', removeAt(1), push, true],
+        ['removeAt(3), set(2)', removeAt(3), set(2), true],
+        ['removeAt(3), set(3)', removeAt(3), set(3), false],
+        ['removeAt(3), set(4)', removeAt(3), set(4), false],
+        ['removeAt(-2), set(-1)', removeAt(-2), set(-1), true],
+        ['removeAt(-2), set(-2)', removeAt(-2), set(-2), false],
+        ['removeAt(-2), set(-3)', removeAt(-2), set(-3), false],
+        ['removeAt(-2), set(0)', removeAt(-2), set(0), true],
+        ['removeAt(-4), set(-3)', removeAt(-4), set(-3), true],
+        ['removeAt(-4), set(-4)', removeAt(-4), set(-4), false],
+        ['removeAt(-4), set(-5)', removeAt(-4), set(-5), false],
+        ['removeAt(-4), pop', removeAt(-4), pop, true],
+        ['removeAt(-4), shift', removeAt(-4), shift, true],
+      ];
+      // Of 5 scalars (4 for insert(-2)): both sides are as short, and the read from the end the index
+      // counts from holds the side toward it, so that side moves, with that side's conflicts.
+      const scalarTies: [string, Op, Op, boolean][] = [
+        ['removeAt(2), set(1)', removeAt(2), set(1), true],
+        ['removeAt(2), set(3)', removeAt(2), set(3), false],
+        ['insert(-2), set(1)', insert(-2), set(1), false],
+        ['insert(-2), set(2)', insert(-2), set(2), true],
+      ];
+      // Past nested values the read holds neither side: the shorter moves, read after the bounds.
+      const nestedTies: [string, Op, Op, boolean][] = [
+        ['removeAt(2), set(1)', removeAt(2), set(1), false],
+        ['removeAt(2), set(3)', removeAt(2), set(3), true],
+        ['insert(-2), set(1)', insert(-2), set(1), true],
+        ['insert(-2), set(2)', insert(-2), set(2), false],
+      ];
+      for (const [elements, table] of [
+        [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], pairs],
+        [[{ a: [0] }, [1], 2, { d: 3 }, 4, 5, 6, 7, 8, [9, { x: 9 }]], pairs],
+        [[0, 1, 2, 3, 4], scalarTies.slice(0, 2)],
+        [[0, 1, 2, 3], scalarTies.slice(2)],
+        [[{ a: [0] }, [1, [1]], 2, [3, { x: 3 }], { e: [4] }], nestedTies.slice(0, 2)],
+        [[{ a: [0] }, [1, [1]], { c: [2] }, [3, { x: 3 }]], nestedTies.slice(2)],
+      ] as [JsonValue[], [string, Op, Op, boolean][]][]) {
+        const outcomes: [string, boolean][] = [];
+        for (const [name, a, b] of table) {
+          const l = c.list(`${name} of ${JSON.stringify(elements)}`);
+          for (const value of elements) await l.push(value);
+          outcomes.push([name, (await retriesOf(docs, [(tr) => a(l, tr), (tr) => b(l, tr)])) > 0]);
+        }
+        expect([JSON.stringify(elements), outcomes]).toEqual([JSON.stringify(elements), table.map(([name, , , conflicts]) => [name, conflicts])]);
+      }
+    });
+
     it('concurrent pops take different elements, each once', async () => {
       const { docs } = await ctx.open();
       const l = docs.collection().list('l');
@@ -449,8 +611,12 @@ documentSuite('DocList', (ctx) => {
       expect(taken).toEqual(expect.arrayContaining([[4], 3, { two: [2] }]));
     });
 
-    it('operations at the ends, run concurrently, give the results of running them one at a time in commit order (seeded)', async () => {
-      const seed = testSeed(303);
+    /**
+     * 60 rounds of 3 operations from `randomOp` on a list of up to 6 random values, run concurrently,
+     * each in a transaction of its own that reads before any commits: their results and the list are
+     * those of running them one at a time in commit order (their versionstamps' order).
+     */
+    async function checkCommitOrder(seed: number, randomOp: (random: Random) => EndOp): Promise<void> {
       const random = new Random(seed);
       const { docs } = await ctx.open();
       const c = docs.collection();
@@ -458,7 +624,7 @@ documentSuite('DocList', (ctx) => {
         const l = c.list(`round ${round}`);
         const model = Array.from({ length: random.int(7) }, () => randomValue(random));
         for (const value of model) await l.push(value);
-        const ops = Array.from({ length: 3 }, () => randomEndOp(random));
+        const ops = Array.from({ length: 3 }, () => randomOp(random));
         const allRead = firstAttemptsBarrier(ops.length);
         const outcomes = await Promise.all(
           ops.map((op, k) =>
@@ -479,6 +645,14 @@ documentSuite('DocList', (ctx) => {
         const expected = order.map((k) => ops[k].model(model));
         expect([where, order.map((k) => outcomes[k].result), await l.toArray()]).toEqual([where, expected, model]);
       }
+    }
+
+    it('operations at the ends, run concurrently, give the results of running them one at a time in commit order (seeded)', async () => {
+      await checkCommitOrder(testSeed(303), randomEndOp);
+    });
+
+    it('insert and removeAt near an end, run concurrently with each other and operations at the ends, give the results of running them one at a time in commit order (seeded)', async () => {
+      await checkCommitOrder(testSeed(304), randomMoveOp);
     });
   });
 });
