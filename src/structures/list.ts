@@ -576,22 +576,27 @@ function heldSide(
   shorterToStart: boolean,
 ): HeldSide | undefined {
   for (const toStart of [shorterToStart, !shorterToStart]) {
-    const [from, to] = toStart ? [first, first + before] : [first + after, last + 1];
-    const entries = from >= to ? [] : entriesHeld(read, childKey(body, from), childKey(body, to));
+    const entries = toStart ? entriesHeld(body, read, first, first + before) : entriesHeld(body, read, first + after, last + 1);
     if (entries !== undefined) return { toStart, entries };
   }
   return undefined;
 }
 
 /**
- * The entries of `[begin, end)` in key order when `read` has every key there, which a range read
- * would have returned; else `undefined`. It has them all when it read fewer keys than its limit (the
- * whole list), or when its last key is at or past the range's far bound (forward: `end` or beyond; in
- * reverse: `begin` or before).
+ * The entries of the elements at positions `from .. to − 1` in key order when `read` has every key
+ * of them, which a range read would have returned; else `undefined`. It has them all when it read
+ * fewer keys than its limit (the whole list), or when its last key is at or past the range's far
+ * bound (forward: element `to` or beyond; in reverse: element `from`'s entry or before).
  */
-function entriesHeld(read: EndRead, begin: Buffer, end: Buffer): KeyValue[] | undefined {
+function entriesHeld(body: Buffer, read: EndRead, from: number, to: number): KeyValue[] | undefined {
+  if (from >= to) return [];
   const { found, limit, reverse } = read;
-  if (found.length >= limit) {
+  const whole = found.length < limit;
+  // Each element has a key: a read cut short by its limit holds at most that many.
+  if (!whole && to - from > found.length) return undefined;
+  const begin = childKey(body, from);
+  const end = childKey(body, to);
+  if (!whole) {
     const lastRead = found[found.length - 1].key;
     if (reverse ? lastRead.compare(begin) > 0 : lastRead.compare(end) < 0) return undefined;
   }
