@@ -172,18 +172,20 @@ function replaceRange(writer: StoreWriter, mutations: readonly Mutation[], at: n
   const clear = mutations[at] as Extract<Mutation, { type: 'clearRange' }>;
   const keys: Buffer[] = [];
   const values: Buffer[] = [];
-  let last = at;
+  // The ascending run of sets from the first at or after the range's beginning; its keys at or past
+  // the range's end (the last ones, as they ascend) are then left out.
   for (let i = at + 1; i < mutations.length; i++) {
     const m = mutations[i];
     if (m.type !== 'set' && m.type !== 'setVersionstampedValue') break;
-    const previous = keys.length === 0 ? clear.begin : keys[keys.length - 1];
-    const order = compareBytes(m.key, previous);
-    if (order < 0 || (order === 0 && keys.length > 0) || compareBytes(m.key, clear.end) >= 0) break;
+    if (keys.length === 0 ? compareBytes(m.key, clear.begin) < 0 : compareBytes(m.key, keys[keys.length - 1]) <= 0) break;
     keys.push(m.key);
     values.push(m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp));
-    last = i;
+  }
+  while (keys.length > 0 && compareBytes(keys[keys.length - 1], clear.end) >= 0) {
+    keys.pop();
+    values.pop();
   }
   if (keys.length === 0) writer.clearRange(clear.begin, clear.end);
   else writer.replaceRange(clear.begin, clear.end, keys, values);
-  return last;
+  return at + keys.length;
 }

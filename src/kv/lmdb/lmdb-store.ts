@@ -297,15 +297,19 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
     const data = this.dbs.data;
     const options = storedRange(begin, end, false);
     options.limit = CLEAR_CHUNK;
+    // Every key of the range starts with the bytes its bounds share (a document's prefix): compared
+    // after them.
+    const shared = sharedLength(begin, end);
     let next = 0;
     for (;;) {
       const stored = [...data.getRange(options)];
       for (const { key, value } of stored) {
-        while (next < keys.length && compareBytes(keys[next], key) < 0) {
+        let order = 1;
+        while (next < keys.length && (order = compareAfter(keys[next], key, shared)) < 0) {
           data.putSync(keys[next], values[next]);
           next++;
         }
-        if (next < keys.length && compareBytes(keys[next], key) === 0) {
+        if (next < keys.length && order === 0) {
           if (!sameBytes(values[next], value)) data.putSync(key, values[next]);
           next++;
         } else {
@@ -640,6 +644,25 @@ function storedRange(begin: Buffer, end: Buffer | undefined, reverse: boolean): 
   if (!reverse) return { start: low, exclusiveStart: longBegin, end: high, inclusiveEnd: longEnd };
   // Reversed, the package starts at `start` (inclusive unless exclusiveStart) and stops at `end`.
   return { start: high, exclusiveStart: !longEnd, end: low, inclusiveEnd: !longBegin, reverse: true };
+}
+
+/** How many bytes `a` and `b` begin with in common. */
+function sharedLength(a: Uint8Array, b: Uint8Array): number {
+  const n = a.length < b.length ? a.length : b.length;
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** `compareBytes(a, b)` of keys that both begin with the same `skip` bytes. */
+function compareAfter(a: Uint8Array, b: Uint8Array, skip: number): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = skip; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
 /** Whether `a` and `b` hold the same bytes (stored values are short: no native call). */
