@@ -325,6 +325,33 @@ describe('flattenChecked', () => {
     }
   });
 
+  it('refuses a lone surrogate in a long string, and in a name each time an object of that shape comes', () => {
+    const invalid: unknown[] = [
+      { s: `${'x'.repeat(MAX_LEAF_BYTES)}\ud800` },
+      { k: 1, ['\udc00']: 2 },
+      { k: 1, ['\udc00']: 2 },
+      [{ ['\udc00']: 1 }, { ['\udc00']: 1 }],
+    ];
+    for (const value of invalid) {
+      const expected = messageOf(() => assertJsonValue(value, 'the document'));
+      expect(expected).toBeDefined();
+      expect(messageOf(() => flattenChecked(value, BASE, Limits.maxKeyBytes, 'the document'))).toBe(expected);
+    }
+  });
+
+  it('gives each document of a repeated shape the keys of its own names at every depth', () => {
+    const keysOf = (value: JsonValue) => flattenChecked(value, BASE, Limits.maxKeyBytes, 'the document').keys;
+    const paths = (...list: (string | number)[][]) => list.map((path) => (path.length === 0 ? BASE : Buffer.concat([BASE, pack(path)])));
+    const shapes: [JsonValue, Buffer[]][] = [
+      [{ b: 1, a: { y: 1, x: 2 } }, paths([], ['a'], ['a', 'x'], ['a', 'y'], ['b'])],
+      [{ b: 2, a: { y: 3, x: 4 } }, paths([], ['a'], ['a', 'x'], ['a', 'y'], ['b'])],
+      [{ b: 2, a: { y: 3, x: 4 } }, paths([], ['a'], ['a', 'x'], ['a', 'y'], ['b'])],
+      [{ b: 2, a: { 'y\0': 3, x: 4 } }, paths([], ['a'], ['a', 'x'], ['a', 'y\0'], ['b'])],
+      [[{ é: 1 }, { é: 2 }, { e: 3 }, { e: 4 }], paths([], [0], [0, 'é'], [1], [1, 'é'], [2], [2, 'e'], [3], [3, 'e'])],
+    ];
+    for (const [value, expected] of shapes) expect(keysOf(value)).toEqual(expected);
+  });
+
   it('gives the entries flatten gives for every JSON value, symbol-keyed objects that are JSON included', () => {
     const hidden = { a: 1 };
     Object.defineProperty(hidden, Symbol('s'), { value: 1, enumerable: false });

@@ -228,6 +228,52 @@ describe('LmdbEngine', () => {
       }
     });
 
+    it('leave exactly what the memory engine leaves when the writes set keys in order, many to the values they hold (seeded)', async () => {
+      const lmdb = open();
+      const memory = openMemoryDatabase();
+      opened.push(memory);
+      const random = seededRandom(23);
+      const pick = (n: number) => Math.floor(random() * n);
+      const name = (i: number) => `d${i.toString().padStart(2, '0')}`;
+      const stamp = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+      for (let round = 0; round < 40; round++) {
+        // A document's rewrite: the clear of its range, a versionstamped value at its first key, then
+        // keys in order with values from a few (so that most hold the value already stored) and,
+        // sometimes, a write that ends the ordered run (a key set again, or one before the last).
+        const sets: [string, string][] = [];
+        for (let i = 0; i < 16; i++) if (random() < 0.6) sets.push([name(i), `v${pick(3)}`]);
+        if (random() < 0.3) sets.push([name(pick(16)), `late${round}`]);
+        for (const db of [lmdb, memory]) {
+          await db.transact((tr) => {
+            tr.clearRange('d', 'e');
+            tr.setVersionstampedValue('d', stamp);
+            for (const [key, value] of sets) tr.set(key, value);
+          });
+        }
+        expect(printablePairs(await lmdb.getRangeAll('d\x00', 'e'))).toEqual(printablePairs(await memory.getRangeAll('d\x00', 'e')));
+        expect((await lmdb.get('d'))?.length).toBe(10);
+      }
+    });
+
+    it('keep a key set again to its value, and remove the others, across chunks of the clear (4,096 keys)', async () => {
+      const db = open();
+      const name = (i: number) => `k${i.toString().padStart(5, '0')}`;
+      await db.transact((tr) => {
+        for (let i = 0; i < 5000; i++) tr.set(name(i), i % 3 === 0 ? 'same' : 'old');
+      });
+      await db.transact((tr) => {
+        tr.clearRange('k', 'l');
+        for (let i = 0; i < 5000; i++) if (i % 10 !== 0) tr.set(name(i), i % 3 === 0 ? 'same' : 'new');
+        tr.set('k99999', 'after');
+      });
+      const left = await db.getRangeAll('k', 'l');
+      expect(left).toHaveLength(4501);
+      const expected = (i: number) => (i % 3 === 0 ? 'same' : 'new');
+      expect(left.slice(0, 4500).every((kv) => kv.value.toString() === expected(Number(kv.key.toString().slice(1))))).toBe(true);
+      expect(left.slice(0, 4500).some((kv) => kv.key.toString().endsWith('0'))).toBe(false);
+      expect(left[4500].value.toString()).toBe('after');
+    });
+
     it('remove every other key of a range larger than one chunk of the clear (4,096 keys)', async () => {
       const db = open();
       const name = (i: number) => `k${i.toString().padStart(5, '0')}`;

@@ -179,7 +179,9 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return this.write(element, opts.tr, async (tr) => {
-      const target = await this.prefixToWrite(tr);
+      // Upsert is the commonest write: what the attempt already knows (the later calls of a combined
+      // batch) is taken without a promise, and there is no Promise.all around one read.
+      const target = this.knownTargetToWrite(tr) ?? (await this.prefixToWrite(tr));
       const keys = document.keysIn(target.prefix, element);
       const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
@@ -187,15 +189,16 @@ export class DocumentCollection {
       let lockedUntil: number | undefined | typeof LOCK_NOT_READ;
       if (target.create === undefined) {
         let stored: number | undefined;
-        // Without preserveExpiry, no Promise.all around the one read: upsert is the commonest write.
         if (choice.preserve) [stored, lockedUntil] = await Promise.all([readExpiry(tr, keys), this.readLockIfAny(tr, target.id, keys)]);
+        else if (this.context.locks.knownMayBeLocked(tr, target.id) === false) lockedUntil = LOCK_NOT_READ;
         else lockedUntil = await this.readLockIfAny(tr, target.id, keys);
         if (lockedUntil !== LOCK_NOT_READ && isLocked(lockedUntil, now)) throw lockedError(id);
         kept = liveExpiry(stored, now);
       }
       const expiresAt = kept ?? effectiveExpiry(target.maxTTL, choice.requested, now);
       if (expiresAt !== undefined) this.context.expiry.assertFits(expiresAt, target.id, element, this.context.kv.maxKeyBytes);
-      await finishIndexWrite(await indexing, tr, keys, doc, expiresAt);
+      const indexed = finishIndexWrite(await indexing, tr, keys, doc, expiresAt);
+      if (indexed !== undefined) await indexed;
       target.create?.();
       if (target.create === undefined) clearUnlockedDocument(tr, keys, lockedUntil);
       else tr.clearRange(keys.begin, keys.end);
@@ -719,6 +722,16 @@ export class DocumentCollection {
    */
   private async prefixToWrite(tr: Transaction): Promise<WriteTarget> {
     return this.observed(tr, await this.context.registry.forWrite(tr, this.path, this.context.autoCreate));
+  }
+
+  /**
+   * What {@link prefixToWrite} returns, without a promise, when the attempt has already looked the
+   * collection up and the cached manifest has it (see `CollectionRegistry.knownForWrite`); otherwise
+   * `undefined`.
+   */
+  private knownTargetToWrite(tr: Transaction): WriteTarget | undefined {
+    const known = this.context.registry.knownForWrite(tr, this.path);
+    return known === undefined ? undefined : this.observed(tr, known);
   }
 
   /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */

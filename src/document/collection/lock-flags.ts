@@ -48,6 +48,18 @@ export class LockFlags {
   }
 
   /**
+   * What {@link mayBeLocked} returns, without a promise, when it would return it without reading:
+   * `tr`'s attempt has read the metadata version (and not bumped it since), the flags cached are the
+   * ones at that version, and they have the collection's. `undefined` otherwise: then ask
+   * {@link mayBeLocked}.
+   */
+  knownMayBeLocked(tr: Transaction, collectionId: number): boolean | undefined {
+    const settled = DocTransaction.existing(tr)?.metadataVersionSettled;
+    if (settled === undefined || !sameVersion(settled.version, this.version)) return undefined;
+    return this.known.get(collectionId);
+  }
+
+  /**
    * Marks collection `collectionId` as one whose documents may be locked: on its first lock only (1
    * point read of the flag; then the flag and the metadata version bump written).
    */

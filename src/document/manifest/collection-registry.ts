@@ -113,6 +113,21 @@ export class CollectionRegistry {
   }
 
   /**
+   * What {@link forWrite} returns, without a promise, when it would return it from the cached
+   * manifest without reading: `tr`'s attempt has already looked the manifest up (its read conflict on
+   * the uid is taken), it is the transaction's first attempt, it wrote no manifest, and the cached
+   * manifest has the collection. The later calls of a combined batch find their collection so.
+   * `undefined` otherwise: then ask {@link forWrite}.
+   */
+  knownForWrite(tr: Transaction, path: CollectionPath): CollectionTarget | undefined {
+    const cached = this.cached;
+    if (cached === undefined || tr.attempt !== 0 || tr instanceof StagedTransaction) return undefined;
+    const context = DocTransaction.existing(tr);
+    if (context === undefined || !context.manifestConflict || context.manifestWrites > 0) return undefined;
+    return this.lookup(cached, path);
+  }
+
+  /**
    * The collection at `path` in the cached manifest, without a transaction: what a write there will
    * most likely find (it finds the collection in its transaction, as {@link forWrite} says), so that
    * it can prepare its keys before it starts. `undefined` when none is cached.

@@ -134,7 +134,9 @@ function isTaken(value: unknown, level: number): boolean {
   if (level > MAX_DEPTH) return false;
   switch (typeof value) {
     case 'string':
-      return !hasLoneSurrogate(value);
+      // A lone surrogate throws where the string is encoded (the tuple encoder refuses it), which
+      // runs the whole check; only a long string, which UTF-8 encodes without that check, is looked at.
+      return !isLongString(value) || !hasLoneSurrogate(value);
     case 'number':
       return Number.isFinite(value);
     case 'boolean':
@@ -176,27 +178,56 @@ function visit(value: JsonValue, state: State): void {
     push(key, OBJECT_VALUE, state);
     const object = value;
     const names = namesInKeyOrder(Object.keys(object), state.path.length);
-    if (state.check) for (let i = 0; i < names.length; i++) if (hasLoneSurrogate(names[i])) throw NOT_TAKEN;
-    for (let i = 0; i < names.length; i++) visitChild(names[i], object[names[i]], state);
+    const sorted = names.sorted;
+    const encoded = names.encoded;
+    if (encoded === undefined) {
+      // A name with a lone surrogate throws where it is encoded (as a string leaf does, see isTaken).
+      for (let i = 0; i < sorted.length; i++) visitChild(sorted[i], object[sorted[i]], state);
+    } else {
+      for (let i = 0; i < sorted.length; i++) visitEncodedChild(sorted[i], encoded[i], object[sorted[i]], state);
+    }
   }
+}
+
+/** An object's names in key order, and their tuple elements once the same names come again. */
+interface Names {
+  /** The names as `Object.keys` gave them. */
+  readonly given: readonly string[];
+  readonly sorted: readonly string[];
+  /** `sorted`'s encoded elements: made the second time an object of these names comes at one depth. */
+  encoded: readonly Buffer[] | undefined;
 }
 
 /**
  * The names of the object last sorted at each depth, as given and in key order: the documents a
  * program writes, and the elements of an array of records, repeat one shape, whose names are then
- * compared (as the same interned strings) rather than sorted again.
+ * compared (as the same interned strings) rather than sorted and encoded again.
  */
-const SORTED_NAMES: { given: readonly string[]; sorted: readonly string[] }[] = [];
+const SORTED_NAMES: Names[] = [];
 
 /** An object's `names` (its `Object.keys`) in the order of their keys. */
-function namesInKeyOrder(names: string[], depth: number): readonly string[] {
+function namesInKeyOrder(names: string[], depth: number): Names {
   const last = SORTED_NAMES[depth];
-  if (last !== undefined && sameNames(last.given, names)) return last.sorted;
+  if (last !== undefined && sameNames(last.given, names)) {
+    last.encoded ??= last.sorted.map(encodedName);
+    return last;
+  }
   let ordered = true;
   for (let i = 1; i < names.length && ordered; i++) ordered = compareNames(names[i - 1], names[i]) < 0;
   const sorted = ordered ? names : [...names].sort(compareNames);
-  if (depth < MAX_CACHED_DEPTH) SORTED_NAMES[depth] = { given: names, sorted };
-  return sorted;
+  const made: Names = { given: names, sorted, encoded: undefined };
+  if (depth < MAX_CACHED_DEPTH) SORTED_NAMES[depth] = made;
+  return made;
+}
+
+// Encoding a name is synchronous, so one writer serves every call.
+const nameWriter = new Writer(64);
+
+/** `name` as a path element. @throws TupleError for a lone surrogate (see isTaken). */
+function encodedName(name: string): Buffer {
+  nameWriter.reset();
+  encodeItem(nameWriter, name);
+  return nameWriter.result(0);
 }
 
 /** Depths whose last object's names are kept (a document has at most 32). */
@@ -234,6 +265,21 @@ function visitChild(element: PathElement, child: JsonValue, state: State): void 
   const mark = w.pos;
   encodeItem(w, element);
   state.path.push(element);
+  visit(child, state);
+  state.path.pop();
+  w.pos = mark;
+}
+
+/** {@link visitChild} of an object's child whose name's element is `encoded`. */
+function visitEncodedChild(name: string, encoded: Buffer, child: JsonValue, state: State): void {
+  const w = writer;
+  const mark = w.pos;
+  const n = encoded.length;
+  w.ensure(n);
+  const buf = w.buf;
+  for (let i = 0; i < n; i++) buf[mark + i] = encoded[i];
+  w.pos = mark + n;
+  state.path.push(name);
   visit(child, state);
   state.path.pop();
   w.pos = mark;

@@ -135,7 +135,7 @@ function applyMutations(writer: StoreWriter, mutations: readonly Mutation[], ver
         writer.clear(m.key);
         break;
       case 'clearRange':
-        writer.clearRange(m.begin, m.end, keysSetAfter(mutations, i));
+        i = replaceRange(writer, mutations, i, versionstamp);
         break;
       case 'atomic': {
         const value = applyAtomicOp(m.op, writer.get(m.key), m.operand);
@@ -158,21 +158,34 @@ function applyMutations(writer: StoreWriter, mutations: readonly Mutation[], ver
 }
 
 /**
- * The keys that the run of writes right after the range clear `mutations[at]`, inside its range, sets:
- * removing them first would change nothing, as a later write of the run decides each one's final
- * state, so the clear leaves them for those writes to replace. The run ends at the first mutation
- * that reads (an atomic operation), has no key known before the commit, or falls outside the range,
- * so the look-ahead costs what the run does. A document rewrite is a range clear and the sets of its
- * keys: each key it keeps then costs one LMDB put instead of a delete and an insert.
+ * Applies the range clear `mutations[at]` together with the run of sets right after it inside its
+ * range, in ascending key order (a document rewrite: the clear of the document, its version, then its
+ * keys in key order), as one {@link StoreWriter.replaceRange}: each key the run sets again costs one
+ * put, or none when it already holds that value, instead of a delete and an insert. The run ends at
+ * the first mutation that is no set (a clear, an atomic operation, which reads), or whose key is
+ * outside the range or not after the previous one; what follows it is applied after the replacement,
+ * as it would be after the clear and the run.
+ *
+ * @returns the index of the run's last mutation (the clear's when the run is empty).
  */
-function keysSetAfter(mutations: readonly Mutation[], at: number): ReadonlySet<string> | undefined {
+function replaceRange(writer: StoreWriter, mutations: readonly Mutation[], at: number, versionstamp: Buffer): number {
   const clear = mutations[at] as Extract<Mutation, { type: 'clearRange' }>;
-  let keys: Set<string> | undefined;
+  const keys: Buffer[] = [];
+  const values: Buffer[] = [];
+  // The ascending run of sets from the first at or after the range's beginning; its keys at or past
+  // the range's end (the last ones, as they ascend) are then left out.
   for (let i = at + 1; i < mutations.length; i++) {
     const m = mutations[i];
-    if (m.type !== 'set' && m.type !== 'clear' && m.type !== 'setVersionstampedValue') break;
-    if (compareBytes(m.key, clear.begin) < 0 || compareBytes(m.key, clear.end) >= 0) break;
-    if (m.type !== 'clear') (keys ??= new Set()).add(m.key.toString('latin1'));
+    if (m.type !== 'set' && m.type !== 'setVersionstampedValue') break;
+    if (keys.length === 0 ? compareBytes(m.key, clear.begin) < 0 : compareBytes(m.key, keys[keys.length - 1]) <= 0) break;
+    keys.push(m.key);
+    values.push(m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp));
   }
-  return keys;
+  while (keys.length > 0 && compareBytes(keys[keys.length - 1], clear.end) >= 0) {
+    keys.pop();
+    values.pop();
+  }
+  if (keys.length === 0) writer.clearRange(clear.begin, clear.end);
+  else writer.replaceRange(clear.begin, clear.end, keys, values);
+  return at + keys.length;
 }
