@@ -255,7 +255,7 @@ describe('LmdbEngine', () => {
       }
     });
 
-    it('keep a key set again to its value, and remove the others, across chunks of the clear (4,096 keys)', async () => {
+    it('keep a key set again to its value, and remove the others, across chunks of the replacement (256 pairs) and of the clear (4,096 keys)', async () => {
       const db = open();
       const name = (i: number) => `k${i.toString().padStart(5, '0')}`;
       await db.transact((tr) => {

@@ -70,6 +70,11 @@ const META_HORIZON = Buffer.from('horizon');
 const META_FORMAT = Buffer.from('format');
 /** How many keys a range clear collects before deleting them. */
 const CLEAR_CHUNK = 4096;
+/**
+ * How many pairs a range replacement ({@link StoreWriter.replaceRange}) reads at a time: it reads
+ * values as well as keys, up to 100 kB each, so a chunk holds at most about 25 MB.
+ */
+const REPLACE_CHUNK = 256;
 
 /** Values pass through unchanged on write and are copied into a fresh Buffer on read. */
 const rawBytes = {
@@ -296,7 +301,7 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
   replaceRange(begin: Buffer, end: Buffer, keys: readonly Buffer[], values: readonly Buffer[]): void {
     const data = this.dbs.data;
     const options = storedRange(begin, end, false);
-    options.limit = CLEAR_CHUNK;
+    options.limit = REPLACE_CHUNK;
     // Every key of the range starts with the bytes its bounds share (a document's prefix): compared
     // after them.
     const shared = sharedLength(begin, end);
@@ -316,7 +321,7 @@ class StoreWriteAccess extends StoreAccess implements StoreWriter {
           data.removeSync(key);
         }
       }
-      if (stored.length < CLEAR_CHUNK) break;
+      if (stored.length < REPLACE_CHUNK) break;
       // The chunk's last key may still be there: the next chunk starts after it.
       options.start = stored[stored.length - 1].key;
       options.exclusiveStart = true;
