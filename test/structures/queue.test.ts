@@ -544,7 +544,12 @@ for (const engine of documentEngines) {
         );
         while ((await q.size()) > 0) await new Promise((resolve) => setTimeout(resolve, 5));
         const stats = await consumer.stop();
-        expect(stats).toMatchObject({ consumed: 23, failures: 2, deadLettered: 1 });
+        expect(stats).toMatchObject({ consumed: 23, deadLettered: 1 });
+        // maxAttempts failures poison the item. Workers that took it in transactions of their own
+        // before the second failure was counted fail on it too, one each at most: how many did depends
+        // on the machine's timing (a loaded machine showed 3 in about 1 run of 75).
+        expect(stats.failures).toBeGreaterThanOrEqual(2);
+        expect(stats.failures).toBeLessThanOrEqual(2 + 8 - 1);
         for (const item of items.filter((i) => i !== 'bad')) expect((await docs.kv.get(`count-${item}`))?.readBigInt64LE(0)).toBe(1n);
         expect(await docs.kv.get('count-bad')).toBeUndefined();
         expect(await drain(q.deadLetters)).toEqual(['bad']);

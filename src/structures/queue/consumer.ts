@@ -70,7 +70,9 @@ export interface ConsumeOptions<T> {
   /**
    * Handler failures after which an item goes to the dead-letter queue instead of being handled again
    * (default: the queue's `maxAttempts`). Without a backoff policy counted by this consumer, in memory;
-   * with one, in the item's stored attempts (leases count too).
+   * with one, in the item's stored attempts (leases count too). Without a policy, workers that took
+   * the item in transactions of their own before its last counted failure still run their handler on
+   * it, so the handler may run on it up to `concurrency - 1` times more.
    */
   maxAttempts?: number;
   /**
