@@ -25,7 +25,7 @@ import { provenRange, RangeBatches } from './range-batches';
 import { RangeStream, type RangeBatch } from './range-stream';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
-import { parseOwnedVersionstampTemplate, parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
+import { parseOwnedVersionstampTemplate, parseVersionstampTemplate } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
 import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn, turnsTaken } from './next-turn';
 import { WriteSet } from './write-set';
@@ -267,7 +267,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const v = checkedValue(value);
     const template = parseOwnedVersionstampTemplate(raw);
     const readVersion = this.knownReadVersion();
-    this.writes.setVersionstampedKey(template, v, possibleKeys(template, readVersion !== undefined ? readVersion + 1n : 0n));
+    this.writes.setVersionstampedKey(template, v, readVersion !== undefined ? readVersion + 1n : 0n);
   }
 
   /** Until commit the value is unknown: reading the key fails with accessed_unreadable (1036), as in FDB. */
