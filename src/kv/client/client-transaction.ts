@@ -263,11 +263,22 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    */
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
     this.assertUsable();
-    const raw = writableKey(keyWithOffset, this.keyLimit);
-    const v = checkedValue(value);
-    const template = parseOwnedVersionstampTemplate(raw);
+    this.writeVersionstampedKey(writableKey(keyWithOffset, this.keyLimit), checkedValue(value));
+  }
+
+  /**
+   * {@link setVersionstampedKey} of Buffers the caller hands over, as {@link setHandedOver} takes them:
+   * kept instead of copied. Same checks and errors. Layers reach it through `setVersionstampedKeyHandedOver`.
+   */
+  setVersionstampedKeyHandedOver(keyWithOffset: Buffer, value: Buffer): void {
+    this.assertUsable();
+    this.writeVersionstampedKey(legalWritableKey(keyWithOffset, this.keyLimit), legalValue(value));
+  }
+
+  private writeVersionstampedKey(keyWithOffset: Buffer, value: Buffer): void {
+    const template = parseOwnedVersionstampTemplate(keyWithOffset);
     const readVersion = this.knownReadVersion();
-    this.writes.setVersionstampedKey(template, v, readVersion !== undefined ? readVersion + 1n : 0n);
+    this.writes.setVersionstampedKey(template, value, readVersion !== undefined ? readVersion + 1n : 0n);
   }
 
   /** Until commit the value is unknown: reading the key fails with accessed_unreadable (1036), as in FDB. */
