@@ -4,7 +4,8 @@ import type { StructureAccess } from '../../document/structure-port';
 import { docIdElement } from '../../document/keys/ids';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { DocId, JsonValue, TransactionOption } from '../../document/types';
-import { keyAfter } from '../../kv/contract/bytes';
+import { int64LE, keyAfter } from '../../kv/contract/bytes';
+import { setVersionstampedKeyHandedOver } from '../../kv/client/hand-over';
 import type { KeyValue, Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
@@ -65,6 +66,9 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from './repeat';
+
+/** The operand of the commonest add to the size and pushed keys, made once (an add copies its operand). */
+const PLUS_ONE = int64LE(1);
 
 export type { Lease } from './lease';
 export type { QueueEvent, QueueEventType, QueueEventSettings } from './events';
@@ -1117,21 +1121,23 @@ export class Queue<T = JsonValue> extends Structure {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    // No wait for the read version: a push needs only what the attempt pushed before it.
-    const events = await this.eventLog.sink(tr, scope.keys);
+    // No wait for the read version: a push needs only what the attempt pushed before it. No wait at
+    // all when the events are known off (the metadata version, read with the kind check, is in).
+    const events = this.eventLog.knownOff(tr, scope.keys) ? undefined : await this.eventLog.sink(tr, scope.keys);
     const own = pushesSoFar(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
       const key = at === undefined ? keys.readyTemplate(first + i, priority) : keys.scheduledTemplate(at, first + i);
       const jobId = jobIds?.[i];
-      tr.setVersionstampedKey(key, jobId === undefined ? freshRecord(payloads[i]) : encodeRecord(false, 0, payloads[i], jobId));
+      // Both made for this write: handed over, not copied.
+      setVersionstampedKeyHandedOver(tr, key, jobId === undefined ? freshRecord(payloads[i]) : encodeRecord(false, 0, payloads[i], jobId));
     }
     events?.pushed(first, payloads.length, at, jobIds);
     if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
     else notePriorityPush(own, scope.keys.identity, priority);
-    tr.add(keys.size, payloads.length);
-    tr.add(keys.pushed, 1);
+    tr.add(keys.size, payloads.length === 1 ? PLUS_ONE : payloads.length);
+    tr.add(keys.pushed, PLUS_ONE);
     this.changed(tr, scope.keys);
   }
 
