@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { setHandedOver } from '../../src/kv/client/hand-over';
+import { setHandedOver, setVersionstampedKeyHandedOver } from '../../src/kv/client/hand-over';
 import { isKvError } from '../../src/kv/contract/errors';
 import { Limits } from '../../src/kv/contract/limits';
 import type { Engine, Transaction } from '../../src/kv/contract/types';
@@ -98,6 +98,70 @@ describe('setHandedOver on the memory engine', () => {
     await committed(engine, (tr) => tr.set('k', value));
     value.write('later');
     expect(await stored(engine, 'k', 'l')).toEqual([['k', 'first']]);
+    await engine.close();
+  });
+});
+
+/** `prefix` + 10 placeholder bytes + `suffix` + the placeholder's offset (4 bytes little-endian). */
+function template(prefix: string, suffix = ''): Buffer {
+  const offset = Buffer.alloc(4);
+  offset.writeUInt32LE(prefix.length, 0);
+  return Buffer.concat([Buffer.from(prefix), Buffer.alloc(10), Buffer.from(suffix), offset]);
+}
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ['lmdb', () => new LmdbEngine({ path: join(root, `store-${stores++}`) })],
+  ['a transaction that is no engine client (counting wrapper)', () => new CountingEngine(new MemoryEngine())],
+] as const)('setVersionstampedKeyHandedOver [%s]', (_name, makeEngine) => {
+  let engine: Engine;
+  beforeEach(() => {
+    engine = makeEngine();
+  });
+  afterEach(() => engine.close());
+
+  it('writes what setVersionstampedKey writes: the key with the commit versionstamp, in call order', async () => {
+    const tr = engine.createTransaction();
+    setVersionstampedKeyHandedOver(tr, template('q/', '/1'), Buffer.from('one'));
+    tr.setVersionstampedKey(template('q/', '/2'), 'two');
+    const versionstamp = tr.getVersionstamp();
+    await tr.commit();
+    const stamp = await versionstamp;
+    const key = (suffix: string) => Buffer.concat([Buffer.from('q/'), stamp, Buffer.from(suffix)]).toString('hex');
+    const pairs = await engine.createTransaction().getRangeAll('q/', 'q0');
+    expect(pairs.map((p) => [p.key.toString('hex'), p.value.toString()])).toEqual([
+      [key('/1'), 'one'],
+      [key('/2'), 'two'],
+    ]);
+  });
+
+  it('makes the keys it may become unreadable (1036) until commit, as setVersionstampedKey does', async () => {
+    const tr = engine.createTransaction();
+    setVersionstampedKeyHandedOver(tr, template('q/'), Buffer.from('item'));
+    await expect(tr.getRangeAll('q/', 'q0')).rejects.toMatchObject({ name: 'accessed_unreadable' });
+    expect(await tr.getRangeAll('r', 's')).toEqual([]);
+  });
+
+  it('refuses what setVersionstampedKey refuses, with its error, and writes nothing', async () => {
+    const tr = engine.createTransaction();
+    const tooLongKey = Buffer.concat([Buffer.alloc(engine.maxKeyBytes ?? Limits.maxKeyBytes, 'k'), template('')]);
+    const value = Buffer.from('v');
+    expect(errorCode(() => setVersionstampedKeyHandedOver(tr, Buffer.from([0xff, ...template('')]), value))).toBe('key_outside_legal_range');
+    expect(errorCode(() => setVersionstampedKeyHandedOver(tr, tooLongKey, value))).toBe('key_too_large');
+    expect(errorCode(() => setVersionstampedKeyHandedOver(tr, template('q/'), Buffer.alloc(Limits.maxValueBytes + 1)))).toBe('value_too_large');
+    expect(errorCode(() => setVersionstampedKeyHandedOver(tr, Buffer.from('short\0\0\0\0'), value))).toBe('client_invalid_operation');
+    await tr.commit();
+    expect(await stored(engine, '', '\xff')).toEqual([]);
+  });
+});
+
+describe('setVersionstampedKeyHandedOver on the memory engine', () => {
+  it('keeps the value it is given instead of a copy: a range read hands back the same object', async () => {
+    const engine = new MemoryEngine();
+    const value = Buffer.from('item value');
+    await committed(engine, (tr) => setVersionstampedKeyHandedOver(tr, template('q/'), value));
+    const [pair] = await engine.createTransaction().getRangeAll('q/', 'q0');
+    expect(pair.value).toBe(value);
     await engine.close();
   });
 });

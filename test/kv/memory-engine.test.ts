@@ -372,6 +372,23 @@ describe('MemoryEngine', () => {
       await tr.commit();
     });
 
+    it('makes the keys of a versionstamped key written after a read unreadable (1036) too, from the read version on', async () => {
+      const db = openMemoryDatabase();
+      await db.transact((tr) => tr.set('p/', 'below every stamp'));
+      const tr = db.createTransaction();
+      tr.setVersionstampedKey(versionstampTemplate('q/'), 'first');
+      expect((await tr.getRangeAll('r', 's')).map((kv) => kv.key.toString())).toEqual([]);
+      const readVersion = await tr.getReadVersion();
+      tr.setVersionstampedKey(versionstampTemplate('p/'), 'second');
+      await expectKvError(tr.getRangeAll('q/', 'q0'), 'accessed_unreadable');
+      await expectKvError(tr.getRangeAll('p/', 'p0'), 'accessed_unreadable');
+      // Below the read version's stamp no commit of this transaction can land: readable.
+      const lowest = Buffer.concat([Buffer.from('p/'), Buffer.alloc(10)]);
+      lowest.writeBigUInt64BE(readVersion + 1n, 2);
+      expect((await tr.getRangeAll('p/', lowest)).map((kv) => kv.value.toString())).toEqual(['below every stamp']);
+      await tr.commit();
+    });
+
     it('makes a key holding a versionstamped value unreadable (1036) until it is set again', async () => {
       const db = openMemoryDatabase();
       const tr = db.createTransaction();

@@ -235,6 +235,24 @@ for (const engine of documentEngines) {
       });
     });
 
+    describe('Queue receipts', () => {
+      it("a call's receipt goes to the minute bucket it started in, though its slot's key was made for an earlier one", async () => {
+        const clock = manualClock(0);
+        const { docs, c, q } = await setUp({ now: clock.fn });
+        await q.push('a');
+        clock.now += 60_000;
+        await q.push('b');
+        expect(await q.pop()).toBe('a');
+        const perBucket = await docs.transact(async (tr) => {
+          const keys = new QueueKeys((await c.structureAccess().keysToRead(tr, 'q')) as DocumentKeys);
+          const inBucket = async (bucket: number) =>
+            (await tr.getRangeAll(keys.tokensBefore(bucket), keys.tokensBefore(bucket + 1))).map((kv) => kv.value[0]);
+          return [await inBucket(0), await inBucket(1)];
+        });
+        expect(perBucket).toEqual([[TokenKind.pushed], [TokenKind.popped]]);
+      });
+    });
+
     describe('Queue delayed items', () => {
       it('a delayed item is invisible until its time, then popped ahead of ready items', async () => {
         const clock = manualClock();

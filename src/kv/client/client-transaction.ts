@@ -25,7 +25,7 @@ import { provenRange, RangeBatches } from './range-batches';
 import { RangeStream, type RangeBatch } from './range-stream';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
-import { parseOwnedVersionstampTemplate, parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
+import { parseOwnedVersionstampTemplate, parseVersionstampTemplate } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
 import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn, turnsTaken } from './next-turn';
 import { WriteSet } from './write-set';
@@ -263,11 +263,22 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    */
   setVersionstampedKey(keyWithOffset: Bytes, value: Bytes): void {
     this.assertUsable();
-    const raw = writableKey(keyWithOffset, this.keyLimit);
-    const v = checkedValue(value);
-    const template = parseOwnedVersionstampTemplate(raw);
+    this.writeVersionstampedKey(writableKey(keyWithOffset, this.keyLimit), checkedValue(value));
+  }
+
+  /**
+   * {@link setVersionstampedKey} of Buffers the caller hands over, as {@link setHandedOver} takes them:
+   * kept instead of copied. Same checks and errors. Layers reach it through `setVersionstampedKeyHandedOver`.
+   */
+  setVersionstampedKeyHandedOver(keyWithOffset: Buffer, value: Buffer): void {
+    this.assertUsable();
+    this.writeVersionstampedKey(legalWritableKey(keyWithOffset, this.keyLimit), legalValue(value));
+  }
+
+  private writeVersionstampedKey(keyWithOffset: Buffer, value: Buffer): void {
+    const template = parseOwnedVersionstampTemplate(keyWithOffset);
     const readVersion = this.knownReadVersion();
-    this.writes.setVersionstampedKey(template, v, possibleKeys(template, readVersion !== undefined ? readVersion + 1n : 0n));
+    this.writes.setVersionstampedKey(template, value, readVersion !== undefined ? readVersion + 1n : 0n);
   }
 
   /** Until commit the value is unknown: reading the key fails with accessed_unreadable (1036), as in FDB. */

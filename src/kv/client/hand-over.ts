@@ -11,3 +11,13 @@ export function setHandedOver(tr: Transaction, key: Buffer, value: Buffer): void
   if (tr instanceof ClientTransaction) tr.setHandedOver(key, value);
   else tr.set(key, value);
 }
+
+/**
+ * `tr.setVersionstampedKey(keyWithOffset, value)` for a layer that hands the Buffers over, as
+ * {@link setHandedOver} does (a queue's freshly encoded item and its key template). Same checks and
+ * errors as `setVersionstampedKey`.
+ */
+export function setVersionstampedKeyHandedOver(tr: Transaction, keyWithOffset: Buffer, value: Buffer): void {
+  if (tr instanceof ClientTransaction) tr.setVersionstampedKeyHandedOver(keyWithOffset, value);
+  else tr.setVersionstampedKey(keyWithOffset, value);
+}

@@ -15,7 +15,7 @@ import { isKeySelector } from '../contract/key-selector';
 import { checkedAtomicOp } from './atomic-ops';
 import { provenRange, RangeBatches } from './range-batches';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
-import { parseVersionstampTemplate, possibleKeys } from './versionstamp-template';
+import { parseVersionstampTemplate } from './versionstamp-template';
 import { resolvePendingWrite, WriteSet, type PendingWrite } from './write-set';
 import { TransactionShorthands } from '../contract/transaction-shorthands';
 import { nextTurn } from './next-turn';
@@ -192,7 +192,7 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     const raw = writableKey(keyWithOffset);
     const v = checkedValue(value);
     const template = parseVersionstampTemplate(raw);
-    this.writes.setVersionstampedKey(template, v, possibleKeys(template, 0n));
+    this.writes.setVersionstampedKey(template, v, 0n);
     this.calls.push({ type: 'setVersionstampedKey', keyWithOffset: raw, value: v });
   }
 

@@ -6,7 +6,7 @@ import { applyAtomicOp } from './atomic-ops';
 import type { Mutation } from './mutation';
 import type { KeyRange } from '../contract/key-range';
 import { coalesceRanges, RangeSet } from './range-set';
-import type { VersionstampTemplate } from './versionstamp-template';
+import { possibleKeys, type VersionstampTemplate } from './versionstamp-template';
 
 /** An atomic operation waiting for the stored value it applies to. */
 export interface AtomicStep {
@@ -66,6 +66,12 @@ export class WriteSet {
   private index: BTree<Buffer, PendingWrite> | undefined;
   private clearedRanges: RangeSet | undefined;
   private unreadableRanges: RangeSet | undefined;
+  /**
+   * Versionstamped keys whose possible keys are not in {@link unreadableRanges} yet, each with the
+   * lowest commit version it can get: added by the first read that asks ({@link unreadable}), so a
+   * transaction that writes them and reads nothing after (most pushes) never builds the ranges.
+   */
+  private pendingUnreadable: { readonly template: VersionstampTemplate; readonly lowestVersion: bigint }[] | undefined;
   readonly mutations: Mutation[] = [];
   /**
    * Write conflict ranges other than single keys: range clears and explicit ranges. Every key written
@@ -109,6 +115,7 @@ export class WriteSet {
 
   /** Ranges that a versionstamped key may land in: reading them is `accessed_unreadable`. */
   get unreadable(): RangeSet {
+    if (this.pendingUnreadable !== undefined) this.addPendingUnreadable(this.pendingUnreadable);
     return this.unreadableRanges ?? NO_RANGES;
   }
 
@@ -174,12 +181,12 @@ export class WriteSet {
   }
 
   /**
-   * Records a versionstamped key. Its final key is unknown until commit, so `possibleKeys` (the range it
-   * may land in) becomes unreadable, and the write conflict on the final key is added at commit, as
-   * FDB's commit proxy does.
+   * Records a versionstamped key. Its final key is unknown until commit, so the range it may land in
+   * (`possibleKeys` from the stamp of `lowestVersion`, the lowest commit version it can get) becomes
+   * unreadable, and the write conflict on the final key is added at commit, as FDB's commit proxy does.
    */
-  setVersionstampedKey(key: VersionstampTemplate, value: Buffer, possibleKeys: KeyRange | undefined): void {
-    if (possibleKeys) (this.unreadableRanges ??= new RangeSet()).add(possibleKeys.begin, possibleKeys.end);
+  setVersionstampedKey(key: VersionstampTemplate, value: Buffer, lowestVersion: bigint): void {
+    (this.pendingUnreadable ??= []).push({ template: key, lowestVersion });
     this.mutations.push({ type: 'setVersionstampedKey', key, value });
     this.bytes += key.bytes.length + value.length + keyConflictBytes(key.bytes);
   }
@@ -194,6 +201,14 @@ export class WriteSet {
   addConflictRange(begin: Buffer, end: Buffer): void {
     this.conflictRanges.push({ begin, end });
     this.bytes += begin.length + end.length;
+  }
+
+  private addPendingUnreadable(pending: readonly { readonly template: VersionstampTemplate; readonly lowestVersion: bigint }[]): void {
+    this.pendingUnreadable = undefined;
+    for (const { template, lowestVersion } of pending) {
+      const range = possibleKeys(template, lowestVersion);
+      if (range) (this.unreadableRanges ??= new RangeSet()).add(range.begin, range.end);
+    }
   }
 
   /** Applies one logged mutation to the per-key index. */

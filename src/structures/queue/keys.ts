@@ -4,6 +4,7 @@ import { Uuid, Versionstamp, type TupleItem } from '../../tuple';
 import { packPrefixed, packPrefixedWithVersionstamp, unpackFrom } from '../../tuple/pack';
 import { bodyKey } from '../structure-keys';
 import { MAX_PRIORITY } from './priority';
+import type { ReceiptSlot } from './tokens';
 
 /**
  * Every key of one queue's document (see docs/queue.md):
@@ -54,6 +55,8 @@ export class QueueKeys {
    */
   private lastBound: { readonly readVersion: bigint; readonly key: Buffer } | undefined;
   private lastScheduledAfter: { readonly at: number; readonly key: Buffer } | undefined;
+  /** By receipt slot index: the slot's key in the bucket it was last made for (see {@link receipt}). */
+  private readonly receiptKeys: ({ readonly bucket: number; readonly key: Buffer } | undefined)[] = [];
 
   constructor(readonly doc: DocumentKeys) {
     const body = bodyKey(doc);
@@ -211,6 +214,19 @@ export class QueueKeys {
 
   token(bucket: number, token: TupleItem): Buffer {
     return packPrefixed(this.tokens, [bucket, token]);
+  }
+
+  /**
+   * `token(slot.bucket, slot.token)`, kept per slot (by its index) for its bucket: a process's receipt
+   * slots are reused call after call, so most calls find their key made. Never modified: writes may
+   * hand it over.
+   */
+  receipt(slot: ReceiptSlot): Buffer {
+    const kept = this.receiptKeys[slot.index];
+    if (kept !== undefined && kept.bucket === slot.bucket) return kept.key;
+    const key = this.token(slot.bucket, slot.token);
+    this.receiptKeys[slot.index] = { bucket: slot.bucket, key };
+    return key;
   }
 
   /** `[tokens, tokensBefore(bucket))` holds the tokens of buckets before `bucket`. */

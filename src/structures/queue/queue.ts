@@ -4,7 +4,8 @@ import type { StructureAccess } from '../../document/structure-port';
 import { docIdElement } from '../../document/keys/ids';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { DocId, JsonValue, TransactionOption } from '../../document/types';
-import { keyAfter } from '../../kv/contract/bytes';
+import { int64LE, keyAfter } from '../../kv/contract/bytes';
+import { setHandedOver, setVersionstampedKeyHandedOver } from '../../kv/client/hand-over';
 import type { KeyValue, Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
@@ -65,6 +66,10 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from './repeat';
+
+/** The operands of the commonest adds to the size and pushed keys, made once (an add copies its operand). */
+const PLUS_ONE = int64LE(1);
+const MINUS_ONE = int64LE(-1);
 
 export type { Lease } from './lease';
 export type { QueueEvent, QueueEventType, QueueEventSettings } from './events';
@@ -497,7 +502,8 @@ export class Queue<T = JsonValue> extends Structure {
           leases.push({ id, jobId: jobId.toString('hex'), value: decodePayload(item.record.payload) as T, deadline, attempts });
         }
         taken.allowance.claim(tr, leases.length);
-        await this.finishTake(scope, keys, taken.exhausted, []);
+        const finishing = this.finishTake(scope, keys, taken.exhausted, []);
+        if (finishing !== undefined) await finishing;
         if (leases.length > 0) this.changed(tr, scope.keys);
         if (receipt !== undefined && (leases.length > 0 || taken.exhausted.length > 0)) {
           const body = pack([deadline, ...leases.map((l) => new Uuid(l.id))]);
@@ -1051,7 +1057,7 @@ export class Queue<T = JsonValue> extends Structure {
             // Its own receipt, or the token of the merged run it was in (which may have committed).
             const run = state.run;
             const [own, merged] = await Promise.all([
-              tr.get(keys.token(receipt.bucket, receipt.token)),
+              tr.get(keys.receipt(receipt)),
               run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
             ]);
             if ((own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined) return;
@@ -1061,7 +1067,7 @@ export class Queue<T = JsonValue> extends Structure {
             tr.set(keys.token(bucket, opts.dedupeId), tokenValue(TokenKind.pushed));
             this.sweeper.sweep(tr, keys, now);
           } else if (receipt !== undefined) {
-            tr.set(keys.token(receipt.bucket, receipt.token), receiptValue(TokenKind.pushed, receipt));
+            setHandedOver(tr, keys.receipt(receipt), receiptValue(TokenKind.pushed, receipt));
             this.sweeper.sweep(tr, keys, now);
           }
         },
@@ -1117,21 +1123,23 @@ export class Queue<T = JsonValue> extends Structure {
     const { tr } = scope;
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    // No wait for the read version: a push needs only what the attempt pushed before it.
-    const events = await this.eventLog.sink(tr, scope.keys);
+    // No wait for the read version: a push needs only what the attempt pushed before it. No wait at
+    // all when the events are known off (the metadata version, read with the kind check, is in).
+    const events = this.eventLog.knownOff(tr, scope.keys) ? undefined : await this.eventLog.sink(tr, scope.keys);
     const own = pushesSoFar(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
     for (let i = 0; i < payloads.length; i++) {
       const key = at === undefined ? keys.readyTemplate(first + i, priority) : keys.scheduledTemplate(at, first + i);
       const jobId = jobIds?.[i];
-      tr.setVersionstampedKey(key, jobId === undefined ? freshRecord(payloads[i]) : encodeRecord(false, 0, payloads[i], jobId));
+      // Both made for this write: handed over, not copied.
+      setVersionstampedKeyHandedOver(tr, key, jobId === undefined ? freshRecord(payloads[i]) : encodeRecord(false, 0, payloads[i], jobId));
     }
     events?.pushed(first, payloads.length, at, jobIds);
     if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
     else notePriorityPush(own, scope.keys.identity, priority);
-    tr.add(keys.size, payloads.length);
-    tr.add(keys.pushed, 1);
+    tr.add(keys.size, payloads.length === 1 ? PLUS_ONE : payloads.length);
+    tr.add(keys.pushed, PLUS_ONE);
     this.changed(tr, scope.keys);
   }
 
@@ -1171,14 +1179,37 @@ export class Queue<T = JsonValue> extends Structure {
 
   /**
    * Completes a take: exhausted items (and `removed` more, already cleared by the caller) leave the
-   * queue; exhausted ones go to the dead-letter queue.
+   * queue; exhausted ones go to the dead-letter queue. `undefined` when it is done without waiting
+   * (nothing exhausted, events known off: most takes), else the promise of the rest.
    */
-  private async finishTake(scope: StructureScope, keys: QueueKeys, exhausted: readonly Candidate[], removed: readonly Candidate[]): Promise<void> {
+  private finishTake(
+    scope: StructureScope,
+    keys: QueueKeys,
+    exhausted: readonly Candidate[],
+    removed: readonly Candidate[],
+  ): Promise<void> | undefined {
+    const gone = exhausted.length + removed.length;
+    if (gone === 0) return undefined;
+    const { tr } = scope;
+    if (exhausted.length === 0 && this.eventLog.knownOff(tr, scope.keys)) {
+      tr.add(keys.size, gone === 1 ? MINUS_ONE : -gone);
+      this.changed(tr, scope.keys);
+      return undefined;
+    }
+    return this.finishTakeWithEvents(scope, keys, exhausted, removed);
+  }
+
+  /** {@link finishTake} with events to write or exhausted items to move. */
+  private async finishTakeWithEvents(
+    scope: StructureScope,
+    keys: QueueKeys,
+    exhausted: readonly Candidate[],
+    removed: readonly Candidate[],
+  ): Promise<void> {
     const { tr } = scope;
     for (const item of exhausted) tr.clear(item.key);
-    const gone = exhausted.length + removed.length;
-    if (gone > 0) tr.add(keys.size, -gone);
-    const events = gone > 0 && !this.eventLog.knownOff(tr, scope.keys) ? await this.eventLog.sink(tr, scope.keys) : undefined;
+    tr.add(keys.size, -(exhausted.length + removed.length));
+    const events = this.eventLog.knownOff(tr, scope.keys) ? undefined : await this.eventLog.sink(tr, scope.keys);
     for (const item of removed) events?.completed(jobIdBytes(keys, item));
     for (const item of exhausted) events?.deadLettered(jobIdBytes(keys, item), item.record.attempts);
     if (exhausted.length > 0)
@@ -1187,7 +1218,7 @@ export class Queue<T = JsonValue> extends Structure {
         exhausted.map((c) => c.record.payload),
         exhausted.map((c) => jobIdBytes(keys, c)),
       );
-    if (gone > 0) this.changed(tr, scope.keys);
+    this.changed(tr, scope.keys);
   }
 
   private async popOnce(tr: Transaction | undefined, spread: number, waiting: boolean): Promise<PopOutcome<T>> {
@@ -1225,10 +1256,11 @@ export class Queue<T = JsonValue> extends Structure {
         const taken = prefetched ?? (await this.take(scope, 1, spread, now));
         for (const item of taken.items) scope.tr.clear(item.key);
         taken.allowance.claim(scope.tr, taken.items.length);
-        await this.finishTake(scope, keys, taken.exhausted, taken.items);
+        const finishing = this.finishTake(scope, keys, taken.exhausted, taken.items);
+        if (finishing !== undefined) await finishing;
         const item = taken.items[0];
         if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
-          scope.tr.set(keys.token(receipt.bucket, receipt.token), receiptValue(TokenKind.popped, receipt, item?.record.payload));
+          setHandedOver(scope.tr, keys.receipt(receipt), receiptValue(TokenKind.popped, receipt, item?.record.payload));
           this.sweeper.sweep(scope.tr, keys, now);
         }
         if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
@@ -1282,7 +1314,8 @@ export class Queue<T = JsonValue> extends Structure {
           const taken = prefetched ?? (await this.take(scope, fresh.length, 1, now));
           for (const item of taken.items) t.clear(item.key);
           taken.allowance.claim(t, taken.items.length);
-          await this.finishTake(scope, keys, taken.exhausted, taken.items);
+          const finishing = this.finishTake(scope, keys, taken.exhausted, taken.items);
+          if (finishing !== undefined) await finishing;
           let wakeAt: { next: number | undefined } | undefined;
           const receipts: { readonly call: PopCall; readonly slot: ReceiptSlot; readonly body: Buffer | undefined }[] = [];
           for (let j = 0; j < fresh.length; j++) {
@@ -1319,7 +1352,7 @@ export class Queue<T = JsonValue> extends Structure {
   ): void {
     const value = receipts.length > 1 ? runReceiptValue(TokenKind.poppedRun, receipts) : undefined;
     if (value === undefined) {
-      for (const { slot, body } of receipts) tr.set(keys.token(slot.bucket, slot.token), receiptValue(TokenKind.popped, slot, body));
+      for (const { slot, body } of receipts) setHandedOver(tr, keys.receipt(slot), receiptValue(TokenKind.popped, slot, body));
       return;
     }
     const run: RunToken = { bucket: bucketOf(now), token: newToken() };
@@ -1335,7 +1368,7 @@ export class Queue<T = JsonValue> extends Structure {
   private async earlierPops(tr: Transaction, keys: QueueKeys, calls: readonly Pick<PopCall, 'receipt' | 'state'>[]): Promise<(Buffer | undefined)[]> {
     const runs = [...new Set(calls.flatMap((c) => c.state.runs))];
     const [own, ofRuns] = await Promise.all([
-      Promise.all(calls.map((c) => tr.get(keys.token(c.receipt.bucket, c.receipt.token)))),
+      Promise.all(calls.map((c) => tr.get(keys.receipt(c.receipt)))),
       Promise.all(runs.map((r) => tr.get(keys.token(r.bucket, r.token)))),
     ]);
     return calls.map((c, i) => {
@@ -1382,7 +1415,8 @@ export class Queue<T = JsonValue> extends Structure {
           items.push(batchItem(keys, item));
         }
         taken.allowance.claim(tr, items.length);
-        await this.finishTake(scope, keys, dead, kept);
+        const finishing = this.finishTake(scope, keys, dead, kept);
+        if (finishing !== undefined) await finishing;
         if (items.length > 0 || dead.length > 0) return { items, deadLettered: dead.length, poisoned: poisonedIds };
         if (taken.heldBackMs !== undefined) return { items, deadLettered: 0, idle: { wakeInMs: taken.heldBackMs } };
         const next = await nextVisibleAt(tr, keys, now);
