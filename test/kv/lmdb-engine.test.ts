@@ -306,6 +306,31 @@ describe('LmdbEngine', () => {
       await tr.commit();
       expect(printablePairs(await db.getRangeAll('', 'z'))).toEqual(["'pending'='def'", "'stored'='abc'"]);
     });
+
+    it('hold exactly the stored bytes, each pair its own, for keys and values short and long', async () => {
+      const db = open();
+      const random = seededRandom(17);
+      const bytes = (size: number) => Buffer.from(Array.from({ length: size }, () => Math.floor(random() * 256)));
+      const sizes = [0, 1, 47, 48, 49, 64, 200, 4000];
+      const pairs = sizes.map((size, i) => ({
+        key: Buffer.concat([Buffer.from([i]), bytes(Math.min(size, LMDB_MAX_KEY_BYTES - 1))]),
+        value: bytes(size * 25),
+      }));
+      await db.transact((tr) => pairs.forEach(({ key, value }) => tr.set(key, value)));
+      const read = await db.transact(async (tr) => {
+        const range = await tr.getRangeAll(Buffer.alloc(0), Buffer.from([0xff]));
+        const points = await Promise.all(pairs.map(({ key }) => tr.get(key)));
+        return { range, points };
+      });
+      expect(read.range.map(({ key }) => key)).toEqual(pairs.map(({ key }) => key));
+      expect(read.range.map(({ value }) => value)).toEqual(pairs.map(({ value }) => value));
+      expect(read.points).toEqual(pairs.map(({ value }) => value));
+      read.range.forEach(({ key, value }) => {
+        key.fill(0x78);
+        value.fill(0x78);
+      });
+      expect(read.points).toEqual(pairs.map(({ value }) => value));
+    });
   });
 
   describe('group commit', () => {

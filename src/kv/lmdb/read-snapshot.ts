@@ -61,7 +61,9 @@ export class ReadSnapshot {
  * Hands out {@link ReadSnapshot}s: each request takes a fresh LMDB read transaction, which sees every
  * commit completed before it in any process; if no commit happened since the latest snapshot, that one
  * is shared instead, which saves LMDB reader slots (one per open read transaction, for all processes).
- * While snapshots are held, a timer releases those held for over 5 s.
+ * While snapshots are held, a timer releases those held for over 5 s; it stops at the first sweep that
+ * finds none held, not when the last one is released: a transaction at a time (one caller) would
+ * otherwise start and stop an interval timer per transaction.
  */
 export class ReadSnapshots {
   private latest: ReadSnapshot | undefined;
@@ -89,7 +91,6 @@ export class ReadSnapshots {
     const snapshot = new ReadSnapshot(version, fresh, (released) => {
       this.held.delete(released);
       if (this.latest === released) this.latest = undefined;
-      if (this.held.size === 0) this.stopSweeper();
     });
     this.held.add(snapshot);
     this.latest = snapshot;
@@ -135,11 +136,13 @@ export class ReadSnapshots {
   /** Releases every snapshot (the engine is closing); later reads through them fail with 1007. */
   releaseAll(): void {
     for (const snapshot of [...this.held]) snapshot.release();
+    this.stopSweeper();
   }
 
   private sweep(): void {
     const expired = Date.now() - Limits.maxTransactionAgeMs - RELEASE_GRACE_MS;
     for (const snapshot of [...this.held]) if (snapshot.lastTaken < expired) snapshot.release();
+    if (this.held.size === 0) this.stopSweeper();
   }
 
   private stopSweeper(): void {
