@@ -3,42 +3,59 @@ import type { KeyRange } from '../contract/key-range';
 
 /** Sorts ranges by their begin and merges the overlapping or touching ones; empty ranges are dropped. */
 export function coalesceRanges(ranges: readonly KeyRange[]): KeyRange[] {
-  // Most lists come in order already (a transaction's writes or reads in key order): one pass merges
-  // them, and sorts only when it meets a range out of order.
-  const out: KeyRange[] = [];
+  // Most lists come in order already (a transaction's writes or reads in key order), or in a few
+  // ordered runs: a transaction's read of the metadata version, at the highest key, before its other
+  // reads; a structure's reads of two places in the order its algorithm needs them; the write sets of
+  // a batch of commits. One pass merges each run as it comes, and the runs are merged two by two
+  // (a natural merge sort): a list in order costs that one pass, a few runs a few merges, not a sort.
+  let runs: KeyRange[][] | undefined;
+  let run: KeyRange[] = [];
   let last: KeyRange | undefined;
   let previousBegin: Buffer | undefined;
   for (const range of ranges) {
     if (compareBytes(range.begin, range.end) >= 0) continue;
     // After the last merged range's end, `range` is in order (that end is after every begin so far).
     if (last === undefined || compareBytes(range.begin, last.end) > 0) {
-      out.push((last = range));
+      run.push((last = range));
     } else if (compareBytes(range.begin, previousBegin!) < 0) {
-      return coalesceSorted(ranges.filter((r) => compareBytes(r.begin, r.end) < 0).sort(byBegin));
+      (runs ??= []).push(run);
+      run = [(last = range)];
     } else if (compareBytes(range.end, last.end) > 0) {
-      out[out.length - 1] = last = { begin: last.begin, end: range.end };
+      run[run.length - 1] = last = { begin: last.begin, end: range.end };
     }
     previousBegin = range.begin;
   }
-  return out;
-}
-
-/** {@link coalesceRanges} of non-empty ranges sorted by their begin. */
-function coalesceSorted(sorted: readonly KeyRange[]): KeyRange[] {
-  const out: KeyRange[] = [];
-  for (const range of sorted) {
-    const last = out[out.length - 1];
-    if (last && compareBytes(range.begin, last.end) <= 0) {
-      if (compareBytes(range.end, last.end) > 0) out[out.length - 1] = { begin: last.begin, end: range.end };
-    } else {
-      out.push(range);
-    }
+  if (runs === undefined) return run;
+  runs.push(run);
+  while (runs.length > 1) {
+    const merged: KeyRange[][] = [];
+    for (let i = 0; i < runs.length; i += 2) merged.push(i + 1 < runs.length ? mergeCoalesced(runs[i], runs[i + 1]) : runs[i]);
+    runs = merged;
   }
+  return runs[0];
+}
+
+/** The union of two coalesced range lists, coalesced: one merge of the two. */
+function mergeCoalesced(a: readonly KeyRange[], b: readonly KeyRange[]): KeyRange[] {
+  const out: KeyRange[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    appendCoalesced(out, compareBytes(a[i].begin, b[j].begin) <= 0 ? a[i++] : b[j++]);
+  }
+  while (i < a.length) appendCoalesced(out, a[i++]);
+  while (j < b.length) appendCoalesced(out, b[j++]);
   return out;
 }
 
-function byBegin(a: KeyRange, b: KeyRange): number {
-  return compareBytes(a.begin, b.begin);
+/** Appends `range`, beginning at or after every range of coalesced `out`, merging it with the last one. */
+function appendCoalesced(out: KeyRange[], range: KeyRange): void {
+  const last = out[out.length - 1];
+  if (last !== undefined && compareBytes(range.begin, last.end) <= 0) {
+    if (compareBytes(range.end, last.end) > 0) out[out.length - 1] = { begin: last.begin, end: range.end };
+  } else {
+    out.push(range);
+  }
 }
 
 /** In sorted, disjoint `ranges`: the index of the first range whose end is after `key`. */
