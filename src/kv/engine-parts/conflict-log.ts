@@ -47,6 +47,11 @@ export class ConflictLog {
     return readVersion < this.horizon;
   }
 
+  /** True when some commit after `readVersion` is in the log: only then can a read at it conflict. */
+  hasCommitsAfter(readVersion: bigint): boolean {
+    return this.firstAfter(readVersion) < this.entries.length;
+  }
+
   /**
    * The first read conflict range (coalesced, see `coalesceRanges`) written by a commit after
    * `readVersion`, or `undefined` when the transaction may commit.

@@ -147,7 +147,11 @@ export class MemoryCluster {
       if (age > Limits.maxTransactionAgeMs || this.conflicts.isTooOld(snapshot.version)) {
         throw kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
       }
-      const conflict = this.conflicts.findConflict(snapshot.version, coalesceRanges(request.readConflicts));
+      // Coalesced only when a commit since the read version could conflict: a transaction that ran
+      // alone (every 1-caller call) has nothing to check them against.
+      const conflict = this.conflicts.hasCommitsAfter(snapshot.version)
+        ? this.conflicts.findConflict(snapshot.version, coalesceRanges(request.readConflicts))
+        : undefined;
       if (conflict) {
         throw kvError(
           'not_committed',
