@@ -338,6 +338,19 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     if (range) this.addReadConflict(range.begin, range.end);
   }
 
+  /**
+   * `addReadConflictRange(key, key + '\x00')` with one copy of `key` for both ends, as a point read
+   * records its conflict: structures add one per key they rely on (a queue pop, two).
+   */
+  override addReadConflictKey(key: Bytes): void {
+    const k = toBuffer(key);
+    // Keys at or past '\xff' (errors) and keys too long to exist (no conflict) take the general path.
+    if (k.length > Limits.maxKeyBytes || compareBytes(k, MAX_USER_KEY) >= 0) return super.addReadConflictKey(key);
+    this.assertUsable();
+    const end = keyAfter(k);
+    this.addReadConflict(end.subarray(0, k.length), end);
+  }
+
   addWriteConflictRange(begin: Bytes, end: Bytes): void {
     this.assertUsable();
     const range = legalRange(begin, end);

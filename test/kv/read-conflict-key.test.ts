@@ -1,0 +1,50 @@
+/**
+ * Transaction.addReadConflictKey on the client's engines: the conflict range `[key, key + '\x00')`,
+ * recorded from a copy of the caller's key, with the errors of `addReadConflictRange`.
+ */
+import { KvError } from '../../src/kv/contract/errors';
+import { Limits } from '../../src/kv/contract/limits';
+import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+
+const key = (text: string) => Buffer.from(text);
+
+describe('Transaction.addReadConflictKey', () => {
+  it('conflicts with a later commit to the key, even after the caller reuses its Buffer', async () => {
+    const db = openMemoryDatabase();
+    const tr = db.createTransaction();
+    await tr.get(key('other'));
+    const reused = key('a');
+    tr.addReadConflictKey(reused);
+    reused.write('b');
+    tr.set(key('x'), key('1'));
+    await db.transact((w) => w.set(key('a'), key('written')));
+    await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
+  });
+
+  it('does not conflict with a commit to the next key or to the key the caller reused its Buffer for', async () => {
+    const db = openMemoryDatabase();
+    const tr = db.createTransaction();
+    await tr.get(key('other'));
+    const reused = key('a');
+    tr.addReadConflictKey(reused);
+    reused.write('b');
+    tr.set(key('x'), key('1'));
+    await db.transact((w) => {
+      w.set(key('a\x00'), key('written'));
+      w.set(key('b'), key('written'));
+    });
+    await expect(tr.commit()).resolves.toBeUndefined();
+  });
+
+  it('rejects a key at or past \\xff, and records nothing for a key too long to exist', async () => {
+    const db = openMemoryDatabase();
+    const tr = db.createTransaction();
+    expect(() => tr.addReadConflictKey(Buffer.from([0xff]))).toThrow(KvError);
+    expect(() => tr.addReadConflictKey(Buffer.from([0xff, 0]))).toThrow(expect.objectContaining({ code: 2004 }));
+    const tooLong = Buffer.alloc(Limits.maxKeyBytes + 1, 1);
+    tr.addReadConflictKey(tooLong);
+    expect(await tr.getApproximateSize()).toBe(0);
+    tr.addReadConflictKey(key('a'));
+    expect(await tr.getApproximateSize()).toBe(3);
+  });
+});
