@@ -2,9 +2,9 @@
  * Transaction.addReadConflictKey on the client's engines: the conflict range `[key, key + '\x00')`,
  * recorded from a copy of the caller's key, with the errors of `addReadConflictRange`.
  */
-import { KvError } from '../../src/kv/contract/errors';
 import { Limits } from '../../src/kv/contract/limits';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
+import { expectKvError } from '../support/kv-assertions';
 
 const key = (text: string) => Buffer.from(text);
 
@@ -39,8 +39,8 @@ describe('Transaction.addReadConflictKey', () => {
   it('rejects a key at or past \\xff, and records nothing for a key too long to exist', async () => {
     const db = openMemoryDatabase();
     const tr = db.createTransaction();
-    expect(() => tr.addReadConflictKey(Buffer.from([0xff]))).toThrow(KvError);
-    expect(() => tr.addReadConflictKey(Buffer.from([0xff, 0]))).toThrow(expect.objectContaining({ code: 2004 }));
+    await expectKvError(() => tr.addReadConflictKey(Buffer.from([0xff])), 'key_outside_legal_range');
+    await expectKvError(() => tr.addReadConflictKey(Buffer.from([0xff, 0])), 'key_outside_legal_range');
     const tooLong = Buffer.alloc(Limits.maxKeyBytes + 1, 1);
     tr.addReadConflictKey(tooLong);
     expect(await tr.getApproximateSize()).toBe(0);
