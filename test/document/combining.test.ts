@@ -6,6 +6,7 @@
  */
 import { isDocumentError, open, type DocLayer, type MutationResult } from '../../src';
 import { Layout } from '../../src/document/keys/layout';
+import { CollectionRegistry } from '../../src/document/manifest/collection-registry';
 import { testSeed } from '../support/random';
 import { documentSuite } from './document-suite';
 
@@ -77,6 +78,24 @@ documentSuite('documents: concurrent calls combined', (ctx) => {
       wanted.map((id) => (id === 'missing' ? 'DOCUMENT_NOT_FOUND' : { n: Number(id.slice(1)) })),
     );
     expect({ attempts: counts.attempts, keysWritten: counts.keysWritten }).toEqual({ attempts: 2, keysWritten: 0 });
+  });
+
+  it(`the later gets of a combined batch find the collection the batch's first looked up, without asking the registry again`, async () => {
+    const { docs } = await ctx.open();
+    const c = docs.collection();
+    for (const [i, id] of ids(8).entries()) await c.upsert(id, { n: i });
+    const lookups = jest.spyOn(CollectionRegistry.prototype, 'forRead');
+    try {
+      const wanted = Array.from({ length: CALLERS }, (_, i) => (i % 5 === 4 ? 'missing' : `d${i % 8}`));
+      const result = await outcomes(wanted.map((id) => c.get(id)));
+      expect(result.map((r) => (typeof r === 'string' ? r : r.content))).toEqual(
+        wanted.map((id) => (id === 'missing' ? 'DOCUMENT_NOT_FOUND' : { n: Number(id.slice(1)) })),
+      );
+      // The first get alone, then the first of the batch behind it.
+      expect(lookups).toHaveBeenCalledTimes(2);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it('inserts of existing ids fail alone with DOCUMENT_EXISTS; the others commit with them in one transaction', async () => {

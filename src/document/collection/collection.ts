@@ -39,7 +39,7 @@ import type {
 } from '../types';
 import { parsePath } from '../values/path';
 import { documentToWrite, type DocumentToWrite } from './document-to-write';
-import { describeId, notFound, readDocument, readDocuments, readPath, withExpiry } from './document-read';
+import { describeId, notFound, readDocuments, readPath, readWholeDocument, withExpiry } from './document-read';
 import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
@@ -290,15 +290,11 @@ export class DocumentCollection {
     const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
     const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
     const element = docIdElement(id);
+    if (elements.length === 0) return this.read(opts.tr, (tr) => this.wholeDocument(tr, id, element)) as Promise<GetResult<T>>;
     return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
       if (keys === undefined) throw notFound(id);
       const now = this.context.now();
-      if (elements.length === 0) {
-        const found = await readDocument(tr, keys, now, this.context.forms);
-        if (found === undefined) throw notFound(id);
-        return found as GetResult<T>;
-      }
       const [content, cas, expiresAt] = await Promise.all([
         settle(readPath(tr, keys, elements, id).catch(async (err) => Promise.reject(await errorForStructure(tr, keys, err)))),
         casForRead(tr, keys),
@@ -704,6 +700,27 @@ export class DocumentCollection {
    */
   private target(tr: Transaction): Promise<CollectionTarget | undefined> {
     return this.context.registry.forRead(tr, this.path, !this.context.autoCreate);
+  }
+
+  /**
+   * The whole document for {@link get}: one range read, as `readWholeDocument` says. The later calls of
+   * a combined batch take the collection without a promise: what `forRead` returns from the cached
+   * manifest once the attempt has taken its read conflict is what `knownForWrite` gives (the same
+   * conditions: first attempt, no manifest written, the collection in the cached manifest).
+   */
+  private wholeDocument(tr: Transaction, id: DocId, element: TupleItem): Promise<GetResult> {
+    const found = (prefix: Buffer | undefined): Promise<GetResult> => {
+      if (prefix === undefined) throw notFound(id);
+      return readWholeDocument(tr, prefix, element, this.context.now(), this.context.forms).then(
+        (document) => document ?? Promise.reject(notFound(id)),
+      );
+    };
+    try {
+      const known = this.context.registry.knownForWrite(tr, this.path);
+      return known !== undefined ? found(known.prefix) : this.prefixToRead(tr).then(found);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** The collection's key prefix as `tr` sees it, or `undefined` when it does not exist. */

@@ -29,6 +29,37 @@ export async function readDocument(tr: Transaction, keys: DocumentKeys, now: num
   return documentOf(forms, entries, keys.prefix.length, 0, entries.length, () => keys, now);
 }
 
+/**
+ * The document `id` of the collection whose key prefix is `collectionPrefix`, as {@link readDocument}
+ * reads it (the same range, or the same two when this attempt wrote it), for a get of one whole
+ * document: its keys are built from the packed id alone (no {@link DocumentKeys}, whose root, bounds
+ * and identity a get otherwise builds and drops), and the entries decode in the read's own callback.
+ */
+export function readWholeDocument(
+  tr: Transaction,
+  collectionPrefix: Buffer,
+  id: TupleItem,
+  now: number,
+  forms: JsonForms,
+): Promise<GetResult | undefined> {
+  const prefix = packPrefixed(collectionPrefix, [id]);
+  const alone = (): Promise<GetResult | undefined> => readDocument(tr, new DocumentKeys(collectionPrefix, id), now, forms);
+  if (writtenHere(DocTransaction.existing(tr)?.writtenDocuments(), prefix)) return alone();
+  return tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
+    (entries) => documentOf(forms, entries, prefix.length, 0, entries.length, () => new DocumentKeys(collectionPrefix, id), now),
+    (err: unknown) => {
+      // A range holding a key this attempt wrote with a versionstamp through another layer's record.
+      if (!isKvError(err, 'accessed_unreadable')) throw err;
+      return alone();
+    },
+  );
+}
+
+/** Whether the document whose packed prefix is `prefix` is among `written` (`DocumentKeys.identity`s). */
+function writtenHere(written: ReadonlySet<string> | undefined, prefix: Buffer): boolean {
+  return written !== undefined && written.size > 0 && written.has(prefix.toString('latin1'));
+}
+
 /** The entries {@link readDocument} decodes: the document's metadata and data, in key order. */
 export async function readDocumentEntries(tr: Transaction, keys: DocumentKeys): Promise<KeyValue[]> {
   if (wasWritten(tr, keys)) return readUnversioned(tr, keys);
@@ -62,7 +93,7 @@ export function readDocuments(
   for (let i = 0; i < ids.length; i++) {
     const prefix = packPrefixed(collectionPrefix, [ids[i]]);
     prefixLengths[i] = prefix.length;
-    if (written !== undefined && written.size > 0 && written.has(prefix.toString('latin1'))) {
+    if (writtenHere(written, prefix)) {
       prefixLengths[i] = -1;
       reads[i] = readDocument(tr, new DocumentKeys(collectionPrefix, ids[i]), now, forms);
     } else {
