@@ -12,23 +12,23 @@ import { pack, type TupleItem } from '../tuple';
 export { MAX_BATCH, type Merge, type Settled } from '../document/combiner';
 
 /** The key of a structure among its collection's combiners: its id element, packed. */
-function structureKey(element: TupleItem): string {
+export function structureKey(element: TupleItem): string {
   return typeof element === 'string' ? `s${element}` : pack([element]).toString('latin1');
 }
 
 /**
  * Runs `fn` in `tr`, or without one in a transaction combined with the concurrent calls on the same
- * structure (see above).
+ * structure (see above), the structure named by its {@link structureKey} (which a handle makes once).
  */
 export function runCombined<T>(
   access: StructureAccess,
-  element: TupleItem,
+  key: string,
   tr: Transaction | undefined,
   fn: (tr: Transaction) => Promise<T>,
   merge?: Merge<unknown, T>,
 ): Promise<T> {
   if (tr !== undefined) return access.run(tr, fn);
-  return combinerFor(access, structureKey(element), runnerOf(access)).submit(fn, merge);
+  return combinerFor(access, key, runnerOf(access)).submit(fn, merge);
 }
 
 /** How each collection's structures start their transactions: one function per collection, not per call. */

@@ -1,4 +1,4 @@
-import { concat, type DocumentKeys } from '../document/keys/layout';
+import type { DocumentKeys } from '../document/keys/layout';
 
 /**
  * Where a structure keeps its data inside its document (see docs/structures.md):
@@ -18,5 +18,5 @@ import { concat, type DocumentKeys } from '../document/keys/layout';
 
 /** `<root> 0x00`: the key under which a structure's data lives (a container marker for list and map). */
 export function bodyKey(keys: DocumentKeys): Buffer {
-  return concat(keys.root, 0x00);
+  return keys.rootDescendants;
 }

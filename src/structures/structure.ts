@@ -9,7 +9,7 @@ import type { DocId, Expiry, TransactionOption } from '../document/types';
 import { writeVersion } from '../document/keys/version';
 import { effectiveExpiry, requestedExpiry } from '../document/collection/expiry';
 import type { StructureWriteTarget } from '../document/structure-port';
-import { runCombined, type Merge } from './combiner';
+import { runCombined, structureKey, type Merge } from './combiner';
 import { encodeKind, inspectKind, kindKey, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
 
 /** Options of iteration: a transaction to read in (every page in it), and the page size. */
@@ -76,6 +76,8 @@ export abstract class Structure {
   abstract readonly kind: StructureKind;
   /** @internal The id as its tuple element. */
   protected readonly element: TupleItem;
+  /** The structure's key among its collection's combiners (combiner.ts), made on first use. */
+  private combineKey: string | undefined;
 
   /**
    * @internal Use the collection's factory (`collection.set(id)` ...).
@@ -224,7 +226,7 @@ export abstract class Structure {
     // Without the caller's transaction, concurrent writes to this structure share one (combiner.ts).
     return runCombined(
       access,
-      this.element,
+      this.combinerKey(),
       opts?.tr,
       async (tr) => {
         const target = await access.keysToWrite(tr, this.element);
@@ -262,7 +264,11 @@ export abstract class Structure {
    * @internal
    */
   protected writeMerged<T>(alone: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T>): Promise<T> {
-    return runCombined(this.access, this.element, undefined, alone, merge);
+    return runCombined(this.access, this.combinerKey(), undefined, alone, merge);
+  }
+
+  private combinerKey(): string {
+    return (this.combineKey ??= structureKey(this.element));
   }
 
   /**

@@ -171,4 +171,29 @@ documentSuite('structures as documents', (ctx) => {
     expect((await errorOf(c.get('doc', 'b'))).code).toBe('PATH_NOT_FOUND');
     expect((await c.lookupIn('doc', [LookupInSpec.get('a[0]')])).entries[0].error).toMatchObject({ code: 'PATH_MISMATCH' });
   });
+
+  it('a handle writes into its collection as it is at each write: after a drop, into the re-created one', async () => {
+    const { docs } = await ctx.open();
+    const c = docs.collection('app.hits');
+    const hits = c.counter('h');
+    expect(await hits.incr()).toBe(1);
+    expect(await hits.incr()).toBe(2);
+    const before = await docs.getCollectionId('app.hits');
+    await docs.dropCollection('app.hits');
+    // The same handle, called again: its write re-creates the collection under a new id and starts afresh.
+    expect(await hits.incr()).toBe(1);
+    expect((await docs.getCollectionId('app.hits')).collectionId).not.toBe(before.collectionId);
+    expect([await hits.get(), (await c.get('h')).content]).toEqual([1, 1]);
+  });
+
+  it('handles of several structures of one collection, written in turn, each write their own document', async () => {
+    const { docs } = await ctx.open();
+    const c = docs.collection('app.things');
+    const counters = [c.counter('a'), c.counter('b'), c.counter(7), c.counter('a')];
+    for (let round = 0; round < 3; round++) for (const k of counters) await k.incr();
+    await c.map('m').set('k', 1);
+    await c.counter('b').add(10);
+    expect([await c.counter('a').get(), await c.counter('b').get(), await c.counter(7).get()]).toEqual([6, 13, 3]);
+    expect((await c.get('m')).content).toEqual({ k: 1 });
+  });
 });

@@ -100,6 +100,8 @@ const DEFAULT_PAGE_SIZE = 100;
  */
 export class DocumentCollection {
   private access: StructureAccess | undefined;
+  /** The keys of the last structure write's document (see {@link documentKeysToWrite}). */
+  private lastWritten: DocumentKeys | undefined;
   private readonly path: CollectionPath;
   /** Where calls on this collection without a transaction meet to share one (every handle of it in the layer). */
   private readonly combineKey: CombineKey;
@@ -669,10 +671,24 @@ export class DocumentCollection {
       keysToRead: (tr, element) => this.keysToRead(tr, element),
       keysToWrite: async (tr, element) => {
         const { prefix, create, id, maxTTL } = await this.prefixToWrite(tr);
-        return { keys: writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes), create, collectionId: id, maxTTL };
+        return { keys: this.documentKeysToWrite(prefix, element), create, collectionId: id, maxTTL };
       },
       expiry: this.context.expiry,
     });
+  }
+
+  /**
+   * The keys of the document at `element` under `prefix` for a structure write, checked as
+   * `writableDocumentKeys` checks them. A structure handle writes the same document call after call:
+   * the last keys made are reused while the collection's prefix (the cached manifest's own Buffer) and
+   * the id are the same, so its keys are not packed again. The keys are the same bytes either way.
+   */
+  private documentKeysToWrite(prefix: Buffer, element: TupleItem): DocumentKeys {
+    const last = this.lastWritten;
+    if (last !== undefined && last.collectionPrefix === prefix && last.id === element) return last;
+    const keys = writableDocumentKeys(prefix, element, this.context.kv.maxKeyBytes);
+    this.lastWritten = keys;
+    return keys;
   }
 
   /** @internal The port through which the index layer (`src/index`) reaches this collection. */

@@ -1,7 +1,7 @@
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { corruptData, DocumentError, isDocumentError } from '../errors';
 import { decodeExpiry, encodeExpiry, isExpired, readPresence } from '../collection/expiry';
-import { META_KIND, type DocumentKeys } from './layout';
+import type { DocumentKeys } from './layout';
 import type { JsonValue } from '../types';
 
 /**
@@ -60,12 +60,28 @@ export interface StoredKind {
  * @throws DocumentError CORRUPT_DATA for an unknown kind or a malformed expiry.
  */
 export function decodeStoredKind(value: Uint8Array): StoredKind {
+  // Read by every structure operation: a kind without an expiry is matched against the known names'
+  // bytes, with no string made and no object allocated.
+  const plain = PLAIN_KINDS.find((known) => sameBytes(known.name, value));
+  if (plain !== undefined) return plain.stored;
   const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   let end = 0;
   while (end < bytes.length && bytes[end] >= 0x20) end++;
   const name = bytes.toString('latin1', 0, end);
   if (!KINDS.has(name)) throw corruptData(`document data: unknown structure kind ${JSON.stringify(name)}`);
   return { kind: name as StructureKind, expiresAt: end === bytes.length ? undefined : decodeExpiry(bytes.subarray(end)) };
+}
+
+/** Each kind's value without an expiry, and what it decodes to (shared: a {@link StoredKind} is read-only). */
+const PLAIN_KINDS: readonly { readonly name: Buffer; readonly stored: StoredKind }[] = [...KINDS].map((kind) => ({
+  name: Buffer.from(kind, 'latin1'),
+  stored: { kind: kind as StructureKind, expiresAt: undefined },
+}));
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The kind a kind metadata value names. */
@@ -75,7 +91,7 @@ export function decodeKind(value: Uint8Array): StructureKind {
 
 /** The kind metadata key of a document. */
 export function kindKey(keys: DocumentKeys): Buffer {
-  return keys.meta(META_KIND);
+  return keys.kind;
 }
 
 /** What is at a document's keys, as structure operations see it. */

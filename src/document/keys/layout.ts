@@ -156,9 +156,27 @@ export class DocumentKeys {
     return metaKey(this.prefix, name);
   }
 
-  /** The key of the version: a versionstamped value written by every write of the document. */
+  private versionKey: Buffer | undefined;
+  private kindKey: Buffer | undefined;
+  private rootDescendantsKey: Buffer | undefined;
+
+  /**
+   * The key of the version: a versionstamped value written by every write of the document (made
+   * once, as the kind key: keys are never modified, and a structure handle's keys serve call after
+   * call).
+   */
   get version(): Buffer {
-    return this.meta(META_VERSION);
+    return (this.versionKey ??= this.meta(META_VERSION));
+  }
+
+  /** The key of a structure's kind (`kind.ts`): read by every structure operation. */
+  get kind(): Buffer {
+    return (this.kindKey ??= this.meta(META_KIND));
+  }
+
+  /** `<root> 0x00`: the start of the root's descendants, where a structure's body lives (made once). */
+  get rootDescendants(): Buffer {
+    return (this.rootDescendantsKey ??= descendantsBegin(this.root));
   }
 
   /** The data key of a path of object keys and array positions (not indices). */
