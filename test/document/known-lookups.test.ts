@@ -33,13 +33,13 @@ afterEach(async () => {
   await kv.close();
 });
 
-describe('CollectionRegistry.knownForWrite', () => {
+describe('CollectionRegistry.knownTarget', () => {
   it('is undefined until the attempt has looked the manifest up, then what forWrite returned', async () => {
     await kv.transact(async (tr) => {
       DocTransaction.of(tr);
-      expect(registry.knownForWrite(tr, PATH)).toBeUndefined();
+      expect(registry.knownTarget(tr, PATH)).toBeUndefined();
       const target = await registry.forWrite(tr, PATH, true);
-      expect(registry.knownForWrite(tr, PATH)).toBe(target);
+      expect(registry.knownTarget(tr, PATH)).toBe(target);
     });
   });
 
@@ -47,7 +47,7 @@ describe('CollectionRegistry.knownForWrite', () => {
     await kv.transact(async (tr) => {
       DocTransaction.of(tr);
       await registry.forWrite(tr, PATH, true);
-      expect(registry.knownForWrite(tr, OTHER)).toBeUndefined();
+      expect(registry.knownTarget(tr, OTHER)).toBeUndefined();
     });
   });
 
@@ -55,18 +55,18 @@ describe('CollectionRegistry.knownForWrite', () => {
     const tr = kv.createTransaction();
     DocTransaction.of(tr);
     await registry.forWrite(tr, PATH, true);
-    expect(registry.knownForWrite(tr, PATH)).toBeDefined();
+    expect(registry.knownTarget(tr, PATH)).toBeDefined();
     await tr.onError(kvError('not_committed', 'a conflict'));
     DocTransaction.of(tr);
     await registry.forWrite(tr, PATH, true);
-    expect(registry.knownForWrite(tr, PATH)).toBeUndefined();
+    expect(registry.knownTarget(tr, PATH)).toBeUndefined();
     tr.cancel();
     await kv.transact(async (tr) => {
       DocTransaction.of(tr);
       await registry.forWrite(tr, PATH, true);
-      expect(registry.knownForWrite(tr, PATH)).toBeDefined();
+      expect(registry.knownTarget(tr, PATH)).toBeDefined();
       (await registry.forWrite(tr, OTHER, true)).create?.();
-      expect(registry.knownForWrite(tr, PATH)).toBeUndefined();
+      expect(registry.knownTarget(tr, PATH)).toBeUndefined();
     });
   });
 });

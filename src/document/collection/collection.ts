@@ -721,7 +721,7 @@ export class DocumentCollection {
   /**
    * The whole document for {@link get}: one range read, as `readWholeDocument` says. The later calls of
    * a combined batch take the collection without a promise: what `forRead` returns from the cached
-   * manifest once the attempt has taken its read conflict is what `knownForWrite` gives (the same
+   * manifest once the attempt has taken its read conflict is what `knownTarget` gives (the same
    * conditions: first attempt, no manifest written, the collection in the cached manifest).
    */
   private wholeDocument(tr: Transaction, id: DocId, element: TupleItem): Promise<GetResult> {
@@ -732,7 +732,7 @@ export class DocumentCollection {
       );
     };
     try {
-      const known = this.context.registry.knownForWrite(tr, this.path);
+      const known = this.context.registry.knownTarget(tr, this.path);
       return known !== undefined ? found(known.prefix) : this.prefixToRead(tr).then(found);
     } catch (err) {
       return Promise.reject(err);
@@ -759,11 +759,11 @@ export class DocumentCollection {
 
   /**
    * What {@link prefixToWrite} returns, without a promise, when the attempt has already looked the
-   * collection up and the cached manifest has it (see `CollectionRegistry.knownForWrite`); otherwise
+   * collection up and the cached manifest has it (see `CollectionRegistry.knownTarget`); otherwise
    * `undefined`.
    */
   private knownTargetToWrite(tr: Transaction): WriteTarget | undefined {
-    const known = this.context.registry.knownForWrite(tr, this.path);
+    const known = this.context.registry.knownTarget(tr, this.path);
     return known === undefined ? undefined : this.observed(tr, known);
   }
 

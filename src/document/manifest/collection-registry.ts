@@ -113,13 +113,13 @@ export class CollectionRegistry {
   }
 
   /**
-   * What {@link forWrite} returns, without a promise, when it would return it from the cached
-   * manifest without reading: `tr`'s attempt has already looked the manifest up (its read conflict on
+   * What {@link forWrite} and {@link forRead} return, without a promise, when they would return it
+   * from the cached manifest without reading: `tr`'s attempt has already looked the manifest up (its read conflict on
    * the uid is taken), it is the transaction's first attempt, it wrote no manifest, and the cached
    * manifest has the collection. The later calls of a combined batch find their collection so.
-   * `undefined` otherwise: then ask {@link forWrite}.
+   * `undefined` otherwise: then ask {@link forWrite} or {@link forRead}.
    */
-  knownForWrite(tr: Transaction, path: CollectionPath): CollectionTarget | undefined {
+  knownTarget(tr: Transaction, path: CollectionPath): CollectionTarget | undefined {
     const cached = this.cached;
     if (cached === undefined || tr.attempt !== 0 || tr instanceof StagedTransaction) return undefined;
     const context = DocTransaction.existing(tr);
