@@ -2,7 +2,7 @@
  * DocList: an array document below the structure's body, positions with a movable base. Behaviour,
  * the reference model, and the conflicts its TSDoc claims.
  */
-import type { JsonValue } from '../../src';
+import type { Collection, JsonValue } from '../../src';
 import type { DocList } from '../../src/structures/list';
 import type { Transaction } from '../../src/kv/contract/types';
 import { Random, testSeed } from '../support/random';
@@ -100,6 +100,32 @@ function randomMoveOp(random: Random): EndOp {
 /** JS semantics of an index into a list of `length`: negative counts from the end. */
 function at(index: number, length: number): number {
   return index < 0 ? length + index : index;
+}
+
+/** A list operation of the conflict tables, in a transaction the table's runner gives it. */
+type Op = (l: DocList, tr: Transaction) => Promise<unknown>;
+
+/**
+ * The writes the conflict tables pair with the operation under test, and `thenElsewhere(op)`: `op`,
+ * then a write to a counter of its own in the same transaction, so that the transaction commits a
+ * write (a read alone commits nothing) and commits after the other one (see `retriesOf`).
+ */
+function listOps(c: Collection) {
+  const set =
+    (index: number): Op =>
+    (l, tr) =>
+      l.set(index, 'new', { tr });
+  const pop: Op = (l, tr) => l.pop({ tr });
+  const shift: Op = (l, tr) => l.shift({ tr });
+  const push: Op = (l, tr) => l.push('pushed', { tr });
+  const unshift: Op = (l, tr) => l.unshift('unshifted', { tr });
+  const thenElsewhere =
+    (op: Op): Op =>
+    async (l, tr) => {
+      await op(l, tr);
+      await c.counter(`elsewhere-${l.id}`).add(1, { tr });
+    };
+  return { set, pop, shift, push, unshift, thenElsewhere };
 }
 
 documentSuite('DocList', (ctx) => {
@@ -401,24 +427,10 @@ documentSuite('DocList', (ctx) => {
     it('get, set, pop and shift conflict with writes of their element and changes at the end they count from (its element included), slice with writes of its elements and changes at either end; none with writes of the elements read on the way', async () => {
       const { docs } = await ctx.open();
       const c = docs.collection();
-      type Op = (l: DocList, tr: Transaction) => Promise<unknown>;
+      const { set, pop, shift, push, unshift, thenElsewhere } = listOps(c);
       // A read alone commits nothing, so nothing conflicts with it: the reading transaction writes elsewhere too.
-      const reading =
-        (read: (l: DocList, tr: Transaction) => Promise<unknown>): Op =>
-        async (l, tr) => {
-          await read(l, tr);
-          await c.counter(`elsewhere-${l.id}`).add(1, { tr });
-        };
-      const get = (index: number): Op => reading((l, tr) => l.get(index, { tr }));
-      const slice = (start: number, end?: number): Op => reading((l, tr) => l.slice(start, end, { tr }));
-      const set =
-        (index: number): Op =>
-        (l, tr) =>
-          l.set(index, 'new', { tr });
-      const pop: Op = (l, tr) => l.pop({ tr });
-      const shift: Op = (l, tr) => l.shift({ tr });
-      const push: Op = (l, tr) => l.push('pushed', { tr });
-      const unshift: Op = (l, tr) => l.unshift('unshifted', { tr });
+      const get = (index: number): Op => thenElsewhere((l, tr) => l.get(index, { tr }));
+      const slice = (start: number, end?: number): Op => thenElsewhere((l, tr) => l.slice(start, end, { tr }));
       const pairs: [string, Op, Op, boolean][] = [
         ['get(2), set(1)', get(2), set(1), false],
         ['get(2), set(3)', get(2), set(3), false],
@@ -504,26 +516,12 @@ documentSuite('DocList', (ctx) => {
     it('insert and removeAt conflict with changes at either end and writes of the elements they move; not with writes of the element removed or of the elements read on the way', async () => {
       const { docs } = await ctx.open();
       const c = docs.collection();
-      type Op = (l: DocList, tr: Transaction) => Promise<unknown>;
+      const { set, pop, shift, push, unshift, thenElsewhere } = listOps(c);
       // The transactions commit in the order they reach the barrier (retriesOf): the write after the
       // operation makes the insert's (removeAt's) come last, so a row says whether its reads conflict
       // with the other operation's writes.
-      const committedLast =
-        (op: Op): Op =>
-        async (l, tr) => {
-          await op(l, tr);
-          await c.counter(`elsewhere-${l.id}`).add(1, { tr });
-        };
-      const insert = (index: number): Op => committedLast((l, tr) => l.insert(index, 'inserted', { tr }));
-      const removeAt = (index: number): Op => committedLast((l, tr) => l.removeAt(index, { tr }));
-      const set =
-        (index: number): Op =>
-        (l, tr) =>
-          l.set(index, 'new', { tr });
-      const pop: Op = (l, tr) => l.pop({ tr });
-      const shift: Op = (l, tr) => l.shift({ tr });
-      const push: Op = (l, tr) => l.push('pushed', { tr });
-      const unshift: Op = (l, tr) => l.unshift('unshifted', { tr });
+      const insert = (index: number): Op => thenElsewhere((l, tr) => l.insert(index, 'inserted', { tr }));
+      const removeAt = (index: number): Op => thenElsewhere((l, tr) => l.removeAt(index, { tr }));
       // Of 10 elements: the side toward the end the index counts from moves, the shorter one.
       const pairs: [string, Op, Op, boolean][] = [
         ['insert(1), set(0)', insert(1), set(0), true],
