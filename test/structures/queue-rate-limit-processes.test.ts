@@ -47,7 +47,10 @@ function startWorkers(path: string): Worker[] {
 /** Every job handled once, by the workers' reports and the store, and no window over `LIMIT.max`. */
 async function checkRun(path: string, running: readonly Worker[]): Promise<void> {
   await Promise.all(running.map((worker) => worker.succeeded(45_000)));
-  const consumed = running.map((worker) => Number(/consumed (\d+) failures 0/.exec(worker.lines.join('\n'))?.[1]));
+  // A worker whose handler failed (a job handled twice fails its insert) says so, with the errors.
+  const reports = running.map((worker) => ({ line: worker.lines.find((line) => line.startsWith('consumed ')), stderr: worker.errors }));
+  expect(reports.filter(({ line }) => line === undefined || !line.endsWith(' failures 0'))).toEqual([]);
+  const consumed = reports.map(({ line }) => Number(/consumed (\d+)/.exec(line!)?.[1]));
   expect(consumed.reduce((a, b) => a + b, 0)).toBe(JOBS);
   const docs = await open({ path });
   try {

@@ -22,8 +22,14 @@ async function main(): Promise<void> {
       await c.insert({ window: Math.floor(last / intervalMs), pid: process.pid }, { id: `done-${job}`, tr });
       await handled.add(1, { tr });
     },
-    // No scheduler of repeatable jobs beside the worker: it would read the clock too.
-    { batchSize: 3, schedules: false },
+    // No scheduler of repeatable jobs beside the worker: it would read the clock too. A handler's
+    // failure goes to stderr, which the test shows when a worker reports failures.
+    {
+      batchSize: 3,
+      schedules: false,
+      onError: (error, job) =>
+        process.stderr.write(`job ${String(job)}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+    },
   );
   writeSync(1, 'running\n');
   while ((await handled.get()) < Number(jobs)) await new Promise((resolve) => setTimeout(resolve, 10));
