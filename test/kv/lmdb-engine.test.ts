@@ -546,6 +546,38 @@ describe('LmdbEngine', () => {
         reads.mockRestore();
       }
     });
+
+    it('prunes a fast stream of commits in runs: a few reads of the log per run, not per commit', async () => {
+      const path = newStore();
+      const clock = { now: 1_000_000 };
+      const db = open({ path, now: () => clock.now });
+      const reads = jest.spyOn(Object.getPrototypeOf(StoreSnapshot.prototype) as StoreSnapshot, 'conflictRecords');
+      try {
+        // A commit per ms: past the first 5 s, each one makes a record due.
+        let calls = 0;
+        for (let i = 0; i < 5_400; i++) {
+          if (i === 5_100) calls = -reads.mock.calls.length;
+          await db.set(`k${i % 10}`, 'v');
+          clock.now += 1;
+        }
+        calls += reads.mock.calls.length;
+        expect(calls / 300).toBeLessThan(0.5);
+      } finally {
+        reads.mockRestore();
+      }
+      const store = LmdbStore.open(path, 0n);
+      const snapshot = store.snapshot();
+      try {
+        // The last 5 s of commits, and at most the run not yet due by the lag.
+        const records = snapshot.conflictRecords(undefined, 10_000);
+        expect(records.length).toBeGreaterThanOrEqual(5_000);
+        expect(records.length).toBeLessThanOrEqual(5_060);
+        expect(snapshot.horizon()).toBeLessThan(records[0].version);
+      } finally {
+        snapshot.release();
+        await store.close();
+      }
+    });
   });
 
   describe('options and lifecycle', () => {
