@@ -42,6 +42,11 @@ export class StoredConflictLog {
    * a newer one: while this one is not due, nothing is.
    */
   private oldest: { time: number; version: bigint } | undefined;
+  /**
+   * The store's horizon as this process last read or wrote it, while that is still the store's: only
+   * a batch that commits prunes (and sets the version), so it holds until another process commits.
+   */
+  private knownHorizon: bigint | undefined;
 
   /**
    * Brings the mirror up to date with the records any process appended.
@@ -57,6 +62,8 @@ export class StoredConflictLog {
       // No process has committed since this one's last record: nothing to read (one lookup).
       return last;
     }
+    // Another process committed: it may have pruned.
+    this.knownHorizon = undefined;
     for (;;) {
       const entries = reader.conflictRecords(this.through < 0n ? undefined : this.through, CHUNK);
       for (const entry of entries) {
@@ -66,6 +73,19 @@ export class StoredConflictLog {
       }
       if (entries.length < CHUNK) return last;
     }
+  }
+
+  /** Every commit after this version is still in the store's log (read once while no other process commits). */
+  storeHorizon(reader: StoreReader): bigint {
+    return (this.knownHorizon ??= reader.horizon());
+  }
+
+  /**
+   * True when the mirror holds a commit after `readVersion` (of any process, or of the current batch):
+   * only then can a read at it conflict. Call after {@link catchUp}, and after {@link isTooOld} is false.
+   */
+  hasCommitsAfter(readVersion: bigint): boolean {
+    return this.requireMirror().hasCommitsAfter(readVersion);
   }
 
   /** True when commits after `readVersion` may have been pruned, so that no check is possible. */
@@ -123,7 +143,10 @@ export class StoredConflictLog {
       if (oldest.length < wanted) break;
       limit = Math.min(limit * 2, PRUNE_CHUNK);
     }
-    if (horizon !== undefined && horizon > writer.horizon()) writer.setHorizon(horizon);
+    if (horizon !== undefined && horizon > this.storeHorizon(writer)) {
+      writer.setHorizon(horizon);
+      this.knownHorizon = horizon;
+    }
   }
 
   /** Forgets the mirror, after a write transaction that recorded into it failed. */
@@ -131,6 +154,7 @@ export class StoredConflictLog {
     this.mirror = undefined;
     this.through = -1n;
     this.oldest = undefined;
+    this.knownHorizon = undefined;
   }
 
   private requireMirror(): ConflictLog {
