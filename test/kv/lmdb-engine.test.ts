@@ -9,6 +9,7 @@ import { firstGreaterOrEqual, firstGreaterThan, lastLessOrEqual, lastLessThan } 
 import { Limits } from '../../src/kv/contract/limits';
 import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOptions } from '../../src/kv/lmdb';
 import * as conflictRecord from '../../src/kv/lmdb/conflict-record';
+import * as rangeSet from '../../src/kv/client/range-set';
 import { LmdbStore, StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
@@ -426,6 +427,27 @@ describe('LmdbEngine', () => {
       }
     });
 
+    it("refuse a read version that the other engine's prune passed, though the horizon was read before", async () => {
+      const path = newStore();
+      const clockA = { now: 1_000_000 };
+      const clockB = { now: 1_000_000 };
+      const a = open({ path, now: () => clockA.now });
+      const b = open({ path, now: () => clockB.now });
+      // A checked commit of a: it reads the store's horizon.
+      await a.transact(async (tr) => {
+        await tr.get('seed');
+        tr.set('seed', 'a');
+      });
+      const tr = a.createTransaction();
+      await tr.get('x');
+      await b.set('x', 'b');
+      // b's next commit, 10 s later on its clock, prunes the one on 'x' past tr's read version.
+      clockB.now += 10_000;
+      await b.set('y', 'b');
+      tr.set('z', 'a');
+      await expectKvError(tr.commit(), 'transaction_too_old');
+    });
+
     it("resolve 'sync' commits after a flush of their batch and 'fast' ones without one, on one folder", async () => {
       const path = newStore();
       const fast = open({ path, durability: 'fast' });
@@ -544,6 +566,77 @@ describe('LmdbEngine', () => {
         expect(read / 40).toBeLessThanOrEqual(3);
       } finally {
         reads.mockRestore();
+      }
+    });
+
+    it("reads the store's horizon once while no other engine commits", async () => {
+      const db = open();
+      await db.set('k', '0');
+      const horizons = jest.spyOn(Object.getPrototypeOf(StoreSnapshot.prototype) as StoreSnapshot, 'horizon');
+      try {
+        for (let i = 0; i < 20; i++) await db.transact(async (tr) => tr.set('k', String(Number(await tr.get('k')) + 1)));
+        expect(horizons.mock.calls.length).toBeLessThanOrEqual(1);
+        expect(String(await db.get('k'))).toBe('20');
+      } finally {
+        horizons.mockRestore();
+      }
+    });
+
+    it('coalesces read conflicts only for a transaction that a commit since its read version could conflict with', async () => {
+      const db = open();
+      await db.set('a', '0');
+      const coalesced = jest.spyOn(rangeSet, 'coalesceRanges');
+      const readsA = (call: unknown[]) => (call[0] as { begin: Buffer }[]).some((range) => range.begin.toString() === 'a');
+      try {
+        // Reads out of key order, then commits alone.
+        const alone = db.createTransaction();
+        await alone.get('b');
+        await alone.get('a');
+        alone.set('c', '1');
+        await alone.commit();
+        expect(coalesced.mock.calls.filter(readsA)).toHaveLength(0);
+        // The same reads, with a commit on 'a' since: checked, and refused.
+        const raced = db.createTransaction();
+        await raced.get('b');
+        await raced.get('a');
+        await db.set('a', '1');
+        raced.set('c', '2');
+        await expectKvError(raced.commit(), 'not_committed');
+        expect(coalesced.mock.calls.filter(readsA).length).toBeGreaterThan(0);
+      } finally {
+        coalesced.mockRestore();
+      }
+    });
+
+    it('prunes a fast stream of commits in runs: a few reads of the log per run, not per commit', async () => {
+      const path = newStore();
+      const clock = { now: 1_000_000 };
+      const db = open({ path, now: () => clock.now });
+      const reads = jest.spyOn(Object.getPrototypeOf(StoreSnapshot.prototype) as StoreSnapshot, 'conflictRecords');
+      try {
+        // A commit per ms: past the first 5 s, each one makes a record due.
+        let calls = 0;
+        for (let i = 0; i < 5_400; i++) {
+          if (i === 5_100) calls = -reads.mock.calls.length;
+          await db.set(`k${i % 10}`, 'v');
+          clock.now += 1;
+        }
+        calls += reads.mock.calls.length;
+        expect(calls / 300).toBeLessThan(0.5);
+      } finally {
+        reads.mockRestore();
+      }
+      const store = LmdbStore.open(path, 0n);
+      const snapshot = store.snapshot();
+      try {
+        // The last 5 s of commits, and at most the run not yet due by the lag.
+        const records = snapshot.conflictRecords(undefined, 10_000);
+        expect(records.length).toBeGreaterThanOrEqual(5_000);
+        expect(records.length).toBeLessThanOrEqual(5_060);
+        expect(snapshot.horizon()).toBeLessThan(records[0].version);
+      } finally {
+        snapshot.release();
+        await store.close();
       }
     });
   });

@@ -18,7 +18,10 @@ export interface CommitRequest {
   readonly readVersion: bigint | undefined;
   /** When the read version was taken, on the engine's clock (ms). */
   readonly readTakenAt: number | undefined;
-  /** Coalesced read conflict ranges. */
+  /**
+   * Read conflict ranges as recorded (in any order, overlapping): the check coalesces them only when a
+   * commit after the read version could conflict with them.
+   */
   readonly readConflicts: readonly KeyRange[];
   /** Coalesced write conflict ranges (the keys of versionstamped keys are added at commit). */
   readonly writeConflicts: readonly KeyRange[];
@@ -64,8 +67,7 @@ export interface BatchContext {
 export function commitBatch(writer: StoreWriter, requests: readonly CommitRequest[], context: BatchContext): CommitOutcome[] {
   const { now, conflicts, faults } = context;
   // Read only when a transaction of the batch has read conflicts to check (blind writes have none).
-  let horizon: bigint | undefined;
-  const storeHorizon = () => (horizon ??= writer.horizon());
+  const storeHorizon = () => conflicts.storeHorizon(writer);
   const version = nextVersion(conflicts.catchUp(writer), now);
   // Each committed transaction's write conflict ranges, coalesced.
   const written: (readonly KeyRange[])[] = [];
@@ -108,7 +110,10 @@ function check(request: CommitRequest, context: BatchContext, horizon: () => big
   if (age > Limits.maxTransactionAgeMs || context.conflicts.isTooOld(readVersion, horizon())) {
     return kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
   }
-  const conflict = context.conflicts.findConflict(readVersion, request.readConflicts);
+  // A transaction that ran alone (no commit of any process, nor of this batch, since its read version)
+  // has nothing to conflict with: its ranges are not even coalesced.
+  const { conflicts } = context;
+  const conflict = conflicts.hasCommitsAfter(readVersion) ? conflicts.findConflict(readVersion, coalesceRanges(request.readConflicts)) : undefined;
   if (!conflict) return undefined;
   return kvError(
     'not_committed',

@@ -37,7 +37,8 @@ export interface LmdbEngineOptions {
  *   version when it first reads) and records read conflict ranges, as in FDB.
  * - Commits are optimistic and serializable across processes: inside one exclusive LMDB write
  *   transaction, each is checked against the write ranges of every commit after its read version, kept
- *   in the store for 5 s (conflict: not_committed, 1020; older: transaction_too_old, 1007), then
+ *   in the store for 5 s and pruned in runs a little later (conflict: not_committed, 1020; older:
+ *   transaction_too_old, 1007), then
  *   applied with its atomic operations and versionstamps, at a commit version from a counter in the
  *   store.
  * - Group commit: the concurrent commits of one process share an LMDB write transaction and its flush.

@@ -2,7 +2,6 @@ import { ClientTransaction } from '../client/client-transaction';
 import { Backoff } from '../contract/backoff';
 import { copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
-import { coalesceRanges } from '../client/range-set';
 import { ReadYourWritesView } from '../client/read-your-writes';
 import type { KeyValue } from '../contract/types';
 import { LMDB_KEY_LIMIT } from './arguments';
@@ -99,7 +98,8 @@ export class LmdbTransaction extends ClientTransaction {
         const outcome = await this.cluster.commit({
           readVersion: this.read?.version,
           readTakenAt: this.read?.takenAt,
-          readConflicts: coalesceRanges(this.readConflicts),
+          // A copy: a reset meanwhile starts a new list, but the batch must check this attempt's.
+          readConflicts: this.readConflicts.slice(),
           writeConflicts,
           mutations,
           bytes: size,

@@ -3,12 +3,23 @@ import { ConflictLog, type Conflict } from '../engine-parts/conflict-log';
 import type { KeyRange } from '../contract/key-range';
 import { conflictRecordTime, decodeConflictRecord } from './conflict-record';
 import type { StoreReader, StoreWriter } from './lmdb-store';
-import { WINDOW_VERSIONS } from './versions';
+import { versionAt, WINDOW_VERSIONS } from './versions';
 
 /** Records read from the store per call while catching up. */
 const CHUNK = 1024;
-/** Most records read per call while pruning: the calls read 1, 2, 4, ... records up to this. */
-const PRUNE_CHUNK = 64;
+/**
+ * How long past due the oldest record the last prune left may be before the next prune reads the
+ * log: records are removed in runs, about one run per this many ms, rather than one read per commit
+ * (each read is a cursor, and a copy of each record read). The store keeps the conflicts of the last
+ * 5 s of commits, and of up to this many ms more.
+ */
+const PRUNE_LAG_MS = 50;
+/** {@link PRUNE_LAG_MS} in versions, for records due by version. */
+const PRUNE_LAG_VERSIONS = versionAt(PRUNE_LAG_MS);
+/** Most records read per call while pruning: the calls read 2, 4, 8, ... records up to this. */
+const PRUNE_CHUNK = 256;
+/** Most records one batch removes; a longer run goes on in the next batch. */
+const PRUNE_MAX = 1024;
 
 /**
  * FoundationDB's resolver for several processes: the write conflict ranges of every commit of the last
@@ -31,6 +42,11 @@ export class StoredConflictLog {
    * a newer one: while this one is not due, nothing is.
    */
   private oldest: { time: number; version: bigint } | undefined;
+  /**
+   * The store's horizon as this process last read or wrote it, while that is still the store's: only
+   * a batch that commits prunes (and sets the version), so it holds until another process commits.
+   */
+  private knownHorizon: bigint | undefined;
 
   /**
    * Brings the mirror up to date with the records any process appended.
@@ -46,6 +62,8 @@ export class StoredConflictLog {
       // No process has committed since this one's last record: nothing to read (one lookup).
       return last;
     }
+    // Another process committed: it may have pruned.
+    this.knownHorizon = undefined;
     for (;;) {
       const entries = reader.conflictRecords(this.through < 0n ? undefined : this.through, CHUNK);
       for (const entry of entries) {
@@ -55,6 +73,19 @@ export class StoredConflictLog {
       }
       if (entries.length < CHUNK) return last;
     }
+  }
+
+  /** Every commit after this version is still in the store's log (read once while no other process commits). */
+  storeHorizon(reader: StoreReader): bigint {
+    return (this.knownHorizon ??= reader.horizon());
+  }
+
+  /**
+   * True when the mirror holds a commit after `readVersion` (of any process, or of the current batch):
+   * only then can a read at it conflict. Call after {@link catchUp}, and after {@link isTooOld} is false.
+   */
+  hasCommitsAfter(readVersion: bigint): boolean {
+    return this.requireMirror().hasCommitsAfter(readVersion);
   }
 
   /** True when commits after `readVersion` may have been pruned, so that no check is possible. */
@@ -77,41 +108,45 @@ export class StoredConflictLog {
   }
 
   /**
-   * Drops the records older than the 5-second window from the store and the mirror, advancing the
-   * store's horizon past them. Reads nothing while the oldest record the last prune saw is not due, then
-   * the oldest record, and more only when it is due: twice as many per read as the last read removed,
-   * so that a steady stream of commits (each making about one record due) reads about three per commit.
+   * Drops the records older than the 5-second window from the mirror, and from the store once they
+   * are due by {@link PRUNE_LAG_MS}, advancing the store's horizon past them. Reads nothing while the
+   * oldest record the last prune saw is not due by that much; then removes every due record (at most
+   * {@link PRUNE_MAX}), reading 2, 4, 8, ... up to {@link PRUNE_CHUNK} records per read, so that a
+   * steady stream of commits costs a few reads per run, not per commit. Keeping a record longer only
+   * keeps the horizon older: no conflict is missed, and transactions older than 5 s are refused by
+   * their age, as before.
    */
   prune(writer: StoreWriter, now: number, version: bigint): void {
     const minTime = now - Limits.maxTransactionAgeMs;
     const minVersion = version - WINDOW_VERSIONS;
+    this.mirror?.prune(minTime, minVersion);
     const known = this.oldest;
-    if (known && known.time >= minTime && known.version >= minVersion) {
-      this.mirror?.prune(minTime, minVersion);
-      return;
-    }
+    if (known && known.time >= minTime - PRUNE_LAG_MS && known.version >= minVersion - PRUNE_LAG_VERSIONS) return;
     let horizon: bigint | undefined;
     this.oldest = undefined;
-    // The oldest record alone first: each record read is a copy.
-    let limit = 1;
-    for (;;) {
-      const oldest = writer.conflictRecords(undefined, limit);
-      let removed = 0;
+    let removed = 0;
+    // The oldest record is due (or unknown): it and the next one first, each record read being a copy.
+    let limit = 2;
+    reading: while (removed < PRUNE_MAX) {
+      const wanted = Math.min(limit, PRUNE_MAX - removed);
+      const oldest = writer.conflictRecords(undefined, wanted);
       for (const entry of oldest) {
         const time = conflictRecordTime(entry.record);
         if (time >= minTime && entry.version >= minVersion) {
           this.oldest = { time, version: entry.version };
-          break;
+          break reading;
         }
         writer.removeConflictRecord(entry.version);
         horizon = entry.version;
         removed++;
       }
-      if (removed < oldest.length || oldest.length < limit) break;
+      if (oldest.length < wanted) break;
       limit = Math.min(limit * 2, PRUNE_CHUNK);
     }
-    if (horizon !== undefined && horizon > writer.horizon()) writer.setHorizon(horizon);
-    this.mirror?.prune(minTime, minVersion);
+    if (horizon !== undefined && horizon > this.storeHorizon(writer)) {
+      writer.setHorizon(horizon);
+      this.knownHorizon = horizon;
+    }
   }
 
   /** Forgets the mirror, after a write transaction that recorded into it failed. */
@@ -119,6 +154,7 @@ export class StoredConflictLog {
     this.mirror = undefined;
     this.through = -1n;
     this.oldest = undefined;
+    this.knownHorizon = undefined;
   }
 
   private requireMirror(): ConflictLog {
