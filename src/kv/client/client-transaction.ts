@@ -519,7 +519,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const view = this.readView();
     const value = view.get(k);
-    if (!snapshot && view.dependsOnStore(k) && this.isNewPointConflict(k)) {
+    if (!snapshot && view.lastGetReadStore && this.isNewPointConflict(k)) {
       (this.pointReadEnds ??= []).push(keyAfter(k));
       this.readConflictBytes += 2 * k.length + 1;
     }
