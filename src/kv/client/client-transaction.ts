@@ -33,6 +33,8 @@ import { TransactionShorthands } from '../contract/transaction-shorthands';
 import { METADATA_VERSION_BUMP, METADATA_VERSION_KEY } from '../contract/metadata-version';
 import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../contract/types';
 
+const NO_WATCHES: readonly KeyWatch[] = Object.freeze([]);
+
 /**
  * `active`: usable. `committing`/`committed`/`failed`: a commit was started, and everything but
  * `reset`/`onError` fails with used_during_commit (2017), as in FDB. `cancelled`: everything fails with
@@ -61,7 +63,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   /** {@link turnsTaken} when the current attempt began. */
   private attemptTurn = turnsTaken();
   protected writes = new WriteSet();
-  protected readConflicts: KeyRange[] = [];
+  /** Read conflict ranges, except those of the point reads in {@link pointReadEnds}. */
+  private readRanges: KeyRange[] = [];
+  /**
+   * Point-read conflicts not yet in {@link readRanges}, each as the end of its range, `key + '\x00'`
+   * (one copy of the key for both ends): made ranges only when a commit asks for them, which a
+   * read-only commit never does.
+   */
+  private pointReadEnds: Buffer[] | undefined;
   private readConflictBytes = 0;
   /**
    * The keys (latin1) of point-read conflicts already recorded, once there are a few: a transaction
@@ -69,12 +78,15 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    * each once, so its commit sorts and sends no duplicates.
    */
   private pointConflicts: Set<string> | undefined;
-  /** Watches created by this transaction, activated by its commit. */
-  protected pendingWatches: KeyWatch[] = [];
+  /** Watches created by this transaction, activated by its commit (none yet: `undefined`). */
+  private pendingWatches: KeyWatch[] | undefined;
   private versionstamp: Deferred<Buffer> | undefined;
   private committedVersion = -1n;
-  /** Grows across `onError` retries; only `reset` starts it over, as for a new transaction. */
-  private readonly backoff: Backoff;
+  /**
+   * Grows across `onError` retries; only `reset` starts it over, as for a new transaction. Made by the
+   * first retry unless the engine gave its own: most transactions never retry.
+   */
+  private backoff: Backoff | undefined;
   private snapshotReads: ReadTransaction | undefined;
   /** The largest key that can exist: an engine's own limit, or FoundationDB's. */
   private readonly maxKeyBytes: number;
@@ -92,11 +104,21 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    */
   constructor(
     private readonly keyLimit?: EngineKeyLimit,
-    backoff = new Backoff(),
+    backoff?: Backoff,
   ) {
     super();
     this.maxKeyBytes = keyLimit?.maxKeyBytes ?? Limits.maxKeyBytes;
     this.backoff = backoff;
+  }
+
+  /** The read conflict ranges recorded so far, for the commit to send. */
+  protected get readConflicts(): KeyRange[] {
+    const ends = this.pointReadEnds;
+    if (ends !== undefined) {
+      this.pointReadEnds = undefined;
+      for (const end of ends) this.readRanges.push({ begin: end.subarray(0, end.length - 1), end });
+    }
+    return this.readRanges;
   }
 
   // ---- what engines supply
@@ -321,7 +343,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
       if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
       if (k.length > this.maxKeyBytes) throw keyTooLarge(k, this.keyLimit);
       const watch = new KeyWatch(k, this.readView().valueForWatch(k));
-      this.pendingWatches.push(watch);
+      (this.pendingWatches ??= []).push(watch);
       return watch;
     } catch (err) {
       const failed = new KeyWatch(k, undefined);
@@ -347,6 +369,11 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     // Keys at or past '\xff' (errors) and keys too long to exist (no conflict) take the general path.
     if (k.length > Limits.maxKeyBytes || compareBytes(k, MAX_USER_KEY) >= 0) return super.addReadConflictKey(key);
     this.assertUsable();
+    if (this.visibleWrites.cleared.isEmpty) {
+      (this.pointReadEnds ??= []).push(keyAfter(k));
+      this.readConflictBytes += 2 * k.length + 1;
+      return;
+    }
     const end = keyAfter(k);
     this.addReadConflict(end.subarray(0, k.length), end);
   }
@@ -386,7 +413,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
       throw err;
     }
     this.releaseReads();
-    await this.backoff.wait();
+    await (this.backoff ??= new Backoff()).wait();
     // The transaction may have been cancelled while waiting.
     this.assertNotCancelled();
     this.discard(err);
@@ -396,7 +423,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   reset(): void {
     this.attempt++;
     this.discard(kvError('transaction_cancelled', 'the transaction was reset'));
-    this.backoff.reset();
+    this.backoff?.reset();
   }
 
   cancel(): void {
@@ -445,14 +472,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   /** Records a successful commit; returns the watches it activates. `versionstamp`: absent for a read-only commit. */
-  protected committed(version: bigint, versionstamp: Buffer | (() => Buffer) | undefined): KeyWatch[] {
+  protected committed(version: bigint, versionstamp: Buffer | (() => Buffer) | undefined): readonly KeyWatch[] {
     this.state = 'committed';
     this.committedVersion = version;
     // A function: the engine makes the versionstamp only if `getVersionstamp` was called.
     if (versionstamp) this.versionstamp?.resolve(typeof versionstamp === 'function' ? versionstamp() : versionstamp);
     else this.versionstamp?.reject(kvError('no_commit_version', 'the transaction committed without writes'));
-    const watches = this.pendingWatches;
-    this.pendingWatches = [];
+    const watches = this.pendingWatches ?? NO_WATCHES;
+    this.pendingWatches = undefined;
     return watches;
   }
 
@@ -492,10 +519,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const view = this.readView();
     const value = view.get(k);
-    if (!snapshot && view.dependsOnStore(k) && this.isNewPointConflict(k)) {
-      // One copy of the key serves both ends: `[k, k + '\x00')`.
-      const end = keyAfter(k);
-      this.readConflicts.push({ begin: end.subarray(0, k.length), end });
+    if (!snapshot && view.lastGetReadStore && this.isNewPointConflict(k)) {
+      (this.pointReadEnds ??= []).push(keyAfter(k));
       this.readConflictBytes += 2 * k.length + 1;
     }
     return value === undefined ? undefined : this.pointValue(value);
@@ -503,7 +528,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   /** False when `key`'s point conflict is known to be recorded already (checked past a few conflicts). */
   private isNewPointConflict(key: Buffer): boolean {
-    if (this.readConflicts.length < 4) return true;
+    if (this.readRanges.length + (this.pointReadEnds?.length ?? 0) < 4) return true;
     this.pointConflicts ??= new Set();
     const id = key.toString('latin1');
     if (this.pointConflicts.has(id)) return false;
@@ -612,7 +637,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const cleared = this.visibleWrites.cleared;
     const parts = cleared.isEmpty ? [{ begin, end }] : cleared.subtractFrom(begin, end);
     for (const part of parts) {
-      this.readConflicts.push(part);
+      this.readRanges.push(part);
       this.readConflictBytes += part.begin.length + part.end.length;
     }
   }
@@ -622,7 +647,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    * changed; all of them there if the value cannot be read (FDB's watches may fire spuriously too).
    */
   private triggerOwnWatches(begin: Buffer, end?: Buffer, valueUnknown = false): void {
-    if (this.pendingWatches.length === 0) return;
+    if (this.pendingWatches === undefined) return;
     const view = this.watchView();
     for (const watch of this.pendingWatches) {
       if (watch.isSettled) continue;
@@ -638,8 +663,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   /** Rejects what waits on this attempt's commit: its watches and its versionstamp. */
   private failPending(reason: unknown): void {
-    for (const watch of this.pendingWatches) watch.fail(reason);
-    this.pendingWatches = [];
+    if (this.pendingWatches !== undefined) for (const watch of this.pendingWatches) watch.fail(reason);
+    this.pendingWatches = undefined;
     this.versionstamp?.reject(reason);
   }
 
@@ -653,7 +678,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.used = false;
     this.storeOnly = undefined;
     this.writes = new WriteSet();
-    this.readConflicts = [];
+    this.readRanges = [];
+    this.pointReadEnds = undefined;
     this.readConflictBytes = 0;
     this.pointConflicts = undefined;
     this.versionstamp = undefined;

@@ -66,9 +66,20 @@ export function settleOnNextTurn<T>(operation: () => T): Promise<T> {
   return resolveOnNextTurn(value);
 }
 
+/** The resolve function of the promise {@link resolveOnNextTurn} just made. */
+let captured: ((value: unknown) => void) | undefined;
+
+/** A promise executor that keeps its resolve function, so that a promise costs no closure. */
+function captureResolve(resolve: (value: unknown) => void): void {
+  captured = resolve;
+}
+
 /** A promise that resolves with `value` on the next turn. */
 export function resolveOnNextTurn<T>(value: T): Promise<T> {
-  return new Promise<T>((resolve) => callOnNextTurn(resolve as (value: unknown) => void, value));
+  const promise = new Promise<T>(captureResolve as (resolve: (value: T) => void) => void);
+  callOnNextTurn(captured!, value);
+  captured = undefined;
+  return promise;
 }
 
 /** A promise that rejects with `error` on the next turn. */

@@ -45,25 +45,33 @@ export class ReadYourWritesView {
     private readonly writes: WriteSet,
   ) {}
 
-  /** The merged value at `key`. @throws KvError accessed_unreadable (1036) */
-  get(key: Buffer): Buffer | undefined {
-    if (this.writes.isEmpty) return this.store.get(key);
-    const pending = this.writes.keys.get(key);
-    if (pending) return resolvePendingWrite(pending, pending.kind === 'atomic' ? this.store.get(key) : undefined);
-    if (this.writes.cleared.rangeContaining(key)) return undefined;
-    if (this.writes.unreadable.rangeContaining(key)) throw unreadable();
-    return this.store.get(key);
-  }
-
   /**
-   * True when the merged value at `key` depends on the stored value, i.e. a (non-snapshot) read of it
-   * must add a read conflict. Keys the transaction set, cleared or range-cleared do not.
+   * Whether the value the last {@link get} returned depends on the stored value, i.e. a (non-snapshot)
+   * read of it must add a read conflict: keys the transaction set, cleared or range-cleared do not.
+   * Told by `get` itself, so that a point read looks its key up in the write set once.
    */
-  dependsOnStore(key: Buffer): boolean {
-    if (this.writes.isEmpty) return true;
-    const pending = this.writes.keys.get(key);
-    if (pending) return pending.kind === 'atomic';
-    return !this.writes.cleared.rangeContaining(key);
+  lastGetReadStore = true;
+
+  /** The merged value at `key`; sets {@link lastGetReadStore}. @throws KvError accessed_unreadable (1036) */
+  get(key: Buffer): Buffer | undefined {
+    const writes = this.writes;
+    if (writes.isEmpty) {
+      this.lastGetReadStore = true;
+      return this.store.get(key);
+    }
+    const pending = writes.keys.get(key);
+    if (pending) {
+      const atomic = pending.kind === 'atomic';
+      this.lastGetReadStore = atomic;
+      return resolvePendingWrite(pending, atomic ? this.store.get(key) : undefined);
+    }
+    if (writes.cleared.rangeContaining(key)) {
+      this.lastGetReadStore = false;
+      return undefined;
+    }
+    if (writes.unreadable.rangeContaining(key)) throw unreadable();
+    this.lastGetReadStore = true;
+    return this.store.get(key);
   }
 
   /**

@@ -31,13 +31,14 @@ export class Database {
    * @throws KvError the last attempt's error once it is not retryable, `maxRetries` is exceeded or
    *   `timeoutMs` has passed.
    */
-  async transact<T>(fn: (tr: Transaction) => Promise<T> | T, opts: TransactOptions = {}): Promise<T> {
+  async transact<T>(fn: (tr: Transaction) => Promise<T> | T, opts: TransactOptions = NO_OPTIONS): Promise<T> {
     if (opts.tr !== undefined) {
       if (!isTransaction(opts.tr))
         throw kvError('invalid_option_value', `tr is a transaction (from createTransaction or transact), got ${describe(opts.tr)}`);
       return fn(opts.tr);
     }
-    const started = Date.now();
+    // The clock is read only for a deadline: every operation of every layer runs through here.
+    const started = opts.timeoutMs === undefined ? 0 : Date.now();
     const tr = this.engine.createTransaction();
     for (let retries = 0; ; retries++) {
       try {
@@ -100,6 +101,9 @@ export class Database {
     return this.engine.close();
   }
 }
+
+/** The options of a call that passes none: shared, not allocated per call. */
+const NO_OPTIONS: TransactOptions = Object.freeze({});
 
 /** Whether `value` has the shape of a {@link Transaction}: what a caller's `{ tr }` must be. */
 function isTransaction(value: unknown): value is Transaction {

@@ -53,7 +53,8 @@ export function clearableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undef
  */
 export function readableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undefined {
   const k = toBuffer(key);
-  if (compareBytes(k, MAX_USER_KEY) >= 0) throw outsideLegalRange(k);
+  // `k >= MAX_USER_KEY` (the one byte 0xff) without a comparison loop: every point read checks it.
+  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
   return k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes) ? undefined : k;
 }
 

@@ -98,7 +98,9 @@ export class ConflictLog {
       this.head++;
     }
     if (this.head === this.entries.length) {
-      this.entries.length = 0;
+      // Emptied only when it holds something: setting an array's length is a call into the runtime,
+      // and a commit with no transaction reading (every 1-caller write) prunes an empty log.
+      if (this.head > 0) this.entries.length = 0;
       this.head = 0;
     } else if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);

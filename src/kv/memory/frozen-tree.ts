@@ -2,6 +2,7 @@ import type BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { StoredPairs } from '../client/read-your-writes';
+import { compareFrom, rootOf, searchFrom, type TreeNode } from './tree-nodes';
 
 type Pair = [Buffer, Buffer];
 
@@ -10,62 +11,6 @@ const NOTHING: Iterator<Pair> = { next: () => DONE };
 
 /** Pairs a descending range read compares with its end before it looks its last key up instead. */
 const SHORT_RANGE = 16;
-
-/**
- * A node of `sorted-btree` 2.x as its own code lays it out: a leaf holds sorted `keys` and their
- * `values`; an internal node holds `children` and, in `keys`, each child's largest key (its key i is
- * never below the largest key under child i, so a search by it finds the child a key belongs to).
- */
-interface TreeNode {
-  readonly keys: Buffer[];
-  readonly values: Buffer[];
-  readonly children?: TreeNode[];
-}
-
-/** The root of `tree` if its nodes are laid out as {@link TreeNode} says, else `undefined`. */
-function rootOf(tree: BTree<Buffer, Buffer>): TreeNode | undefined {
-  const root = (tree as unknown as { _root?: Partial<TreeNode> })._root;
-  if (root === undefined || !Array.isArray(root.keys)) return undefined;
-  if (root.children === undefined ? !Array.isArray(root.values) : !Array.isArray(root.children)) return undefined;
-  return root as TreeNode;
-}
-
-/**
- * `a` against `b` where their first `from` bytes are known to be equal: 0 when equal, else the sign
- * of `a - b` times 1 + the number of leading bytes they share (a lower bound of it past 128 bytes).
- */
-function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number {
-  const n = a.length < b.length ? a.length : b.length;
-  if (n - from > 128) {
-    const c = Buffer.compare(a, b);
-    return c === 0 ? 0 : c < 0 ? -(from + 1) : from + 1;
-  }
-  for (let i = from; i < n; i++) {
-    const x = a[i];
-    const y = b[i];
-    if (x !== y) return x < y ? -(i + 1) : i + 1;
-  }
-  return a.length === b.length ? 0 : a.length < b.length ? -(n + 1) : n + 1;
-}
-/**
- * The first position in `keys[lo..hi]` whose key is at or after `target`, where the keys there lie
- * between two keys that share `sharedLo` and `sharedHi` leading bytes with `target` (`hi` when none
- * before it is).
- */
-function searchFrom(keys: readonly Buffer[], target: Buffer, lo: number, hi: number, sharedLo: number, sharedHi: number): number {
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const c = compareFrom(keys[mid], target, sharedLo < sharedHi ? sharedLo : sharedHi);
-    if (c < 0) {
-      lo = mid + 1;
-      sharedLo = -c - 1;
-    } else {
-      hi = mid;
-      sharedHi = c === 0 ? target.length : c - 1;
-    }
-  }
-  return lo;
-}
 
 /**
  * A frozen copy-on-write clone of the memory engine's sorted map, as a transaction's read-your-writes

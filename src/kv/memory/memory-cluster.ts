@@ -1,4 +1,3 @@
-import type BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
@@ -18,10 +17,9 @@ const VERSIONS_PER_MS = 1000;
 /** The MVCC window in versions, matching {@link Limits.maxTransactionAgeMs} at FDB's version rate. */
 const WINDOW_VERSIONS = BigInt(Limits.maxTransactionAgeMs * VERSIONS_PER_MS);
 
-/** A transaction's read version and the data as of that version. */
+/** A transaction's read version, and the data as of that version (`held.data`). */
 export interface ReadSnapshot {
   readonly version: bigint;
-  readonly data: BTree<Buffer, Buffer>;
   /**
    * When the read version was taken, on the cluster's clock (ms); for a version chosen with
    * `setReadVersion`, when it stopped being the latest. The 5-second limit counts from here.
@@ -81,7 +79,7 @@ export class MemoryCluster {
     this.assertOpen();
     const version = this.store.version;
     const held = this.history.readLatest(version, this.store.snapshot());
-    return { version, data: held.data, takenAt: this.now(), held };
+    return { version, takenAt: this.now(), held };
   }
 
   /** The transaction that took `snapshot` reads no more at it. */
@@ -107,7 +105,7 @@ export class MemoryCluster {
     if (!held || this.now() - held.supersededAt > Limits.maxTransactionAgeMs) {
       throw kvError('transaction_too_old', `the memory engine no longer holds version ${version}`);
     }
-    return { version, data: held.data, takenAt: held.supersededAt, held: this.history.readAt(held) };
+    return { version, takenAt: held.supersededAt, held: this.history.readAt(held) };
   }
 
   /** @throws KvError transaction_too_old (1007) once the read version is older than the MVCC window. */

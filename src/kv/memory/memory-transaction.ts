@@ -3,7 +3,6 @@ import { copyOf } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { MemoryCluster, ReadSnapshot } from './memory-cluster';
 import { ReadYourWritesView } from '../client/read-your-writes';
-import { FrozenTree } from './frozen-tree';
 import { versionstampOf } from '../client/versionstamp-template';
 import { nextTurn } from '../client/next-turn';
 import type { KeyWatch } from '../client/key-watch';
@@ -103,7 +102,9 @@ export class MemoryTransaction extends ClientTransaction {
 
   /** The merged view for a read. @throws KvError transaction_too_old (1007) past the MVCC window */
   protected readView(): ReadYourWritesView {
-    if (this.readSnapshot) this.cluster.assertReadable(this.readSnapshot);
+    // A snapshot this read takes is not old: only one taken before is checked (a clock read fewer).
+    if (this.readSnapshot === undefined) this.acquireSnapshot();
+    else this.cluster.assertReadable(this.readSnapshot);
     return this.currentView();
   }
 
@@ -122,7 +123,7 @@ export class MemoryTransaction extends ClientTransaction {
   }
 
   private currentView(): ReadYourWritesView {
-    this.view ??= new ReadYourWritesView(new FrozenTree(this.acquireSnapshot().data), this.visibleWrites);
+    this.view ??= new ReadYourWritesView(this.acquireSnapshot().held.pairs, this.visibleWrites);
     return this.view;
   }
 

@@ -1,4 +1,5 @@
 import type BTree from 'sorted-btree';
+import { FrozenTree } from './frozen-tree';
 
 /**
  * A version's data, shared by the transactions reading at it, and until when it was the latest.
@@ -11,10 +12,21 @@ export class HeldVersion {
   /** When the next commit was made (ms): the versions up to it were the latest until then. */
   supersededAt = Infinity;
 
+  private frozen: FrozenTree | undefined;
+
   constructor(
     readonly version: bigint,
     readonly data: BTree<Buffer, Buffer>,
   ) {}
+
+  /**
+   * The data as read-your-writes views read it, made once for every transaction reading at this
+   * version: the data does not change while it is this version's (a commit makes a new version).
+   */
+  get pairs(): FrozenTree {
+    this.frozen ??= new FrozenTree(this.data);
+    return this.frozen;
+  }
 }
 
 /**

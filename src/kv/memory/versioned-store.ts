@@ -6,6 +6,7 @@ import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
+import { ownedLeafOf } from './tree-nodes';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
@@ -216,11 +217,23 @@ export class VersionedStore {
     for (const i of fresh) this.data.set(keys[i], values[i]);
   }
 
+  /**
+   * Gives `key` the value `value`: in place when the key is stored and the path to it is the store's
+   * own (see `ownedLeafOf`), with one descent that compares only the bytes past the keys' shared prefix
+   * and rewrites nothing else (`BTree.set` also rewrites each level's largest key); otherwise through
+   * `BTree.set`. Overwrites are most writes of a 1-caller structure operation (a counter, a version key).
+   */
+  private put(key: Buffer, value: Buffer): void {
+    const found = ownedLeafOf(this.data, key);
+    if (found === undefined) this.data.set(key, value);
+    else found.leaf.values[found.index] = value;
+  }
+
   private applyOne(m: Mutation, versionstamp: () => Buffer, keys: Buffer[], ranges: KeyRange[]): void {
     const data = this.data;
     switch (m.type) {
       case 'set':
-        data.set(m.key, m.value);
+        this.put(m.key, m.value);
         keys.push(m.key);
         break;
       case 'clear':
@@ -232,8 +245,11 @@ export class VersionedStore {
         ranges.push({ begin: m.begin, end: m.end });
         break;
       case 'atomic': {
-        const value = applyAtomicOp(m.op, data.get(m.key), m.operand);
+        // One descent when the key is stored on a path of the store's own: read and replaced there.
+        const found = ownedLeafOf(data, m.key);
+        const value = applyAtomicOp(m.op, found === undefined ? data.get(m.key) : found.leaf.values[found.index], m.operand);
         if (value === undefined) data.delete(m.key);
+        else if (found !== undefined) found.leaf.values[found.index] = value;
         else data.set(m.key, value);
         keys.push(m.key);
         break;
@@ -245,7 +261,7 @@ export class VersionedStore {
         break;
       }
       case 'setVersionstampedValue':
-        data.set(m.key, fillVersionstamp(m.value, versionstamp()));
+        this.put(m.key, fillVersionstamp(m.value, versionstamp()));
         keys.push(m.key);
         break;
     }
