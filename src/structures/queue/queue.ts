@@ -345,14 +345,29 @@ export class Queue<T = JsonValue> extends Structure {
    *
    * @throws DocumentError WRONG_KIND, INVALID_ARGUMENT.
    */
-  async pop(opts: PopOptions = {}): Promise<T | undefined> {
-    const spread = positiveInteger(opts.spread, 1, 'spread');
-    if (opts.wait === undefined) return (await this.popOnce(opts.tr, spread, false)).value;
-    if (opts.tr !== undefined) throw new DocumentError('INVALID_ARGUMENT', 'pop cannot wait inside a transaction');
-    if (!(opts.wait >= 0) || !Number.isFinite(opts.wait)) {
-      throw new DocumentError('INVALID_ARGUMENT', `wait is a number of milliseconds, got ${String(opts.wait)}`);
+  pop(opts: PopOptions = {}): Promise<T | undefined> {
+    return opts.wait === undefined ? this.popNow(opts.tr, opts.spread) : this.popWaiting(opts, opts.wait);
+  }
+
+  /** {@link pop} without `wait`: one async frame per call (a waiting pop's loop needs its own). */
+  private async popNow(tr: Transaction | undefined, spreadOption: number | undefined): Promise<T | undefined> {
+    const spread = positiveInteger(spreadOption, 1, 'spread');
+    // As popOnce does, without its frame.
+    const receipt = tr === undefined ? acquireReceiptSlot(this.now()) : undefined;
+    try {
+      return (await this.popAttempts(tr, receipt, spread, false)).value;
+    } finally {
+      if (receipt !== undefined) releaseReceiptSlot(receipt);
     }
-    const until = Date.now() + opts.wait;
+  }
+
+  private async popWaiting(opts: PopOptions, wait: number): Promise<T | undefined> {
+    const spread = positiveInteger(opts.spread, 1, 'spread');
+    if (opts.tr !== undefined) throw new DocumentError('INVALID_ARGUMENT', 'pop cannot wait inside a transaction');
+    if (!(wait >= 0) || !Number.isFinite(wait)) {
+      throw new DocumentError('INVALID_ARGUMENT', `wait is a number of milliseconds, got ${String(wait)}`);
+    }
+    const until = Date.now() + wait;
     for (;;) {
       const outcome = await this.popOnce(undefined, spread, true);
       if (outcome.found) return outcome.value;
@@ -1010,7 +1025,7 @@ export class Queue<T = JsonValue> extends Structure {
 
   private queueKeys(doc: DocumentKeys): QueueKeys {
     const cached = this.cachedKeys;
-    if (cached !== undefined && cached.doc.prefix.equals(doc.prefix)) return cached;
+    if (cached !== undefined && (cached.doc === doc || cached.doc.prefix.equals(doc.prefix))) return cached;
     this.cachedKeys = new QueueKeys(doc);
     return this.cachedKeys;
   }
@@ -1494,6 +1509,11 @@ export class Queue<T = JsonValue> extends Structure {
     }
     return leases;
   }
+}
+
+/** A take of a queue known to have no rate limit. */
+function unlimited(taken: Taken): LimitedTaken {
+  return withinLimit(taken, UNLIMITED);
 }
 
 /** A watch on the queue's pushed key whose failure (if its transaction fails) is observed. */
