@@ -35,7 +35,16 @@ import {
 } from './tokens';
 import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { FALLBACK_MS, waitForChange } from './wait';
-import { decodeEvent, parseCursor, DEFAULT_EVENT_SETTINGS, QueueEventLog, settingsWith, type QueueEvent, type QueueEventSettings } from './events';
+import {
+  decodeEvent,
+  parseCursor,
+  DEFAULT_EVENT_SETTINGS,
+  QueueEventLog,
+  settingsWith,
+  type EventSink,
+  type QueueEvent,
+  type QueueEventSettings,
+} from './events';
 import { jobIdBytes, parseJobId } from './job';
 import {
   countScheduled,
@@ -308,8 +317,8 @@ export class Queue<T = JsonValue> extends Structure {
    * @throws DocumentError WRONG_KIND, INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE (an item over
    *   99,900 bytes encoded), INVALID_ARGUMENT.
    */
-  async push(value: T, opts: PushOptions = {}): Promise<void> {
-    await this.pushAll([value], opts);
+  push(value: T, opts: PushOptions = {}): Promise<void> {
+    return this.pushAll([value], opts);
   }
 
   /**
@@ -1002,7 +1011,9 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
   async appendIn(tr: Transaction, payloads: readonly Buffer[], jobIds?: readonly Buffer[]): Promise<void> {
-    await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined, 0, jobIds));
+    await this.write({ tr }, async (scope) => {
+      await this.writeItems(scope, payloads, undefined, 0, jobIds);
+    });
   }
 
   /** A prefetch that starts reading the event settings (unless known off) with the kind check (see events.ts). */
@@ -1018,7 +1029,9 @@ export class Queue<T = JsonValue> extends Structure {
       maxKeyBytes: this.access.kv.maxKeyBytes,
       write: (opts, fn) => this.write(opts, fn),
       read: (opts, fn) => this.read(opts, fn),
-      enqueue: (scope, payload, at) => this.writeItems(scope, [payload], at),
+      enqueue: async (scope, payload, at) => {
+        await this.writeItems(scope, [payload], at);
+      },
     });
     return this.repeatables;
   }
@@ -1077,7 +1090,8 @@ export class Queue<T = JsonValue> extends Structure {
             ]);
             if ((own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined) return;
           }
-          await this.writeItems(scope, payloads, at, priority);
+          const writing = this.writeItems(scope, payloads, at, priority);
+          if (writing !== undefined) await writing;
           if (opts.dedupeId !== undefined) {
             tr.set(keys.token(bucket, opts.dedupeId), tokenValue(TokenKind.pushed));
             this.sweeper.sweep(tr, keys, now);
@@ -1119,7 +1133,8 @@ export class Queue<T = JsonValue> extends Structure {
         let end = i + 1;
         while (end < calls.length && calls[end].at === at && calls[end].priority === priority) end++;
         const payloads = end === i + 1 ? calls[i].payloads : calls.slice(i, end).flatMap((c) => c.payloads);
-        await this.writeItems(scope, payloads, at, priority);
+        const writing = this.writeItems(scope, payloads, at, priority);
+        if (writing !== undefined) await writing;
         i = end;
       }
       t.set(runKey, tokenValue(TokenKind.pushed));
@@ -1128,19 +1143,39 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  private async writeItems(
+  /**
+   * Writes pushed items: `undefined` when they are written without waiting (events known off at the
+   * metadata version read with the kind check: most pushes), else the promise of the write, made once
+   * the event sink is in.
+   */
+  private writeItems(
     scope: StructureScope,
     payloads: readonly Uint8Array[],
     at: number | undefined,
     priority = 0,
     jobIds?: readonly (Buffer | undefined)[],
-  ): Promise<void> {
-    const { tr } = scope;
+  ): Promise<void> | undefined {
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    // No wait for the read version: a push needs only what the attempt pushed before it. No wait at
-    // all when the events are known off (the metadata version, read with the kind check, is in).
-    const events = this.eventLog.knownOff(tr, scope.keys) ? undefined : await this.eventLog.sink(tr, scope.keys);
+    // No wait for the read version: a push needs only what the attempt pushed before it.
+    if (this.eventLog.knownOff(scope.tr, scope.keys)) {
+      this.writeItemsWith(scope, keys, undefined, payloads, at, priority, jobIds);
+      return undefined;
+    }
+    return this.eventLog.sink(scope.tr, scope.keys).then((events) => this.writeItemsWith(scope, keys, events, payloads, at, priority, jobIds));
+  }
+
+  /** {@link writeItems}, given the event sink (`undefined`: events off). */
+  private writeItemsWith(
+    scope: StructureScope,
+    keys: QueueKeys,
+    events: EventSink | undefined,
+    payloads: readonly Uint8Array[],
+    at: number | undefined,
+    priority: number,
+    jobIds: readonly (Buffer | undefined)[] | undefined,
+  ): void {
+    const { tr } = scope;
     const own = pushesSoFar(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
