@@ -1200,8 +1200,14 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** As {@link takeIn}, cut to the free slots of the rate limit read with it (rate-limit.ts). */
   private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
-    // Known to have no limit at the version already read: no wait on the limiter.
-    if (this.limiter.knownUnlimited(tr, doc)) return withinLimit(await this.takeIn(tr, doc, count, spread, now), UNLIMITED);
+    if (this.limiter.likelyUnlimited(doc)) {
+      // No limit at the latest metadata version known (most queues): the take alone. Once its reads
+      // are in, so is the attempt's metadata version (asked for before them), which most likely says
+      // the same; if it does not, the limiter reads the limit then.
+      KnownSettings.prefetch(tr);
+      const taken = await this.takeIn(tr, doc, count, spread, now);
+      return withinLimit(taken, this.limiter.knownUnlimited(tr, doc) ? UNLIMITED : await this.limiter.allowance(tr, doc, now, count));
+    }
     // Both start now; awaited one after the other (no Promise.all: this runs once per take).
     const allowance = this.limiter.allowance(tr, doc, now, count);
     const taken = this.takeIn(tr, doc, count, spread, now);
@@ -1544,11 +1550,6 @@ export class Queue<T = JsonValue> extends Structure {
     }
     return leases;
   }
-}
-
-/** A take of a queue known to have no rate limit. */
-function unlimited(taken: Taken): LimitedTaken {
-  return withinLimit(taken, UNLIMITED);
 }
 
 /** A watch on the queue's pushed key whose failure (if its transaction fails) is observed. */
