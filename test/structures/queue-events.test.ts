@@ -411,6 +411,16 @@ for (const engine of documentEngines) {
         expect(await allEvents(q, docs)).toEqual([]);
       });
 
+      it('a pop that expected events off (as last known here) writes its event once they were switched on elsewhere', async () => {
+        const { docs, q, engine } = await setUp({ events: false });
+        await q.pushMany(['a', 'b']);
+        expect(await q.pop()).toBe('a');
+        const there = await elsewhere(engine);
+        await there.q.configure({ events: true });
+        expect(await q.pop()).toBe('b');
+        expect((await allEvents(q, docs)).map((e) => e.type)).toEqual(['completed']);
+      });
+
       it('events switched on and off through another database object are obeyed by the next operation here', async () => {
         const { docs, q, engine } = await setUp({ events: false });
         await q.push('before');

@@ -154,6 +154,25 @@ documentSuite('Queue rate limits', (ctx) => {
       expect(await q.size()).toBe(2);
     });
 
+    it('a take that expected no limit (none known at the last version seen) obeys one set through another database object since', async () => {
+      const { q, clock, counter } = await setUp();
+      await q.pushMany(range(0, 6));
+      // Pops, a lease and a consumer batch here learn "no limit"; each then takes without waiting on
+      // the limiter, and checks its own metadata version once the head is read.
+      expect(await q.pop()).toBe(0);
+      const other = await open({ database: new Database(counter) });
+      try {
+        await other.collection().queue('q').setRateLimit({ max: 2, intervalMs: 60_000 });
+        clock.now = 1_200_000; // the start of a window
+        expect(await drain(q)).toEqual([1, 2]);
+        expect(await q.lease(2)).toEqual([]);
+        clock.now += 60_000;
+        expect((await q.lease(5)).map((l) => l.value)).toEqual([3, 4]);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('cuts leases and consumer batches to the free slots', async () => {
       const { q, clock } = await setUp();
       await q.setRateLimit({ max: 3, intervalMs: 100 });

@@ -371,7 +371,11 @@ export class QueueEventLog {
    * read) unless the events are known off at that version.
    */
   prime(tr: Transaction, doc: DocumentKeys): void {
-    this.eventsOn(tr, doc).catch(() => undefined);
+    // A queue whose events were off at the latest metadata version known (most): only the version is
+    // read now, and by the time the operation asks (`knownOff`) it is in and most likely says so too;
+    // if not, `sink` reads the settings then.
+    if (this.known.likely(doc.identity, EVENTS_OFF)) KnownSettings.prefetch(tr);
+    else this.eventsOn(tr, doc).catch(() => undefined);
   }
 
   /** The stored settings (the settings key read, once per attempt). */

@@ -51,8 +51,8 @@ export interface Taken {
 interface Area {
   readonly begin: Buffer;
   readonly end: Buffer;
-  /** Where the next page starts. */
-  from: Buffer;
+  /** The last key of the last page read, if any: the next page starts after it. */
+  read: Buffer | undefined;
   /** Every item of the area has been returned. */
   done: boolean;
   /** The last key returned, if any. */
@@ -90,21 +90,22 @@ class HeadCursor {
     this.keys = keys;
     const earliestOwn = own?.earliestDelayed.get(identity);
     const visibleUpTo = earliestOwn === undefined ? now : Math.min(now, earliestOwn - 1);
-    const scheduled = area(keys.scheduled, keys.scheduledAfter(visibleUpTo));
+    // Neither range is empty: each end is its begin with more tuple elements after it.
+    const scheduled = area(keys.scheduled, keys.scheduledAfter(visibleUpTo), false);
     const ownPriorities = own?.priorities.get(identity);
-    const ready =
-      own === undefined
-        ? [area(keys.ready, keys.readyEnd)]
-        : ownPriorities === undefined
-          ? [area(keys.ready, keys.readyBound(own.readVersion))]
-          : keys.readyRanges(own.readVersion, ownPriorities).map(([begin, end]) => area(begin, end));
-    this.areas = [scheduled, ...ready];
+    if (own === undefined) this.areas = [scheduled, area(keys.ready, keys.readyEnd, false)];
+    else if (ownPriorities === undefined) this.areas = [scheduled, area(keys.ready, keys.readyBound(own.readVersion), false)];
+    else {
+      this.areas = [scheduled];
+      for (const [begin, end] of keys.readyRanges(own.readVersion, ownPriorities)) this.areas.push(area(begin, end, Buffer.compare(begin, end) >= 0));
+    }
     // Most heads have no visible scheduled item: fetch the first page of both areas at once.
-    if (!scheduled.done) scheduled.prefetched = this.fetch(scheduled);
-    if (!ready[0].done) ready[0].prefetched = this.fetch(ready[0]);
+    scheduled.prefetched = this.fetch(scheduled);
+    const ready = this.areas[1];
+    if (!ready.done) ready.prefetched = this.fetch(ready);
   }
 
-  /** The next pair of the page in hand, without waiting; `undefined` when it is used up (see {@link advance}). */
+  /** The next pair of the page in hand, without waiting; `undefined` when it is used up (see {@link nextPage}). */
   next(): KeyValue | undefined {
     if (this.index >= this.page.length) return undefined;
     const a = this.areas[this.current];
@@ -115,24 +116,32 @@ class HeadCursor {
     return pair;
   }
 
-  /** Reads until a page with pairs is in hand: `false` at the end of the head. */
-  async advance(): Promise<boolean> {
+  /**
+   * Once the page in hand is used up: the next page to read (to hand to {@link usePage}), past the
+   * areas read to their end, or `undefined` at the end of the head. The caller awaits it itself: no
+   * async frame of the cursor's own per page.
+   */
+  nextPage(): Promise<KeyValue[]> | undefined {
     for (;;) {
       const a = this.areas[this.current];
-      if (a === undefined) return false;
-      if (this.index < this.page.length) return true;
+      if (a === undefined) return undefined;
       if (a.done || this.lastPage) {
         a.done = true;
         this.nextArea();
         continue;
       }
-      const page = await (a.prefetched ?? this.fetch(a));
+      const page = a.prefetched ?? this.fetch(a);
       a.prefetched = undefined;
-      this.page = page;
-      this.index = 0;
-      this.lastPage = page.length < this.pageSize;
-      if (page.length > 0) a.from = keyAfter(page[page.length - 1].key);
+      return page;
     }
+  }
+
+  /** Takes the page {@link nextPage} returned (when it is empty, {@link next} finds nothing in it). */
+  usePage(page: KeyValue[]): void {
+    this.page = page;
+    this.index = 0;
+    this.lastPage = page.length < this.pageSize;
+    if (page.length > 0) this.areas[this.current].read = page[page.length - 1].key;
   }
 
   private noteReady(key: Buffer): void {
@@ -158,12 +167,7 @@ class HeadCursor {
    * returned no items of are not covered.
    */
   addStrictConflicts(tr: Transaction, readVersion: bigint | undefined): void {
-    const scheduled = this.areas[0];
-    if (Buffer.compare(scheduled.begin, scheduled.end) < 0) {
-      if (scheduled.done) tr.addReadConflictRange(scheduled.begin, scheduled.end);
-      else if (scheduled.last !== undefined) tr.addReadConflictRange(scheduled.begin, keyAfter(scheduled.last));
-      else if (this.current === 0) tr.addReadConflictRange(scheduled.begin, scheduled.end);
-    }
+    // In key order (the ready area sorts before the scheduled one), as a commit's check takes them best.
     const readyDone = this.readyDone();
     const runs = this.priorities;
     for (let i = 0; i < runs.length; i++) {
@@ -171,6 +175,10 @@ class HeadCursor {
       const passed = i < runs.length - 1 || readyDone;
       tr.addReadConflictRange(this.keys.priorityStart(priority), passed ? this.keys.readyBound(readVersion!, priority) : keyAfter(last));
     }
+    const scheduled = this.areas[0];
+    if (scheduled.done) tr.addReadConflictRange(scheduled.begin, scheduled.end);
+    else if (scheduled.last !== undefined) tr.addReadConflictRange(scheduled.begin, keyAfter(scheduled.last));
+    else if (this.current === 0) tr.addReadConflictRange(scheduled.begin, scheduled.end);
   }
 
   /** Whether {@link addStrictConflicts} needs the read version: the take went past a priority's items. */
@@ -179,7 +187,8 @@ class HeadCursor {
   }
 
   private readyDone(): boolean {
-    return this.areas.every((a) => a.done);
+    for (const a of this.areas) if (!a.done) return false;
+    return true;
   }
 
   /** Settles the prefetches it did not use, so that none rejects unobserved. */
@@ -188,14 +197,15 @@ class HeadCursor {
   }
 
   private fetch(a: Area): Promise<KeyValue[]> {
-    return this.snapshot.getRangeAll(a.from, a.end, { limit: this.pageSize });
+    // The next page's start is made only when there is a next page to read.
+    return this.snapshot.getRangeAll(a.read === undefined ? a.begin : keyAfter(a.read), a.end, { limit: this.pageSize });
   }
 }
 
 const NO_PAIRS: readonly KeyValue[] = [];
 
-function area(begin: Buffer, end: Buffer): Area {
-  return { begin, end, from: begin, done: Buffer.compare(begin, end) >= 0, last: undefined, prefetched: undefined };
+function area(begin: Buffer, end: Buffer, empty: boolean): Area {
+  return { begin, end, read: undefined, done: empty, last: undefined, prefetched: undefined };
 }
 
 /**
@@ -221,8 +231,10 @@ export async function takeHead(request: TakeRequest): Promise<Taken> {
     while (items.length < wanted) {
       const pair = cursor.next();
       if (pair === undefined) {
-        if (await cursor.advance()) continue;
-        break;
+        const page = cursor.nextPage();
+        if (page === undefined) break;
+        cursor.usePage(await page);
+        continue;
       }
       const record = decodeRecord(pair.value);
       (record.attempts >= maxAttempts ? exhausted : items).push({ key: pair.key, record });

@@ -54,12 +54,29 @@ export class KnownSettings {
   }
 
   /**
+   * Starts reading `tr`'s metadata version (once per attempt, whoever asks first) without waiting, so
+   * that {@link hasNow} can answer once the reads issued after it are in.
+   */
+  static prefetch(tr: Transaction): void {
+    KnownSettings.version(tr).catch(() => undefined);
+  }
+
+  /**
    * Whether `setting` is known absent from queue `identity` at the metadata version `tr` has already
    * read in this attempt, without waiting: `false` when the version is not read yet (ask {@link has}).
    */
   hasNow(tr: Transaction, identity: string, setting: KnownSetting): boolean {
     const settled = DocTransaction.of(tr).metadataVersionSettled;
     return settled !== undefined && this.has(settled.version, identity, setting);
+  }
+
+  /**
+   * Whether `setting` was absent from queue `identity` at the latest metadata version known here (any
+   * transaction's): a guess at what {@link hasNow} will say once `tr`'s version is read, for work that
+   * is only started early when the setting may be there (and done later otherwise), never a truth.
+   */
+  likely(identity: string, setting: KnownSetting): boolean {
+    return ((this.queues.get(identity) ?? 0) & setting) !== 0;
   }
 
   /** Whether `setting` is known absent from queue `identity` at `version`. */

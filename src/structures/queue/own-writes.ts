@@ -23,11 +23,18 @@ export const MAX_PUSHES_PER_TRANSACTION = 65_536;
 /** What one attempt pushed so far, known without waiting. */
 export interface Pushes {
   nextUserVersion: number;
-  /** Per queue (`DocumentKeys.identity`): the earliest `at` of a delayed push in this attempt. */
-  readonly earliestDelayed: Map<string, number>;
-  /** Per queue (`DocumentKeys.identity`): the priorities above 0 pushed to in this attempt. */
-  readonly priorities: Map<string, Set<number>>;
+  /**
+   * Per queue (`DocumentKeys.identity`): the earliest `at` of a delayed push in this attempt. A shared
+   * empty map until the attempt's first delayed push (most attempts make none: a take makes this
+   * record too), then this attempt's own.
+   */
+  earliestDelayed: ReadonlyMap<string, number>;
+  /** Per queue (`DocumentKeys.identity`): the priorities above 0 pushed to in this attempt (empty as above). */
+  priorities: ReadonlyMap<string, Set<number>>;
 }
+
+const NONE_DELAYED: ReadonlyMap<string, number> = new Map();
+const NO_PRIORITIES: ReadonlyMap<string, Set<number>> = new Map();
 
 /** {@link Pushes}, with the attempt's read version. */
 export interface OwnWrites extends Pushes {
@@ -42,7 +49,7 @@ interface Record {
 }
 
 const OWN_WRITES = new ContextSlot<Record>('queue pushes', () => ({
-  pushes: { readVersion: 0n, nextUserVersion: 0, earliestDelayed: new Map<string, number>(), priorities: new Map<string, Set<number>>() },
+  pushes: { readVersion: 0n, nextUserVersion: 0, earliestDelayed: NONE_DELAYED, priorities: NO_PRIORITIES },
   read: undefined,
 }));
 
@@ -85,12 +92,17 @@ export function takeUserVersions(record: Pushes, count: number): number {
 
 export function noteDelayedPush(record: Pushes, queue: string, at: number): void {
   const earliest = record.earliestDelayed.get(queue);
-  if (earliest === undefined || at < earliest) record.earliestDelayed.set(queue, at);
+  if (earliest !== undefined && at >= earliest) return;
+  const own = record.earliestDelayed === NONE_DELAYED ? new Map<string, number>() : (record.earliestDelayed as Map<string, number>);
+  record.earliestDelayed = own.set(queue, at);
 }
 
 export function notePriorityPush(record: Pushes, queue: string, priority: number): void {
   if (priority === 0) return;
   let pushed = record.priorities.get(queue);
-  if (pushed === undefined) record.priorities.set(queue, (pushed = new Set()));
+  if (pushed === undefined) {
+    const own = record.priorities === NO_PRIORITIES ? new Map<string, Set<number>>() : (record.priorities as Map<string, Set<number>>);
+    record.priorities = own.set(queue, (pushed = new Set()));
+  }
   pushed.add(priority);
 }

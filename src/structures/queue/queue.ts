@@ -35,7 +35,16 @@ import {
 } from './tokens';
 import { startConsumer, type Batch, type BatchItem, type ConsumeOptions, type Consumer, type ConsumerSource, type QueueHandler } from './consumer';
 import { FALLBACK_MS, waitForChange } from './wait';
-import { decodeEvent, parseCursor, DEFAULT_EVENT_SETTINGS, QueueEventLog, settingsWith, type QueueEvent, type QueueEventSettings } from './events';
+import {
+  decodeEvent,
+  parseCursor,
+  DEFAULT_EVENT_SETTINGS,
+  QueueEventLog,
+  settingsWith,
+  type EventSink,
+  type QueueEvent,
+  type QueueEventSettings,
+} from './events';
 import { jobIdBytes, parseJobId } from './job';
 import {
   countScheduled,
@@ -308,8 +317,8 @@ export class Queue<T = JsonValue> extends Structure {
    * @throws DocumentError WRONG_KIND, INVALID_VALUE, VALUE_TOO_DEEP, DOCUMENT_TOO_LARGE (an item over
    *   99,900 bytes encoded), INVALID_ARGUMENT.
    */
-  async push(value: T, opts: PushOptions = {}): Promise<void> {
-    await this.pushAll([value], opts);
+  push(value: T, opts: PushOptions = {}): Promise<void> {
+    return this.pushAll([value], opts);
   }
 
   /**
@@ -345,14 +354,29 @@ export class Queue<T = JsonValue> extends Structure {
    *
    * @throws DocumentError WRONG_KIND, INVALID_ARGUMENT.
    */
-  async pop(opts: PopOptions = {}): Promise<T | undefined> {
-    const spread = positiveInteger(opts.spread, 1, 'spread');
-    if (opts.wait === undefined) return (await this.popOnce(opts.tr, spread, false)).value;
-    if (opts.tr !== undefined) throw new DocumentError('INVALID_ARGUMENT', 'pop cannot wait inside a transaction');
-    if (!(opts.wait >= 0) || !Number.isFinite(opts.wait)) {
-      throw new DocumentError('INVALID_ARGUMENT', `wait is a number of milliseconds, got ${String(opts.wait)}`);
+  pop(opts: PopOptions = {}): Promise<T | undefined> {
+    return opts.wait === undefined ? this.popNow(opts.tr, opts.spread) : this.popWaiting(opts, opts.wait);
+  }
+
+  /** {@link pop} without `wait`: one async frame per call (a waiting pop's loop needs its own). */
+  private async popNow(tr: Transaction | undefined, spreadOption: number | undefined): Promise<T | undefined> {
+    const spread = positiveInteger(spreadOption, 1, 'spread');
+    // As popOnce does, without its frame.
+    const receipt = tr === undefined ? acquireReceiptSlot(this.now()) : undefined;
+    try {
+      return (await this.popAttempts(tr, receipt, spread, false)).value;
+    } finally {
+      if (receipt !== undefined) releaseReceiptSlot(receipt);
     }
-    const until = Date.now() + opts.wait;
+  }
+
+  private async popWaiting(opts: PopOptions, wait: number): Promise<T | undefined> {
+    const spread = positiveInteger(opts.spread, 1, 'spread');
+    if (opts.tr !== undefined) throw new DocumentError('INVALID_ARGUMENT', 'pop cannot wait inside a transaction');
+    if (!(wait >= 0) || !Number.isFinite(wait)) {
+      throw new DocumentError('INVALID_ARGUMENT', `wait is a number of milliseconds, got ${String(wait)}`);
+    }
+    const until = Date.now() + wait;
     for (;;) {
       const outcome = await this.popOnce(undefined, spread, true);
       if (outcome.found) return outcome.value;
@@ -987,7 +1011,9 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** @internal Appends stored payloads in `tr` (the dead-letter moves of another queue). */
   async appendIn(tr: Transaction, payloads: readonly Buffer[], jobIds?: readonly Buffer[]): Promise<void> {
-    await this.write({ tr }, (scope) => this.writeItems(scope, payloads, undefined, 0, jobIds));
+    await this.write({ tr }, async (scope) => {
+      await this.writeItems(scope, payloads, undefined, 0, jobIds);
+    });
   }
 
   /** A prefetch that starts reading the event settings (unless known off) with the kind check (see events.ts). */
@@ -1003,14 +1029,16 @@ export class Queue<T = JsonValue> extends Structure {
       maxKeyBytes: this.access.kv.maxKeyBytes,
       write: (opts, fn) => this.write(opts, fn),
       read: (opts, fn) => this.read(opts, fn),
-      enqueue: (scope, payload, at) => this.writeItems(scope, [payload], at),
+      enqueue: async (scope, payload, at) => {
+        await this.writeItems(scope, [payload], at);
+      },
     });
     return this.repeatables;
   }
 
   private queueKeys(doc: DocumentKeys): QueueKeys {
     const cached = this.cachedKeys;
-    if (cached !== undefined && cached.doc.prefix.equals(doc.prefix)) return cached;
+    if (cached !== undefined && (cached.doc === doc || cached.doc.prefix.equals(doc.prefix))) return cached;
     this.cachedKeys = new QueueKeys(doc);
     return this.cachedKeys;
   }
@@ -1062,7 +1090,8 @@ export class Queue<T = JsonValue> extends Structure {
             ]);
             if ((own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined) return;
           }
-          await this.writeItems(scope, payloads, at, priority);
+          const writing = this.writeItems(scope, payloads, at, priority);
+          if (writing !== undefined) await writing;
           if (opts.dedupeId !== undefined) {
             tr.set(keys.token(bucket, opts.dedupeId), tokenValue(TokenKind.pushed));
             this.sweeper.sweep(tr, keys, now);
@@ -1104,7 +1133,8 @@ export class Queue<T = JsonValue> extends Structure {
         let end = i + 1;
         while (end < calls.length && calls[end].at === at && calls[end].priority === priority) end++;
         const payloads = end === i + 1 ? calls[i].payloads : calls.slice(i, end).flatMap((c) => c.payloads);
-        await this.writeItems(scope, payloads, at, priority);
+        const writing = this.writeItems(scope, payloads, at, priority);
+        if (writing !== undefined) await writing;
         i = end;
       }
       t.set(runKey, tokenValue(TokenKind.pushed));
@@ -1113,19 +1143,39 @@ export class Queue<T = JsonValue> extends Structure {
     });
   }
 
-  private async writeItems(
+  /**
+   * Writes pushed items: `undefined` when they are written without waiting (events known off at the
+   * metadata version read with the kind check: most pushes), else the promise of the write, made once
+   * the event sink is in.
+   */
+  private writeItems(
     scope: StructureScope,
     payloads: readonly Uint8Array[],
     at: number | undefined,
     priority = 0,
     jobIds?: readonly (Buffer | undefined)[],
-  ): Promise<void> {
-    const { tr } = scope;
+  ): Promise<void> | undefined {
     const keys = this.queueKeys(scope.keys);
     keys.assertFits(this.access.kv.maxKeyBytes);
-    // No wait for the read version: a push needs only what the attempt pushed before it. No wait at
-    // all when the events are known off (the metadata version, read with the kind check, is in).
-    const events = this.eventLog.knownOff(tr, scope.keys) ? undefined : await this.eventLog.sink(tr, scope.keys);
+    // No wait for the read version: a push needs only what the attempt pushed before it.
+    if (this.eventLog.knownOff(scope.tr, scope.keys)) {
+      this.writeItemsWith(scope, keys, undefined, payloads, at, priority, jobIds);
+      return undefined;
+    }
+    return this.eventLog.sink(scope.tr, scope.keys).then((events) => this.writeItemsWith(scope, keys, events, payloads, at, priority, jobIds));
+  }
+
+  /** {@link writeItems}, given the event sink (`undefined`: events off). */
+  private writeItemsWith(
+    scope: StructureScope,
+    keys: QueueKeys,
+    events: EventSink | undefined,
+    payloads: readonly Uint8Array[],
+    at: number | undefined,
+    priority: number,
+    jobIds: readonly (Buffer | undefined)[] | undefined,
+  ): void {
+    const { tr } = scope;
     const own = pushesSoFar(tr);
     const first = takeUserVersions(own, payloads.length);
     scope.create();
@@ -1150,8 +1200,14 @@ export class Queue<T = JsonValue> extends Structure {
 
   /** As {@link takeIn}, cut to the free slots of the rate limit read with it (rate-limit.ts). */
   private async takeLimited(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<LimitedTaken> {
-    // Known to have no limit at the version already read: no wait on the limiter.
-    if (this.limiter.knownUnlimited(tr, doc)) return withinLimit(await this.takeIn(tr, doc, count, spread, now), UNLIMITED);
+    if (this.limiter.likelyUnlimited(doc)) {
+      // No limit at the latest metadata version known (most queues): the take alone. Once its reads
+      // are in, so is the attempt's metadata version (asked for before them), which most likely says
+      // the same; if it does not, the limiter reads the limit then.
+      KnownSettings.prefetch(tr);
+      const taken = await this.takeIn(tr, doc, count, spread, now);
+      return withinLimit(taken, this.limiter.knownUnlimited(tr, doc) ? UNLIMITED : await this.limiter.allowance(tr, doc, now, count));
+    }
     // Both start now; awaited one after the other (no Promise.all: this runs once per take).
     const allowance = this.limiter.allowance(tr, doc, now, count);
     const taken = this.takeIn(tr, doc, count, spread, now);

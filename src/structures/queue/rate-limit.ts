@@ -183,6 +183,11 @@ export class RateLimiter {
     return this.known.hasNow(tr, doc.identity, NO_RATE_LIMIT);
   }
 
+  /** Whether the queue had no limit at the latest metadata version known (`KnownSettings.likely`): a guess. */
+  likelyUnlimited(doc: DocumentKeys): boolean {
+    return this.known.likely(doc.identity, NO_RATE_LIMIT);
+  }
+
   /**
    * What a take of up to `count` items at `now` may deliver. Reads the metadata version (no round trip
    * on a cluster, already read by other layers), and nothing more for a queue known to have no limit
