@@ -4,9 +4,8 @@ import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { structureJson, type JsonForms } from '../keys/kind';
 import type { TupleItem } from '../../tuple';
-import { packPrefixed } from '../../tuple/pack';
 import { DocTransaction } from '../doc-transaction';
-import { concat, DATA_SECTION, DocumentKeys, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf } from '../keys/layout';
+import { concat, DATA_SECTION, DocumentKeys, documentPrefix, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf } from '../keys/layout';
 import { casOf, wasWritten } from '../keys/version';
 import type { Cas, DocId, GetResult, JsonValue } from '../types';
 import { unflatten } from '../values/flatten';
@@ -44,7 +43,7 @@ export function readWholeDocument(
   forms: JsonForms,
   docId: DocId,
 ): Promise<GetResult> {
-  const prefix = packPrefixed(collectionPrefix, [id]);
+  const prefix = documentPrefix(collectionPrefix, id);
   if (writtenHere(DocTransaction.existing(tr)?.writtenDocuments(), prefix)) return readFound(tr, collectionPrefix, id, now, forms, docId);
   return tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
     (entries) => {
@@ -103,7 +102,7 @@ export function readDocuments(
   const reads: Promise<KeyValue[] | GetResult | undefined>[] = new Array<Promise<KeyValue[] | GetResult | undefined>>(ids.length);
   const prefixLengths: number[] = new Array<number>(ids.length);
   for (let i = 0; i < ids.length; i++) {
-    const prefix = packPrefixed(collectionPrefix, [ids[i]]);
+    const prefix = documentPrefix(collectionPrefix, ids[i]);
     prefixLengths[i] = prefix.length;
     if (writtenHere(written, prefix)) {
       prefixLengths[i] = -1;
