@@ -70,6 +70,18 @@ describe('flatten', () => {
     expect(() => encodeScalar('a\ud800')).toThrow();
   });
 
+  it('reads back short strings and small integers as the tuple decoder does, at the edges of their short forms', () => {
+    const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const strings = ['', 'a', 'x'.repeat(12), 'x'.repeat(13), 'user7@example.com', ascii.slice(0, 64), ascii, 'a\0b', 'caf\u00e9', '\u{1f600}'];
+    for (const s of strings) expect(decodeScalar(pack([s]))).toBe(s);
+    const integers = [0, 1, -1, 127, 128, 255, 256, -255, -256, 0xffff, -0xffff, 0x10000, -0x10000];
+    for (const n of integers) expect(decodeScalar(pack([n]))).toBe(n);
+    // Bytes after the element are ignored, as the decoder ignores them.
+    expect(decodeScalar(Buffer.concat([pack([5]), Buffer.of(0)]))).toBe(5);
+    expect(decodeScalar(Buffer.concat([pack(['ab']), Buffer.of(0x41, 0)]))).toBe('ab');
+    expect(() => decodeScalar(Buffer.of(0x02, 0x41))).toThrow();
+  });
+
   it('reads back numbers as the same numbers, -0 included, and bigints as numbers when safe and bigints beyond', () => {
     expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER, f: 1e21 })).toEqual({
       a: 5,

@@ -170,9 +170,34 @@ export function readLongStringHeader(value: Buffer): { byteLength: number; chunk
  *   for an element of a type JSON has no form for.
  */
 export function decodeScalar(value: Buffer): JsonValue {
+  const code = value[0];
   // Most leaves are strings: their decoder is called directly, not through the codec's table.
-  if (value[0] === STRING_CODE) return readString(new Reader(value, 1));
+  if (code === STRING_CODE) return shortAsciiOf(value) ?? readString(new Reader(value, 1));
+  // Small integers (what encodeScalar writes for them) are read in place, without a reader.
+  const n = value.length;
+  if (code === INT_ZERO + 1 && n === 2) return value[1];
+  if (code === INT_ZERO - 1 && n === 2) return value[1] - 0xff;
+  if (code === INT_ZERO + 2 && n === 3) return (value[1] << 8) | value[2];
   return fromTuple(decodeItem(new Reader(value, 0)));
+}
+
+/**
+ * The string of a leaf that is exactly one tuple string of at most {@link SHORT_STRING} ASCII
+ * characters without a NUL (what {@link shortAsciiLeaf} writes), read in place; `undefined` for any
+ * other leaf, which the codec reads (escapes, UTF-8, and a malformed leaf's error).
+ */
+function shortAsciiOf(value: Buffer): string | undefined {
+  const end = value.length - 1;
+  if (end > SHORT_STRING + 1 || value[end] !== 0x00) return undefined;
+  for (let i = 1; i < end; i++) {
+    const c = value[i];
+    if (c === 0 || c >= 0x80) return undefined;
+  }
+  // As the codec reads short ASCII: a few characters build faster in JS than through a native call.
+  if (end - 1 > 12) return value.toString('latin1', 1, end);
+  let out = '';
+  for (let i = 1; i < end; i++) out += String.fromCharCode(value[i]);
+  return out;
 }
 
 /**
