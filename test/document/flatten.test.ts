@@ -63,7 +63,19 @@ describe('flatten', () => {
 
   it('packs short strings and small integers as the tuple encoder does, at the edges of their short forms', () => {
     const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
-    const strings = ['', 'a', 'user7@example.com', ascii, 'x'.repeat(64), 'x'.repeat(65), 'a\0b', '\0', 'caf\u00e9', '\u{1f600}', 'x'.repeat(63) + '\u00e9'];
+    const strings = [
+      '',
+      'a',
+      'user7@example.com',
+      ascii,
+      'x'.repeat(64),
+      'x'.repeat(65),
+      'a\0b',
+      '\0',
+      'caf\u00e9',
+      '\u{1f600}',
+      'x'.repeat(63) + '\u00e9',
+    ];
     for (const s of strings) expect(encodeScalar(s)).toEqual(pack([s]));
     const integers = [1, -1, 127, 128, 255, 256, -255, -256, -257, 0xffff, -0xffff, 0x10000, -0x10000, 0, 4_294_967_296];
     for (const n of integers) expect(encodeScalar(n)).toEqual(pack([n]));

@@ -61,7 +61,20 @@ describe('DocumentKeys', () => {
 
   it('packs the id after the collection prefix as packPrefixed does, for every kind of id', () => {
     const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
-    const ids = ['doc-7', 'a', ascii.slice(0, 64), 'x'.repeat(64), 'x'.repeat(65), 'a\0b', 'caf\u00e9', '\u{1f600}', 7, -300, 2n ** 70n, new Uuid('0f0e0d0c-0b0a-0908-0706-050403020100')];
+    const ids = [
+      'doc-7',
+      'a',
+      ascii.slice(0, 64),
+      'x'.repeat(64),
+      'x'.repeat(65),
+      'a\0b',
+      'caf\u00e9',
+      '\u{1f600}',
+      7,
+      -300,
+      2n ** 70n,
+      new Uuid('0f0e0d0c-0b0a-0908-0706-050403020100'),
+    ];
     for (const id of ids) {
       expect(documentPrefix(collection, id)).toEqual(Buffer.concat([collection, pack([id])]));
       expect(new DocumentKeys(collection, id).prefix).toEqual(Buffer.concat([collection, pack([id])]));

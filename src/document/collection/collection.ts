@@ -40,7 +40,17 @@ import type {
 import { parsePath } from '../values/path';
 import { documentToWrite, type DocumentToWrite } from './document-to-write';
 import { describeId, notFound, readDocuments, readPath, readWholeDocument, withExpiry } from './document-read';
-import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryChoice, type ExpiryIndex, type Presence } from './expiry';
+import {
+  effectiveExpiry,
+  expiryChoice,
+  isExpired,
+  readExpiry,
+  readPresence,
+  requestedExpiry,
+  type ExpiryChoice,
+  type ExpiryIndex,
+  type Presence,
+} from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, LOCK_NOT_READ, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';

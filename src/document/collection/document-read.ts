@@ -5,7 +5,18 @@ import { DocumentError, isDocumentError } from '../errors';
 import { structureJson, type JsonForms } from '../keys/kind';
 import type { TupleItem } from '../../tuple';
 import { DocTransaction } from '../doc-transaction';
-import { concat, DATA_SECTION, DocumentKeys, documentPrefix, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf } from '../keys/layout';
+import {
+  concat,
+  DATA_SECTION,
+  DocumentKeys,
+  documentPrefix,
+  META_EXPIRY,
+  META_KIND,
+  META_LOCK,
+  META_SECTION,
+  META_VERSION,
+  metaNameOf,
+} from '../keys/layout';
 import { casOf, wasWritten } from '../keys/version';
 import type { Cas, DocId, GetResult, JsonValue } from '../types';
 import { unflatten } from '../values/flatten';
