@@ -189,6 +189,7 @@ const RUNNING_ALONE: Call = {
 };
 
 const combiners = new WeakMap<object, Map<string, Combiner>>();
+const lastingCombiners = new WeakMap<object, Map<string, Combiner>>();
 
 /**
  * The combiner of the thing named `key` among `owner`'s (a collection's structures, say): created on
@@ -204,6 +205,30 @@ export function combinerFor(owner: object, key: string, run: RunTransaction): Co
   if (combiner === undefined) {
     const map = byKey;
     combiner = new Combiner(run, () => map.delete(key));
+    byKey.set(key, combiner);
+  }
+  return combiner;
+}
+
+/** What a lasting combiner does when it has nothing queued: nothing (it stays registered). */
+const STAY = (): void => undefined;
+
+/**
+ * The combiner of the thing named `key` among `owner`'s, as {@link combinerFor}, for a thing whose
+ * calls come for as long as its owner lives (a collection's document writes, and its reads): it is
+ * kept when idle, so its callers may hold on to it, and a call that finds nothing running makes no
+ * combiner of its own. Every caller asking for the same `owner` and `key` gets the same one (the
+ * handles of one collection share it), created on first use with `run`.
+ */
+export function lastingCombinerFor(owner: object, key: string, run: RunTransaction): Combiner {
+  let byKey = lastingCombiners.get(owner);
+  if (byKey === undefined) {
+    byKey = new Map();
+    lastingCombiners.set(owner, byKey);
+  }
+  let combiner = byKey.get(key);
+  if (combiner === undefined) {
+    combiner = new Combiner(run, STAY);
     byKey.set(key, combiner);
   }
   return combiner;

@@ -61,6 +61,39 @@ describe('flatten', () => {
     expect(encodeScalar(1e300)).toEqual(pack([new Double(1e300)]));
   });
 
+  it('packs short strings and small integers as the tuple encoder does, at the edges of their short forms', () => {
+    const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const strings = [
+      '',
+      'a',
+      'user7@example.com',
+      ascii,
+      'x'.repeat(64),
+      'x'.repeat(65),
+      'a\0b',
+      '\0',
+      'caf\u00e9',
+      '\u{1f600}',
+      'x'.repeat(63) + '\u00e9',
+    ];
+    for (const s of strings) expect(encodeScalar(s)).toEqual(pack([s]));
+    const integers = [1, -1, 127, 128, 255, 256, -255, -256, -257, 0xffff, -0xffff, 0x10000, -0x10000, 0, 4_294_967_296];
+    for (const n of integers) expect(encodeScalar(n)).toEqual(pack([n]));
+    expect(() => encodeScalar('a\ud800')).toThrow();
+  });
+
+  it('reads back short strings and small integers as the tuple decoder does, at the edges of their short forms', () => {
+    const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const strings = ['', 'a', 'x'.repeat(12), 'x'.repeat(13), 'user7@example.com', ascii.slice(0, 64), ascii, 'a\0b', 'caf\u00e9', '\u{1f600}'];
+    for (const s of strings) expect(decodeScalar(pack([s]))).toBe(s);
+    const integers = [0, 1, -1, 127, 128, 255, 256, -255, -256, 0xffff, -0xffff, 0x10000, -0x10000];
+    for (const n of integers) expect(decodeScalar(pack([n]))).toBe(n);
+    // Bytes after the element are ignored, as the decoder ignores them.
+    expect(decodeScalar(Buffer.concat([pack([5]), Buffer.of(0)]))).toBe(5);
+    expect(decodeScalar(Buffer.concat([pack(['ab']), Buffer.of(0x41, 0)]))).toBe('ab');
+    expect(() => decodeScalar(Buffer.of(0x02, 0x41))).toThrow();
+  });
+
   it('reads back numbers as the same numbers, -0 included, and bigints as numbers when safe and bigints beyond', () => {
     expect(roundTrip({ a: 5n, b: 2n ** 53n, c: -(2n ** 64n), d: 2 ** 60, e: Number.MAX_SAFE_INTEGER, f: 1e21 })).toEqual({
       a: 5,

@@ -5,6 +5,7 @@ import {
   decodePosition,
   decodeStringElement,
   DocumentKeys,
+  documentPrefix,
   elementEnd,
   isIntegerElement,
   Layout,
@@ -56,6 +57,28 @@ describe('DocumentKeys', () => {
     expect(keys.dataKey([])).toEqual(keys.root);
     expect(keys.begin).toEqual(Buffer.concat([docPrefix, Buffer.of(0x00)]));
     expect(keys.end).toEqual(Buffer.concat([docPrefix, Buffer.of(0x02)]));
+  });
+
+  it('packs the id after the collection prefix as packPrefixed does, for every kind of id', () => {
+    const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const ids = [
+      'doc-7',
+      'a',
+      ascii.slice(0, 64),
+      'x'.repeat(64),
+      'x'.repeat(65),
+      'a\0b',
+      'caf\u00e9',
+      '\u{1f600}',
+      7,
+      -300,
+      2n ** 70n,
+      new Uuid('0f0e0d0c-0b0a-0908-0706-050403020100'),
+    ];
+    for (const id of ids) {
+      expect(documentPrefix(collection, id)).toEqual(Buffer.concat([collection, pack([id])]));
+      expect(new DocumentKeys(collection, id).prefix).toEqual(Buffer.concat([collection, pack([id])]));
+    }
   });
 
   it('keeps an object key "1" and an array index 1 apart', () => {

@@ -40,7 +40,17 @@ import type {
 import { parsePath } from '../values/path';
 import { documentToWrite, type DocumentToWrite } from './document-to-write';
 import { describeId, notFound, readDocuments, readPath, readWholeDocument, withExpiry } from './document-read';
-import { effectiveExpiry, expiryChoice, isExpired, readExpiry, readPresence, requestedExpiry, type ExpiryIndex, type Presence } from './expiry';
+import {
+  effectiveExpiry,
+  expiryChoice,
+  isExpired,
+  readExpiry,
+  readPresence,
+  requestedExpiry,
+  type ExpiryChoice,
+  type ExpiryIndex,
+  type Presence,
+} from './expiry';
 import { finishIndexWrite, reexpireIndexEntries, removeIndexEntries, specPaths, startIndexWrite, type IndexWrite } from './index-writes';
 import type { LockFlags } from './lock-flags';
 import { clearUnlockedDocument, encodeLock, isLocked, LOCK_NOT_READ, lockedError, lockKey, lockSeconds, notLockedError, readLock } from './lock';
@@ -175,11 +185,21 @@ export class DocumentCollection {
    *   DOCUMENT_TOO_LARGE, KEY_TOO_LARGE, INVALID_ARGUMENT, UNKNOWN_COLLECTION / UNKNOWN_SCOPE (without
    *   autoCreate); nothing is written when any is thrown.
    */
-  async upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
-    const document = this.documentToWrite(doc, id);
-    const element = docIdElement(id);
-    const now = this.context.now();
-    const choice = expiryChoice(opts, now);
+  upsert(id: DocId, doc: JsonValue, opts: UpsertOptions = {}): Promise<MutationResult> {
+    // Not async: it returns the write's own promise (an async function would wrap it in another and
+    // take extra turns of the microtask queue to settle it); what is checked before throws as a rejection.
+    let document: DocumentToWrite;
+    let element: TupleItem;
+    let now: number;
+    let choice: ExpiryChoice;
+    try {
+      document = this.documentToWrite(doc, id);
+      element = docIdElement(id);
+      now = this.context.now();
+      choice = expiryChoice(opts, now);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.write(element, opts.tr, async (tr) => {
       // Upsert is the commonest write: what the attempt already knows (the later calls of a combined
       // batch) is taken without a promise, and there is no Promise.all around one read.
@@ -287,11 +307,19 @@ export class DocumentCollection {
    */
   get<T = JsonValue>(id: DocId, opts?: TransactionOption): Promise<GetResult<T>>;
   get<T = JsonValue>(id: DocId, path: Path, opts?: TransactionOption): Promise<GetResult<T>>;
-  async get<T = JsonValue>(id: DocId, pathOrOpts?: Path | TransactionOption, maybeOpts?: TransactionOption): Promise<GetResult<T>> {
-    const hasPath = typeof pathOrOpts === 'string' || Array.isArray(pathOrOpts);
-    const opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
-    const elements = hasPath ? parsePath(pathOrOpts as Path) : [];
-    const element = docIdElement(id);
+  get<T = JsonValue>(id: DocId, pathOrOpts?: Path | TransactionOption, maybeOpts?: TransactionOption): Promise<GetResult<T>> {
+    // Not async, as upsert: it returns the read's own promise.
+    let opts: TransactionOption;
+    let elements: ReturnType<typeof parsePath>;
+    let element: TupleItem;
+    try {
+      const hasPath = typeof pathOrOpts === 'string' || Array.isArray(pathOrOpts);
+      opts = (hasPath ? maybeOpts : ((pathOrOpts as TransactionOption | undefined) ?? maybeOpts)) ?? {};
+      elements = hasPath ? parsePath(pathOrOpts as Path) : [];
+      element = docIdElement(id);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (elements.length === 0) return this.read(opts.tr, (tr) => this.wholeDocument(tr, id, element)) as Promise<GetResult<T>>;
     return this.read(opts.tr, async (tr) => {
       const keys = await this.keysToRead(tr, element);
@@ -725,18 +753,16 @@ export class DocumentCollection {
    * conditions: first attempt, no manifest written, the collection in the cached manifest).
    */
   private wholeDocument(tr: Transaction, id: DocId, element: TupleItem): Promise<GetResult> {
-    const found = (prefix: Buffer | undefined): Promise<GetResult> => {
-      if (prefix === undefined) throw notFound(id);
-      return readWholeDocument(tr, prefix, element, this.context.now(), this.context.forms).then(
-        (document) => document ?? Promise.reject(notFound(id)),
-      );
-    };
     try {
       const known = this.context.registry.knownTarget(tr, this.path);
-      return known !== undefined ? found(known.prefix) : this.prefixToRead(tr).then(found);
+      if (known !== undefined) return readWholeDocument(tr, known.prefix, element, this.context.now(), this.context.forms, id);
     } catch (err) {
       return Promise.reject(err);
     }
+    return this.prefixToRead(tr).then((prefix) => {
+      if (prefix === undefined) throw notFound(id);
+      return readWholeDocument(tr, prefix, element, this.context.now(), this.context.forms, id);
+    });
   }
 
   /** The collection's key prefix as `tr` sees it, or `undefined` when it does not exist. */

@@ -4,9 +4,19 @@ import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { DocumentError, isDocumentError } from '../errors';
 import { structureJson, type JsonForms } from '../keys/kind';
 import type { TupleItem } from '../../tuple';
-import { packPrefixed } from '../../tuple/pack';
 import { DocTransaction } from '../doc-transaction';
-import { concat, DATA_SECTION, DocumentKeys, META_EXPIRY, META_KIND, META_LOCK, META_SECTION, META_VERSION, metaNameOf } from '../keys/layout';
+import {
+  concat,
+  DATA_SECTION,
+  DocumentKeys,
+  documentPrefix,
+  META_EXPIRY,
+  META_KIND,
+  META_LOCK,
+  META_SECTION,
+  META_VERSION,
+  metaNameOf,
+} from '../keys/layout';
 import { casOf, wasWritten } from '../keys/version';
 import type { Cas, DocId, GetResult, JsonValue } from '../types';
 import { unflatten } from '../values/flatten';
@@ -33,7 +43,8 @@ export async function readDocument(tr: Transaction, keys: DocumentKeys, now: num
  * The document `id` of the collection whose key prefix is `collectionPrefix`, as {@link readDocument}
  * reads it (the same range, or the same two when this attempt wrote it), for a get of one whole
  * document: its keys are built from the packed id alone (no {@link DocumentKeys}, whose root, bounds
- * and identity a get otherwise builds and drops), and the entries decode in the read's own callback.
+ * and identity a get otherwise builds and drops), and the entries decode in the read's own callback,
+ * which also rejects a missing or expired document with DOCUMENT_NOT_FOUND (naming `docId`).
  */
 export function readWholeDocument(
   tr: Transaction,
@@ -41,18 +52,29 @@ export function readWholeDocument(
   id: TupleItem,
   now: number,
   forms: JsonForms,
-): Promise<GetResult | undefined> {
-  const prefix = packPrefixed(collectionPrefix, [id]);
-  const alone = (): Promise<GetResult | undefined> => readDocument(tr, new DocumentKeys(collectionPrefix, id), now, forms);
-  if (writtenHere(DocTransaction.existing(tr)?.writtenDocuments(), prefix)) return alone();
+  docId: DocId,
+): Promise<GetResult> {
+  const prefix = documentPrefix(collectionPrefix, id);
+  if (writtenHere(DocTransaction.existing(tr)?.writtenDocuments(), prefix)) return readFound(tr, collectionPrefix, id, now, forms, docId);
   return tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
-    (entries) => documentOf(forms, entries, prefix.length, 0, entries.length, () => new DocumentKeys(collectionPrefix, id), now),
+    (entries) => {
+      const document = documentOf(forms, entries, prefix.length, 0, entries.length, () => new DocumentKeys(collectionPrefix, id), now);
+      if (document === undefined) throw notFound(docId);
+      return document;
+    },
     (err: unknown) => {
       // A range holding a key this attempt wrote with a versionstamp through another layer's record.
       if (!isKvError(err, 'accessed_unreadable')) throw err;
-      return alone();
+      return readFound(tr, collectionPrefix, id, now, forms, docId);
     },
   );
+}
+
+/** {@link readDocument} of the document `id`, rejecting with DOCUMENT_NOT_FOUND when it is missing. */
+async function readFound(tr: Transaction, collectionPrefix: Buffer, id: TupleItem, now: number, forms: JsonForms, docId: DocId): Promise<GetResult> {
+  const document = await readDocument(tr, new DocumentKeys(collectionPrefix, id), now, forms);
+  if (document === undefined) throw notFound(docId);
+  return document;
 }
 
 /** Whether the document whose packed prefix is `prefix` is among `written` (`DocumentKeys.identity`s). */
@@ -91,7 +113,7 @@ export function readDocuments(
   const reads: Promise<KeyValue[] | GetResult | undefined>[] = new Array<Promise<KeyValue[] | GetResult | undefined>>(ids.length);
   const prefixLengths: number[] = new Array<number>(ids.length);
   for (let i = 0; i < ids.length; i++) {
-    const prefix = packPrefixed(collectionPrefix, [ids[i]]);
+    const prefix = documentPrefix(collectionPrefix, ids[i]);
     prefixLengths[i] = prefix.length;
     if (writtenHere(written, prefix)) {
       prefixLengths[i] = -1;

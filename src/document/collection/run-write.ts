@@ -1,6 +1,6 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
-import { combinerFor, type Merge, type RunTransaction, type Settled } from '../combiner';
+import { lastingCombinerFor, type Combiner, type Merge, type RunTransaction, type Settled } from '../combiner';
 import { ContextSlot, DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
 import { casOf } from '../keys/version';
@@ -40,19 +40,17 @@ export const SIZE_CHECK_CALLS = 8;
 
 /** Where calls of one collection meet: one combiner for its writes and one for its reads. */
 export interface CombineKey {
-  /** What owns the combiners (the layer's collection registry: one per layer). */
-  readonly owner: object;
   /** The collection, as `scope.collection`. */
   readonly collection: string;
-  /** The keys of its combiners among the owner's, and how they start transactions (made once, not per call). */
-  readonly writes: string;
-  readonly reads: string;
-  readonly run: RunTransaction;
+  /** Its combiners, shared by every handle of it in the layer (kept for the layer's life: found once, not per call). */
+  readonly writes: Combiner;
+  readonly reads: Combiner;
 }
 
-/** The {@link CombineKey} of `collection` (`scope.collection`) among `owner`'s, running transactions on `kv`. */
+/** The {@link CombineKey} of `collection` (`scope.collection`) among `owner`'s (the layer's collection registry), running transactions on `kv`. */
 export function combineKeyOf(owner: object, collection: string, kv: Database): CombineKey {
-  return { owner, collection, writes: `w ${collection}`, reads: `r ${collection}`, run: (body) => kv.transact(body) };
+  const run: RunTransaction = (body) => kv.transact(body);
+  return { collection, writes: lastingCombinerFor(owner, `w ${collection}`, run), reads: lastingCombinerFor(owner, `r ${collection}`, run) };
 }
 
 /**
@@ -76,7 +74,7 @@ export async function runWrite(
   const ran =
     combine === undefined || document === undefined
       ? await kv.transact(write.alone)
-      : await combinerFor(combine.owner, combine.writes, combine.run).submit(write.alone, write as Merge<unknown, Ran>);
+      : await combine.writes.submit(write.alone, write as Merge<unknown, Ran>);
   return { cas: ran.outcome === 'removed' ? undefined : casOf(await ran.versionstamp) };
 }
 
@@ -86,7 +84,7 @@ export async function runWrite(
  */
 export function runRead<T>(kv: Database, tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>, combine: CombineKey): Promise<T> {
   if (tr !== undefined) return kv.transact(fn, { tr });
-  return combinerFor(combine.owner, combine.reads, combine.run).submit(fn, new ReadCall(fn) as Merge<unknown, T>);
+  return combine.reads.submit(fn, new ReadCall(fn) as Merge<unknown, T>);
 }
 
 /**

@@ -99,6 +99,30 @@ export class Layout {
   }
 }
 
+/** Document ids up to this many UTF-16 units are tried as ASCII by {@link documentPrefix}. */
+const SHORT_ID = 64;
+
+/**
+ * `docPrefix(c, id)`: `collectionPrefix` followed by the packed id, the bytes `packPrefixed` writes.
+ * Every document read and write builds it: a short ASCII string id without a NUL (the common id) is
+ * written straight into the key, without the tuple writer and the copy out of it.
+ */
+export function documentPrefix(collectionPrefix: Uint8Array, id: TupleItem): Buffer {
+  if (typeof id !== 'string' || id.length > SHORT_ID) return packPrefixed(collectionPrefix, [id]);
+  const p = collectionPrefix.length;
+  const n = id.length;
+  const key = Buffer.allocUnsafe(p + n + 2);
+  for (let i = 0; i < p; i++) key[i] = collectionPrefix[i];
+  key[p] = STRING_CODE;
+  for (let i = 0; i < n; i++) {
+    const c = id.charCodeAt(i);
+    if (c === 0 || c >= 0x80) return packPrefixed(collectionPrefix, [id]);
+    key[p + 1 + i] = c;
+  }
+  key[p + n + 1] = 0x00;
+  return key;
+}
+
 /**
  * The keys of a document about to be written, checked against the engine's key limit: every write of
  * a document writes a metadata key (its version, or a structure's kind), `<docPrefix> 0x00 <name>`,
@@ -137,7 +161,7 @@ export class DocumentKeys {
     readonly collectionPrefix: Uint8Array,
     readonly id: TupleItem,
   ) {
-    this.prefix = packPrefixed(collectionPrefix, [id]);
+    this.prefix = documentPrefix(collectionPrefix, id);
     this.root = concat(this.prefix, DATA_SECTION);
   }
 

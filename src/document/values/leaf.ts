@@ -40,6 +40,7 @@ export function hasEntriesBelow(value: Uint8Array): boolean {
 }
 
 const STRING_CODE = 0x02;
+const INT_ZERO = 0x14;
 const NULL_VALUE = Buffer.of(0x00);
 const FALSE_VALUE = Buffer.of(0x26);
 const TRUE_VALUE = Buffer.of(0x27);
@@ -69,12 +70,56 @@ export function encodeScalar(value: null | boolean | number | bigint | string): 
   if (value === null) return NULL_VALUE;
   if (value === true) return TRUE_VALUE;
   if (value === false) return FALSE_VALUE;
+  if (typeof value === 'string') {
+    const short = shortAsciiLeaf(value);
+    if (short !== undefined) return short;
+  } else if (typeof value === 'number' && Number.isInteger(value) && value !== 0 && value > -0x10000 && value < 0x10000) {
+    return smallIntegerLeaf(value);
+  }
   // What pack([value]) writes, without its tuple array and borrowed writer: a document write encodes
   // every leaf.
   const w = leafWriter;
   w.reset();
   encodeItem(w, typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) ? new Double(value) : value);
   return w.result(0);
+}
+
+/** Strings up to this many UTF-16 units are tried as ASCII by {@link shortAsciiLeaf}. */
+const SHORT_STRING = 64;
+
+/**
+ * The tuple string of `s` written straight into its leaf, when `s` is short and all ASCII without a
+ * NUL (names, e-mails, codes: most leaves): the bytes the tuple encoder writes (0x02, the characters,
+ * 0x00), without its writer and the copy out of it. `undefined` for anything else, which the encoder
+ * takes (it escapes NULs, encodes UTF-8 and refuses lone surrogates).
+ */
+function shortAsciiLeaf(s: string): Buffer | undefined {
+  const n = s.length;
+  if (n > SHORT_STRING) return undefined;
+  const out = Buffer.allocUnsafe(n + 2);
+  out[0] = STRING_CODE;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0 || c >= 0x80) return undefined;
+    out[i + 1] = c;
+  }
+  out[n + 1] = 0x00;
+  return out;
+}
+
+/**
+ * The tuple integer of a non-zero integer within ±0xffff, as the tuple encoder writes it: the type
+ * code 0x14 ± its byte count, then its bytes big-endian (a negative one's in one's complement).
+ */
+function smallIntegerLeaf(v: number): Buffer {
+  const a = v < 0 ? -v : v;
+  const n = a < 0x100 ? 1 : 2;
+  const x = v < 0 ? ~a : a;
+  const out = Buffer.allocUnsafe(n + 1);
+  out[0] = v < 0 ? INT_ZERO - n : INT_ZERO + n;
+  if (n === 2) out[1] = x >>> 8;
+  out[n] = x;
+  return out;
 }
 
 /** True when `s` packs to more than {@link MAX_LEAF_BYTES} and so is stored in chunks. */
@@ -125,9 +170,34 @@ export function readLongStringHeader(value: Buffer): { byteLength: number; chunk
  *   for an element of a type JSON has no form for.
  */
 export function decodeScalar(value: Buffer): JsonValue {
+  const code = value[0];
   // Most leaves are strings: their decoder is called directly, not through the codec's table.
-  if (value[0] === STRING_CODE) return readString(new Reader(value, 1));
+  if (code === STRING_CODE) return shortAsciiOf(value) ?? readString(new Reader(value, 1));
+  // Small integers (what encodeScalar writes for them) are read in place, without a reader.
+  const n = value.length;
+  if (code === INT_ZERO + 1 && n === 2) return value[1];
+  if (code === INT_ZERO - 1 && n === 2) return value[1] - 0xff;
+  if (code === INT_ZERO + 2 && n === 3) return (value[1] << 8) | value[2];
   return fromTuple(decodeItem(new Reader(value, 0)));
+}
+
+/**
+ * The string of a leaf that is exactly one tuple string of at most {@link SHORT_STRING} ASCII
+ * characters without a NUL (what {@link shortAsciiLeaf} writes), read in place; `undefined` for any
+ * other leaf, which the codec reads (escapes, UTF-8, and a malformed leaf's error).
+ */
+function shortAsciiOf(value: Buffer): string | undefined {
+  const end = value.length - 1;
+  if (end > SHORT_STRING + 1 || value[end] !== 0x00) return undefined;
+  for (let i = 1; i < end; i++) {
+    const c = value[i];
+    if (c === 0 || c >= 0x80) return undefined;
+  }
+  // As the codec reads short ASCII: a few characters build faster in JS than through a native call.
+  if (end - 1 > 12) return value.toString('latin1', 1, end);
+  let out = '';
+  for (let i = 1; i < end; i++) out += String.fromCharCode(value[i]);
+  return out;
 }
 
 /**
