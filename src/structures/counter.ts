@@ -3,7 +3,7 @@ import type { Settled } from './combiner';
 import { DocumentError } from '../document/errors';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
-import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, SAFE_MAX, SAFE_MIN, toInt64 } from './int64';
 import { Structure, type StructureScope, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 
@@ -184,7 +184,7 @@ function readValue(tr: Transaction, keys: DocumentKeys): Promise<Buffer | undefi
 }
 
 function safe(n: bigint): number {
-  if (n < BigInt(Number.MIN_SAFE_INTEGER) || n > BigInt(Number.MAX_SAFE_INTEGER)) {
+  if (n < SAFE_MIN || n > SAFE_MAX) {
     const where = n < INT64_MIN || n > INT64_MAX ? 'outside int64' : 'outside ±(2^53−1)';
     throw new DocumentError('NUMBER_TOO_BIG', `the counter's value ${n} is ${where}; getBigInt() reads it exactly`);
   }

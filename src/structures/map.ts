@@ -10,7 +10,7 @@ import { readChildren, type Child } from './children';
 import { keyOrder } from './repeats';
 import { compareBytes } from '../kv/contract/bytes';
 import { checkElementValue } from './element-value';
-import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, SAFE_MAX, SAFE_MIN, toInt64 } from './int64';
 import type { Settled } from './combiner';
 import { Structure, type IterateOptions, type StructureScope } from './structure';
 import { bodyKey } from './structure-keys';
@@ -258,7 +258,7 @@ export class DocMap<V = JsonValue> extends Structure {
         }
         const next = current + delta;
         if (next < INT64_MIN || next > INT64_MAX) throw new DocumentError('VALUE_CANNOT_INSERT', `${current} + ${delta} is outside int64`);
-        if (next < BigInt(Number.MIN_SAFE_INTEGER) || next > BigInt(Number.MAX_SAFE_INTEGER)) {
+        if (next < SAFE_MIN || next > SAFE_MAX) {
           throw new DocumentError('NUMBER_TOO_BIG', `${current} + ${delta} is outside ±(2^53−1)`);
         }
         create();
