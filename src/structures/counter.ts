@@ -62,7 +62,10 @@ export class DocCounter extends Structure {
    */
   private addAll(tr: Transaction, deltas: readonly bigint[]): Promise<Settled<void>[]> {
     return this.write({ tr }, (scope) => {
-      this.added(scope, deltas.reduce((sum, d) => sum + d, 0n));
+      this.added(
+        scope,
+        deltas.reduce((sum, d) => sum + d, 0n),
+      );
       return deltas.map(() => ADDED);
     });
   }
@@ -99,11 +102,7 @@ export class DocCounter extends Structure {
 
   /** The value as a bigint: the whole int64 range. As {@link get}. */
   async getBigInt(opts: TransactionOption = {}): Promise<bigint> {
-    return this.readWith(
-      opts,
-      readValue,
-      async (_tr, _keys, value) => decodeInt64(value),
-    );
+    return this.readWith(opts, readValue, async (_tr, _keys, value) => decodeInt64(value));
   }
 
   /**
@@ -150,31 +149,27 @@ export class DocCounter extends Structure {
    * alone (NUMBER_TOO_BIG) and adds nothing, as one increment after another would.
    */
   private incrementAll(tr: Transaction, deltas: readonly bigint[]): Promise<Settled<number>[]> {
-    return this.writeWith(
-      { tr },
-      readValue,
-      ({ tr: t, keys, create }, value) => {
-        const start = decodeInt64(value);
-        let current = start;
-        let applied = false;
-        const outcomes = deltas.map((delta): Settled<number> => {
-          try {
-            const result = safe(current + delta);
-            current += delta;
-            applied = true;
-            return { ok: true, value: result };
-          } catch (error) {
-            return { ok: false, error };
-          }
-        });
-        if (applied) {
-          create();
-          t.add(bodyKey(keys), encodeInt64(current - start));
-          this.changed(t, keys);
+    return this.writeWith({ tr }, readValue, ({ tr: t, keys, create }, value) => {
+      const start = decodeInt64(value);
+      let current = start;
+      let applied = false;
+      const outcomes = deltas.map((delta): Settled<number> => {
+        try {
+          const result = safe(current + delta);
+          current += delta;
+          applied = true;
+          return { ok: true, value: result };
+        } catch (error) {
+          return { ok: false, error };
         }
-        return outcomes;
-      },
-    );
+      });
+      if (applied) {
+        create();
+        t.add(bodyKey(keys), encodeInt64(current - start));
+        this.changed(t, keys);
+      }
+      return outcomes;
+    });
   }
 }
 
