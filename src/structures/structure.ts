@@ -242,7 +242,8 @@ export abstract class Structure {
    * (combiner.ts): as {@link writeWith} with no options, except that when nothing is running on the
    * structure its attempt runs directly in the transaction the combiner starts for it, rather than
    * joining that transaction through the collection's runner. A call that queues makes its merge
-   * argument, `fn` and one closure for the lone path, and none of that path's other closures.
+   * argument, `fn` (and `prefetch` when bound to its arguments) and one closure for the lone path,
+   * and none of that path's other closures.
    *
    * @internal
    */
