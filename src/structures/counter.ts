@@ -3,8 +3,8 @@ import type { Settled } from './combiner';
 import { DocumentError } from '../document/errors';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
-import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, toInt64 } from './int64';
-import { Structure, type StructureWriteOptions } from './structure';
+import { decodeInt64, encodeInt64, int64Json, INT64_MAX, INT64_MIN, SAFE_MAX, SAFE_MIN, toInt64 } from './int64';
+import { Structure, type StructureScope, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 
 /**
@@ -41,17 +41,16 @@ export class DocCounter extends Structure {
    */
   async add(by: number | bigint, opts?: StructureWriteOptions): Promise<void> {
     const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.addOne(delta, opts);
-    return this.writeMerged((tr) => this.addOne(delta, { tr }), { operation: ADD, arg: delta, runMany: this.addMany });
+    const added = (scope: StructureScope) => this.added(scope, delta);
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.write(opts, added);
+    return this.writeMerged(undefined, added, { operation: ADD, arg: delta, runMany: this.addMany });
   }
 
-  /** {@link add} of one amount, not merged. */
-  private addOne(delta: bigint, opts: StructureWriteOptions | undefined): Promise<void> {
-    return this.write(opts, async ({ tr, keys, create }) => {
-      create();
-      tr.add(bodyKey(keys), encodeInt64(delta));
-      this.changed(tr, keys);
-    });
+  /** {@link add}'s writes of `delta` (the sum of the merged calls'). */
+  private added({ tr, keys, create }: StructureScope, delta: bigint): void {
+    create();
+    tr.add(bodyKey(keys), encodeInt64(delta));
+    this.changed(tr, keys);
   }
 
   /** The merged step of concurrent adds (see {@link addAll}), one function per handle. */
@@ -62,10 +61,11 @@ export class DocCounter extends Structure {
    * the adds one after another would) and one version write. Reads nothing but the kind key.
    */
   private addAll(tr: Transaction, deltas: readonly bigint[]): Promise<Settled<void>[]> {
-    return this.write({ tr }, async ({ tr: t, keys, create }) => {
-      create();
-      t.add(bodyKey(keys), encodeInt64(deltas.reduce((sum, d) => sum + d, 0n)));
-      this.changed(t, keys);
+    return this.write({ tr }, (scope) => {
+      this.added(
+        scope,
+        deltas.reduce((sum, d) => sum + d, 0n),
+      );
       return deltas.map(() => ADDED);
     });
   }
@@ -102,11 +102,7 @@ export class DocCounter extends Structure {
 
   /** The value as a bigint: the whole int64 range. As {@link get}. */
   async getBigInt(opts: TransactionOption = {}): Promise<bigint> {
-    return this.readWith(
-      opts,
-      (tr, keys) => tr.get(bodyKey(keys)),
-      async (_tr, _keys, value) => decodeInt64(value),
-    );
+    return this.readWith(opts, readValue, async (_tr, _keys, value) => decodeInt64(value));
   }
 
   /**
@@ -130,26 +126,21 @@ export class DocCounter extends Structure {
   }
 
   private increment(delta: bigint, opts: StructureWriteOptions | undefined): Promise<number> {
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.incrementOne(delta, opts);
-    return this.writeMerged((tr) => this.incrementOne(delta, { tr }), { operation: INCREMENT, arg: delta, runMany: this.incrementMany });
+    const incremented = (scope: StructureScope, value: Buffer | undefined) => this.incremented(scope, value, delta);
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith<number, Buffer | undefined>(opts, readValue, incremented);
+    return this.writeMerged<number, Buffer | undefined>(readValue, incremented, { operation: INCREMENT, arg: delta, runMany: this.incrementMany });
   }
 
   /** The merged step of concurrent increments (see {@link incrementAll}), one function per handle. */
   private readonly incrementMany = (tr: Transaction, deltas: unknown[]): Promise<Settled<number>[]> => this.incrementAll(tr, deltas as bigint[]);
 
-  /** {@link incr} or {@link decr} of one amount, not merged. */
-  private incrementOne(delta: bigint, opts: StructureWriteOptions | undefined): Promise<number> {
-    return this.writeWith(
-      opts,
-      (tr, keys) => tr.get(bodyKey(keys)),
-      async ({ tr, keys, create }, value) => {
-        const result = safe(decodeInt64(value) + delta);
-        create();
-        tr.add(bodyKey(keys), encodeInt64(delta));
-        this.changed(tr, keys);
-        return result;
-      },
-    );
+  /** {@link incr} or {@link decr} of one amount, not merged: the new value, given the stored `value`. */
+  private incremented({ tr, keys, create }: StructureScope, value: Buffer | undefined, delta: bigint): number {
+    const result = safe(decodeInt64(value) + delta);
+    create();
+    tr.add(bodyKey(keys), encodeInt64(delta));
+    this.changed(tr, keys);
+    return result;
   }
 
   /**
@@ -158,36 +149,37 @@ export class DocCounter extends Structure {
    * alone (NUMBER_TOO_BIG) and adds nothing, as one increment after another would.
    */
   private incrementAll(tr: Transaction, deltas: readonly bigint[]): Promise<Settled<number>[]> {
-    return this.writeWith(
-      { tr },
-      (t, keys) => t.get(bodyKey(keys)),
-      async ({ tr: t, keys, create }, value) => {
-        const start = decodeInt64(value);
-        let current = start;
-        let applied = false;
-        const outcomes = deltas.map((delta): Settled<number> => {
-          try {
-            const result = safe(current + delta);
-            current += delta;
-            applied = true;
-            return { ok: true, value: result };
-          } catch (error) {
-            return { ok: false, error };
-          }
-        });
-        if (applied) {
-          create();
-          t.add(bodyKey(keys), encodeInt64(current - start));
-          this.changed(t, keys);
+    return this.writeWith({ tr }, readValue, ({ tr: t, keys, create }, value) => {
+      const start = decodeInt64(value);
+      let current = start;
+      let applied = false;
+      const outcomes = deltas.map((delta): Settled<number> => {
+        try {
+          const result = safe(current + delta);
+          current += delta;
+          applied = true;
+          return { ok: true, value: result };
+        } catch (error) {
+          return { ok: false, error };
         }
-        return outcomes;
-      },
-    );
+      });
+      if (applied) {
+        create();
+        t.add(bodyKey(keys), encodeInt64(current - start));
+        this.changed(t, keys);
+      }
+      return outcomes;
+    });
   }
 }
 
+/** The prefetch of the counter's value, read with the kind check. */
+function readValue(tr: Transaction, keys: DocumentKeys): Promise<Buffer | undefined> {
+  return tr.get(bodyKey(keys));
+}
+
 function safe(n: bigint): number {
-  if (n < BigInt(Number.MIN_SAFE_INTEGER) || n > BigInt(Number.MAX_SAFE_INTEGER)) {
+  if (n < SAFE_MIN || n > SAFE_MAX) {
     const where = n < INT64_MIN || n > INT64_MAX ? 'outside int64' : 'outside ±(2^53−1)';
     throw new DocumentError('NUMBER_TOO_BIG', `the counter's value ${n} is ${where}; getBigInt() reads it exactly`);
   }

@@ -7,8 +7,17 @@ import { DocumentError, type DocumentErrorCode } from '../document/errors';
 
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
+/** The safe-integer range as bigints, made once: every counter incr checks its result against it. */
+export const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER);
+export const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The encodings of +1 and -1, the amounts of most increments (shared: writers never modify a value). */
+const PLUS_ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
+const MINUS_ONE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 
 export function encodeInt64(n: bigint): Buffer {
+  if (n === 1n) return PLUS_ONE;
+  if (n === -1n) return MINUS_ONE;
   const out = Buffer.allocUnsafe(8);
   out.writeBigInt64LE(BigInt.asIntN(64, n));
   return out;
@@ -17,13 +26,14 @@ export function encodeInt64(n: bigint): Buffer {
 /** The value of an int64 key; `undefined` (a missing key) is 0. Shorter values are zero-extended, as FDB does. */
 export function decodeInt64(value: Uint8Array | undefined): bigint {
   if (value === undefined || value.length === 0) return 0n;
+  if (value.length === 8 && value instanceof Buffer) return value.readBigInt64LE(0);
   const bytes = value.length >= 8 ? value : Buffer.concat([value, Buffer.alloc(8 - value.length)]);
   return Buffer.from(bytes.buffer, bytes.byteOffset, 8).readBigInt64LE(0);
 }
 
 /** An int64 as a JSON number when it is a safe integer, else as a bigint (as document reads do). */
 export function int64Json(n: bigint): number | bigint {
-  return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+  return n >= SAFE_MIN && n <= SAFE_MAX ? Number(n) : n;
 }
 
 /**

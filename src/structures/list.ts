@@ -10,6 +10,7 @@ import {
   elementEntries,
   insertIntoArray,
   probeChild,
+  type ChildProbe,
   readSubtree,
   readSubtreeEntries,
   removeFromArray,
@@ -21,7 +22,7 @@ import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren, streamChildren } from './children';
 import { checkElementValue } from './element-value';
 import { jsonEqual } from './json-equal';
-import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
+import { Structure, type IterateOptions, type StructureScope, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 import type { Settled } from './combiner';
 
@@ -140,23 +141,18 @@ export class DocList<T = JsonValue> extends Structure {
    */
   async push(value: T, opts?: StructureWriteOptions): Promise<void> {
     checkElementValue(value, 'the value');
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.pushOne(value, opts);
-    return this.writeMerged((tr) => this.pushOne(value, { tr }), { operation: PUSH, arg: value, runMany: this.pushMany });
+    const pushed = (scope: StructureScope, last: ChildProbe | undefined) => this.pushed(scope, last, [value]);
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith(opts, probeLast, pushed);
+    return this.writeMerged(probeLast, pushed, { operation: PUSH, arg: value, runMany: this.pushMany });
   }
 
-  /** {@link push} of one value, not merged. */
-  private pushOne(value: T, opts: StructureWriteOptions | undefined): Promise<void> {
-    return this.writeWith(
-      opts,
-      (tr, keys) => probeChild(tr, bodyKey(keys), 'last'),
-      async ({ tr, keys, create }, last) => {
-        const body = bodyKey(keys);
-        const entries = elementEntries(body, last?.kind === 'position' ? last.position + 1 : 0, [value as JsonValue], this.access.kv.maxKeyBytes);
-        create();
-        writeEntries(tr, entries);
-        this.changed(tr, keys);
-      },
-    );
+  /** {@link push}'s writes of `values` (the merged calls'), after the element `last` (see {@link probeLast}). */
+  private pushed({ tr, keys, create }: StructureScope, last: ChildProbe | undefined, values: readonly T[]): void {
+    const at = last?.kind === 'position' ? last.position + 1 : 0;
+    const entries = elementEntries(bodyKey(keys), at, values as readonly JsonValue[], this.access.kv.maxKeyBytes);
+    create();
+    writeEntries(tr, entries);
+    this.changed(tr, keys);
   }
 
   /** The merged step of concurrent pushes (see {@link pushAll}), one function per handle. */
@@ -168,23 +164,10 @@ export class DocList<T = JsonValue> extends Structure {
    * cannot be written fails the merged step, and each push then runs alone.
    */
   private pushAll(tr: Transaction, values: readonly T[]): Promise<Settled<void>[]> {
-    return this.writeWith(
-      { tr },
-      (t, keys) => probeChild(t, bodyKey(keys), 'last'),
-      async ({ tr: t, keys, create }, last) => {
-        const body = bodyKey(keys);
-        const entries = elementEntries(
-          body,
-          last?.kind === 'position' ? last.position + 1 : 0,
-          values as readonly JsonValue[],
-          this.access.kv.maxKeyBytes,
-        );
-        create();
-        writeEntries(t, entries);
-        this.changed(t, keys);
-        return values.map(() => PUSHED);
-      },
-    );
+    return this.writeWith({ tr }, probeLast, (scope, last) => {
+      this.pushed(scope, last, values);
+      return values.map(() => PUSHED);
+    });
   }
 
   /** Couchbase's name for {@link push}. */
@@ -661,4 +644,9 @@ export function listJsonForm(entries: readonly KeyValue[], keys: DocumentKeys): 
   const start = entries.findIndex(({ key }) => key.equals(body));
   if (start < 0) return [];
   return unflatten(entries, start, entries.length, body.length);
+}
+
+/** The prefetch of a push: the list's last element (1 limit-1 range read), read with the kind check. */
+function probeLast(tr: Transaction, keys: DocumentKeys): Promise<ChildProbe> {
+  return probeChild(tr, bodyKey(keys), 'last');
 }

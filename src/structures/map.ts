@@ -10,12 +10,13 @@ import { readChildren, type Child } from './children';
 import { keyOrder } from './repeats';
 import { compareBytes } from '../kv/contract/bytes';
 import { checkElementValue } from './element-value';
-import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, toInt64 } from './int64';
+import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, SAFE_MAX, SAFE_MIN, toInt64 } from './int64';
 import type { Settled } from './combiner';
-import { Structure, type IterateOptions } from './structure';
+import { Structure, type IterateOptions, type StructureScope } from './structure';
 import { bodyKey } from './structure-keys';
 import type { StructureWriteOptions } from './structure';
 
+const EMPTY = Buffer.alloc(0);
 const ONE = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]);
 /** The merge key of concurrent sets (see combiner.ts). */
 const SET = {};
@@ -70,27 +71,23 @@ export class DocMap<V = JsonValue> extends Structure {
   async set(key: string, value: V, opts?: StructureWriteOptions): Promise<void> {
     checkKey(key);
     checkElementValue(value, 'the value');
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.setOne(key, value, opts);
+    // The entry's key, packed once per attempt by the prefetch, which runs before the write's step.
+    let at: Buffer = EMPTY;
+    const read = (tr: Transaction, keys: DocumentKeys) => tr.get((at = childKey(bodyKey(keys), key)));
+    const setAt = (scope: StructureScope, old: Buffer | undefined) => this.setAt(scope, at, value, old);
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith<void, Buffer | undefined>(opts, read, setAt);
     const arg: MapSet<V> = { key, value };
-    return this.writeMerged((tr) => this.setOne(key, value, { tr }), { operation: SET, arg, runMany: this.setMany });
+    return this.writeMerged<void, Buffer | undefined>(read, setAt, { operation: SET, arg, runMany: this.setMany });
   }
 
-  /** {@link set} of one key, not merged. */
-  private setOne(key: string, value: V, opts: StructureWriteOptions | undefined): Promise<void> {
-    const entryOf = (keys: DocumentKeys) => childKey(bodyKey(keys), key);
-    return this.writeWith(
-      opts,
-      (tr, keys) => tr.get(entryOf(keys)),
-      async ({ tr, keys, create }, old) => {
-        const at = entryOf(keys);
-        const entries = flatten(value as JsonValue, at, this.access.kv.maxKeyBytes);
-        create();
-        if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
-        else if (hasEntriesBelow(old)) clearSubtree(tr, at);
-        writeEntries(tr, entries);
-        this.changed(tr, keys);
-      },
-    );
+  /** {@link set} of one key, not merged: writes `value` at the entry `at`, which held `old`. */
+  private setAt({ tr, keys, create }: StructureScope, at: Buffer, value: V, old: Buffer | undefined): void {
+    const entries = flatten(value as JsonValue, at, this.access.kv.maxKeyBytes);
+    create();
+    if (old === undefined) tr.add(keys.meta(META_SIZE), ONE);
+    else if (hasEntriesBelow(old)) clearSubtree(tr, at);
+    writeEntries(tr, entries);
+    this.changed(tr, keys);
   }
 
   /** The merged step of concurrent sets (see {@link setAll}), one function per handle. */
@@ -126,7 +123,7 @@ export class DocMap<V = JsonValue> extends Structure {
         const at = entriesOf(keys);
         return Promise.all(order.map((i) => t.get(at[i])));
       },
-      async ({ tr: t, keys, create }, found) => {
+      ({ tr: t, keys, create }, found) => {
         const at = entriesOf(keys);
         const outcomes = new Array<Settled<void>>(sets.length);
         // Per position in key order: the value's entries (none when its call failed), and whether the
@@ -261,7 +258,7 @@ export class DocMap<V = JsonValue> extends Structure {
         }
         const next = current + delta;
         if (next < INT64_MIN || next > INT64_MAX) throw new DocumentError('VALUE_CANNOT_INSERT', `${current} + ${delta} is outside int64`);
-        if (next < BigInt(Number.MIN_SAFE_INTEGER) || next > BigInt(Number.MAX_SAFE_INTEGER)) {
+        if (next < SAFE_MIN || next > SAFE_MAX) {
           throw new DocumentError('NUMBER_TOO_BIG', `${current} + ${delta} is outside ±(2^53−1)`);
         }
         create();

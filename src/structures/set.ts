@@ -9,7 +9,7 @@ import { loneSurrogateIndex } from '../document/values/path';
 import type { JsonValue, TransactionOption } from '../document/types';
 import { readChildren } from './children';
 import { decodeInt64 } from './int64';
-import { Structure, type IterateOptions, type StructureWriteOptions } from './structure';
+import { Structure, type IterateOptions, type StructureScope, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
 import type { Settled } from './combiner';
 import { earlierEquals } from './repeats';
@@ -55,24 +55,22 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
    */
   async add(member: M, opts?: StructureWriteOptions): Promise<boolean> {
     const element = memberElement(member);
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.addOne(element, opts);
-    return this.writeMerged((tr) => this.addOne(element, { tr }), { operation: ADD, arg: element, runMany: this.addMany });
+    // The member's key, packed once per attempt by the prefetch, which runs before the write's step.
+    let at: Buffer = EMPTY;
+    const read = (tr: Transaction, keys: DocumentKeys) => tr.get((at = memberKey(keys, element, this.access.kv.maxKeyBytes)));
+    const addAt = (scope: StructureScope, found: Buffer | undefined) => this.addAt(scope, at, found);
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith<boolean, Buffer | undefined>(opts, read, addAt);
+    return this.writeMerged<boolean, Buffer | undefined>(read, addAt, { operation: ADD, arg: element, runMany: this.addMany });
   }
 
-  /** {@link add} of one member, not merged. */
-  private addOne(element: TupleItem, opts: StructureWriteOptions | undefined): Promise<boolean> {
-    return this.writeWith(
-      opts,
-      (tr, keys) => tr.get(memberKey(keys, element, this.access.kv.maxKeyBytes)),
-      async ({ tr, keys, create }, found) => {
-        if (found !== undefined) return false;
-        create();
-        tr.set(memberKey(keys, element, this.access.kv.maxKeyBytes), EMPTY);
-        tr.add(keys.meta(META_SIZE), ONE);
-        this.changed(tr, keys);
-        return true;
-      },
-    );
+  /** {@link add} of one member, not merged: adds the member's key `at`, unless it was `found`. */
+  private addAt({ tr, keys, create }: StructureScope, at: Buffer, found: Buffer | undefined): boolean {
+    if (found !== undefined) return false;
+    create();
+    tr.set(at, EMPTY);
+    tr.add(keys.meta(META_SIZE), ONE);
+    this.changed(tr, keys);
+    return true;
   }
 
   /** The merged step of concurrent adds (see {@link addAll}), one function per handle. */
@@ -99,7 +97,7 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     return this.writeWith(
       { tr },
       (t, keys) => Promise.all(keysOf(keys).map((key) => t.get(key))),
-      async ({ tr: t, keys, create }, found) => {
+      ({ tr: t, keys, create }, found) => {
         let added = 0;
         const at = keysOf(keys);
         // A member added twice in the batch is new only the first time (the store did not hold it).

@@ -159,7 +159,7 @@ export abstract class Structure {
     return this.access.run(opts.tr, async (tr) => {
       const keys = await this.access.keysToRead(tr, this.element);
       if (keys === undefined) return undefined;
-      const [found] = await this.checkKind(tr, keys, undefined);
+      const found = this.checkedKind(await inspectKind(tr, keys, this.access.now()));
       return found.kind === undefined || found.expiresAt === undefined ? undefined : new Date(found.expiresAt);
     });
   }
@@ -189,18 +189,22 @@ export abstract class Structure {
     return access.run(opts?.tr, async (tr) => {
       const keys = await access.keysToRead(tr, this.element);
       if (keys === undefined) return fn(tr, undefined, undefined);
-      const [found, prefetched] = await this.checkKind(tr, keys, prefetch);
+      const inspecting = inspectKind(tr, keys, access.now());
+      const fetching = startPrefetch(tr, keys, prefetch, inspecting);
+      const found = this.checkedKind(await inspecting);
+      const prefetched = fetching === undefined ? undefined : await fetching;
       return found.kind !== undefined ? fn(tr, keys, prefetched) : fn(tr, undefined, undefined);
     });
   }
 
   /**
    * Runs a write. The kind is checked first; `fn` calls `scope.create()` before it writes to a
-   * structure that may not exist.
+   * structure that may not exist. `fn` returns its result, or a promise of it when it reads further
+   * (the hot writes read nothing after their prefetch, and return at once: no promise of their own).
    *
    * @internal
    */
-  protected write<T>(opts: StructureWriteOptions | undefined, fn: (scope: StructureScope) => Promise<T>): Promise<T> {
+  protected write<T>(opts: StructureWriteOptions | undefined, fn: (scope: StructureScope) => Promise<T> | T): Promise<T> {
     return this.writeWith(opts, undefined, (scope) => fn(scope));
   }
 
@@ -218,53 +222,73 @@ export abstract class Structure {
   protected writeWith<T, P>(
     opts: StructureWriteOptions | undefined,
     prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
-    fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T>,
+    fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T> | T,
     merge?: Merge<unknown, T>,
   ): Promise<T> {
-    const access = this.access;
-    const requested = opts?.expiry === undefined ? undefined : requestedExpiry(opts.expiry, access.now());
+    const requested = opts?.expiry === undefined ? undefined : requestedExpiry(opts.expiry, this.access.now());
     // Without the caller's transaction, concurrent writes to this structure share one (combiner.ts).
     return runCombined(
-      access,
+      this.access,
       this.combinerKey(),
       opts?.tr,
-      async (tr) => {
-        const target = await access.keysToWrite(tr, this.element);
-        const keys = target.keys;
-        const now = access.now();
-        const [found, prefetched] = await this.checkKind(tr, keys, prefetch, now);
-        const existed = found.kind !== undefined;
-        let exists = existed;
-        const create = () => {
-          if (exists) return;
-          const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
-          if (expiresAt !== undefined) access.expiry.assertFits(expiresAt, target.collectionId, this.element, access.kv.maxKeyBytes);
-          exists = true;
-          target.create?.();
-          writeKind(tr, keys, this.kind, found.stale, expiresAt);
-          if (found.stale && found.expiresAt !== undefined) access.expiry.forget(tr, target.collectionId, this.element, found.expiresAt);
-          if (expiresAt !== undefined) access.expiry.set(tr, keys, target.collectionId, this.element, expiresAt);
-          this.initialize(tr, keys);
-        };
-        const expiresAt = existed ? found.expiresAt : undefined;
-        return fn({ tr, keys, existed, expiresAt, target, create }, existed ? prefetched : undefined);
-      },
+      (tr) => this.attemptWrite(tr, requested, prefetch, fn),
       // A merged step creates the structure for several calls, with no one call's expiry.
       requested === undefined ? merge : undefined,
     );
   }
 
   /**
-   * A write made without the caller's transaction and without an expiry, whose concurrent calls merge:
-   * the call queues with only `merge` (its argument and the structure's shared `runMany`) and `alone`,
-   * which runs it as {@link writeWith} would in a transaction of its own when nothing is running on
-   * the structure (combiner.ts). A queued call thus makes none of the closures of the path it does not
-   * take.
+   * A write made without the caller's transaction and without an expiry, whose concurrent calls merge
+   * (combiner.ts): as {@link writeWith} with no options, except that when nothing is running on the
+   * structure its attempt runs directly in the transaction the combiner starts for it, rather than
+   * joining that transaction through the collection's runner. A call that queues makes its merge
+   * argument, `fn` (and `prefetch` when bound to its arguments) and one closure for the lone path,
+   * and none of that path's other closures.
    *
    * @internal
    */
-  protected writeMerged<T>(alone: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T>): Promise<T> {
-    return runCombined(this.access, this.combinerKey(), undefined, alone, merge);
+  protected writeMerged<T, P>(
+    prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
+    fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T> | T,
+    merge: Merge<unknown, T>,
+  ): Promise<T> {
+    return runCombined(this.access, this.combinerKey(), undefined, (tr) => this.attemptWrite(tr, undefined, prefetch, fn), merge);
+  }
+
+  /**
+   * One attempt of a write in `tr`: the document's keys (and its collection, planned if new), the kind
+   * check with `prefetch`, then `fn` with the scope; a structure it creates gets the expiry
+   * `requested` (ms, `undefined` for none) as {@link writeWith} says.
+   */
+  private async attemptWrite<T, P>(
+    tr: Transaction,
+    requested: number | undefined,
+    prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
+    fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T> | T,
+  ): Promise<T> {
+    const access = this.access;
+    const target = await access.keysToWrite(tr, this.element);
+    const keys = target.keys;
+    const now = access.now();
+    const inspecting = inspectKind(tr, keys, now);
+    const fetching = startPrefetch(tr, keys, prefetch, inspecting);
+    const found = this.checkedKind(await inspecting);
+    const prefetched = fetching === undefined ? undefined : await fetching;
+    const existed = found.kind !== undefined;
+    let exists = existed;
+    const create = () => {
+      if (exists) return;
+      const expiresAt = effectiveExpiry(target.maxTTL, requested, now);
+      if (expiresAt !== undefined) access.expiry.assertFits(expiresAt, target.collectionId, this.element, access.kv.maxKeyBytes);
+      exists = true;
+      target.create?.();
+      writeKind(tr, keys, this.kind, found.stale, expiresAt);
+      if (found.stale && found.expiresAt !== undefined) access.expiry.forget(tr, target.collectionId, this.element, found.expiresAt);
+      if (expiresAt !== undefined) access.expiry.set(tr, keys, target.collectionId, this.element, expiresAt);
+      this.initialize(tr, keys);
+    };
+    const expiresAt = existed ? found.expiresAt : undefined;
+    return fn({ tr, keys, existed, expiresAt, target, create }, existed ? prefetched : undefined);
   }
 
   private combinerKey(): string {
@@ -272,29 +296,16 @@ export abstract class Structure {
   }
 
   /**
-   * What is at the structure's keys (WRONG_KIND if another kind of document), and `prefetch`'s result.
+   * What {@link inspectKind} found at the structure's keys, unless it is another kind of document.
+   * An operation reads the kind key first (`inspectKind`, then its prefetch, see {@link startPrefetch}):
+   * it sorts before the structure's body, so a transaction's read conflicts come in key order and need
+   * no sort at commit (coalesceRanges checks the order).
+   *
+   * @throws DocumentError WRONG_KIND.
    */
-  private async checkKind<P>(
-    tr: Transaction,
-    keys: DocumentKeys,
-    prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
-    now = this.access.now(),
-  ): Promise<[KindCheck, P | undefined]> {
-    // The kind key is read first: it sorts before the structure's body, so a transaction's read
-    // conflicts come in key order and need no sort at commit (coalesceRanges checks the order).
-    const inspecting = inspectKind(tr, keys, now);
-    let fetching: Promise<P> | undefined;
-    try {
-      fetching = prefetch?.(tr, keys);
-    } catch (error) {
-      inspecting.catch(() => undefined);
-      throw error;
-    }
-    // When the kind check fails, its error is the one to report.
-    fetching?.catch(() => undefined);
-    const found = await inspecting;
+  private checkedKind(found: KindCheck): KindCheck {
     if (found.kind !== undefined && found.kind !== this.kind) throw wrongKind(found.kind, this.kind);
-    return [found, await fetching];
+    return found;
   }
 
   /**
@@ -336,4 +347,32 @@ export abstract class Structure {
   protected changed(tr: Transaction, keys: DocumentKeys): void {
     writeVersion(tr, keys);
   }
+}
+
+/**
+ * Starts `prefetch` (if any) while the kind check `inspecting` runs, its reads issued after the kind
+ * key's. The caller awaits `inspecting` first: when the kind check fails, its error is the one to
+ * report, so a failure of the prefetch is marked handled here (it still rejects for the caller that
+ * awaits it). When `prefetch` throws at once, the kind check's failure is marked handled instead.
+ */
+function startPrefetch<P>(
+  tr: Transaction,
+  keys: DocumentKeys,
+  prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
+  inspecting: Promise<KindCheck>,
+): Promise<P> | undefined {
+  if (prefetch === undefined) return undefined;
+  let fetching: Promise<P>;
+  try {
+    fetching = prefetch(tr, keys);
+  } catch (error) {
+    inspecting.catch(ignore);
+    throw error;
+  }
+  fetching.catch(ignore);
+  return fetching;
+}
+
+function ignore(): undefined {
+  return undefined;
 }

@@ -76,7 +76,18 @@ export class CollectionRegistry {
    *
    * @throws ManifestLookupError UNKNOWN_SCOPE / UNKNOWN_COLLECTION instead of `undefined` when `strict`.
    */
-  async forRead(tr: Transaction, path: CollectionPath, strict: boolean): Promise<CollectionTarget | undefined> {
+  forRead(tr: Transaction, path: CollectionPath, strict: boolean): Promise<CollectionTarget | undefined> {
+    try {
+      const known = this.cachedLookup(tr, path);
+      if (known !== undefined) return Promise.resolve(known);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.readForRead(tr, path, strict);
+  }
+
+  /** {@link forRead} when the cached manifest cannot answer at once: it may read the stored one. */
+  private async readForRead(tr: Transaction, path: CollectionPath, strict: boolean): Promise<CollectionTarget | undefined> {
     const { manifest, stored } = await this.manifestFor(tr);
     const found = this.lookup(manifest, path);
     if (found !== undefined || stored) return found ?? this.missing(manifest, path, strict);
@@ -92,7 +103,18 @@ export class CollectionRegistry {
    *   false or the name is one that is never created (a system name, a dropped `_default`);
    *   DocumentError OUT_OF_RANGE when ids run out.
    */
-  async forWrite(tr: Transaction, path: CollectionPath, autoCreate: boolean): Promise<WriteTarget> {
+  forWrite(tr: Transaction, path: CollectionPath, autoCreate: boolean): Promise<WriteTarget> {
+    try {
+      const known = this.cachedLookup(tr, path);
+      if (known !== undefined) return Promise.resolve(known);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.readForWrite(tr, path, autoCreate);
+  }
+
+  /** {@link forWrite} when the cached manifest cannot answer at once: it may read and plan. */
+  private async readForWrite(tr: Transaction, path: CollectionPath, autoCreate: boolean): Promise<WriteTarget> {
     const { manifest, stored } = await this.manifestFor(tr);
     const found = this.lookup(manifest, path);
     if (found !== undefined) return found;
@@ -166,17 +188,7 @@ export class CollectionRegistry {
    */
   private async manifestFor(tr: Transaction): Promise<{ manifest: Manifest; stored: boolean }> {
     if (wroteManifest(tr)) return { manifest: await getManifest(tr, this.layout.system), stored: true };
-    // Once per attempt that has a context (the calls of a combined batch share theirs); every time on a
-    // stage, whose conflict ranges its parent gets only if it is applied.
-    const context = tr instanceof StagedTransaction ? undefined : DocTransaction.existing(tr);
-    if (context?.manifestConflict !== true) {
-      tr.addReadConflictKey(this.uidKey);
-      // The conflict only covers updates after the read version: take it now (not awaited; a failure
-      // shows in the operation's own reads), so that a blind write cannot take a later one at commit
-      // and land under the id of a collection dropped in between.
-      tr.getReadVersion().catch(() => undefined);
-      if (context !== undefined) context.manifestConflict = true;
-    }
+    const context = this.takeUidConflict(tr);
     const cached = this.cached ?? (await this.load());
     if (tr.attempt === 0) return { manifest: cached, stored: false };
     const retried = context ?? DocTransaction.of(tr);
@@ -186,6 +198,38 @@ export class CollectionRegistry {
     const uid = (await retried.manifestUid) ?? '0';
     if (uid === cached.uid) return { manifest: cached, stored: false };
     return { manifest: await this.storedManifest(tr, cached), stored: true };
+  }
+
+  /**
+   * What {@link manifestFor} would find for `path` without reading or waiting: on `tr`'s first
+   * attempt, with no manifest written by it, the cached manifest's collection (the read conflict on the
+   * uid taken as manifestFor takes it). `undefined` when that does not apply or the cached manifest
+   * does not have the collection: then ask manifestFor. Every structure write and most document
+   * operations on a known collection take this path, without the promises of the one that reads.
+   */
+  private cachedLookup(tr: Transaction, path: CollectionPath): CollectionTarget | undefined {
+    const cached = this.cached;
+    if (cached === undefined || tr.attempt !== 0 || wroteManifest(tr)) return undefined;
+    this.takeUidConflict(tr);
+    return this.lookup(cached, path);
+  }
+
+  /**
+   * Puts the read conflict on the uid key that every use of the cached manifest relies on: once per
+   * attempt that has a context (the calls of a combined batch share theirs), whose context it
+   * returns; every time on a stage, whose conflict ranges its parent gets only if it is applied.
+   */
+  private takeUidConflict(tr: Transaction): DocTransaction | undefined {
+    const context = tr instanceof StagedTransaction ? undefined : DocTransaction.existing(tr);
+    if (context?.manifestConflict !== true) {
+      tr.addReadConflictKey(this.uidKey);
+      // The conflict only covers updates after the read version: take it now (not awaited; a failure
+      // shows in the operation's own reads), so that a blind write cannot take a later one at commit
+      // and land under the id of a collection dropped in between.
+      tr.getReadVersion().catch(ignore);
+      if (context !== undefined) context.manifestConflict = true;
+    }
+    return context;
   }
 
   /** The stored manifest as `tr` sees it; drops the cached copy when it is older. */
@@ -260,4 +304,8 @@ export class CollectionRegistry {
     if (strict) resolveCollection(manifest, path);
     return undefined;
   }
+}
+
+function ignore(): undefined {
+  return undefined;
 }
