@@ -6,25 +6,16 @@
  * a promise of its own, with and without a document context on the transaction.
  */
 import { DocTransaction } from '../../src/document/doc-transaction';
-import { Layout } from '../../src/document/keys/layout';
-import { CollectionRegistry } from '../../src/document/manifest/collection-registry';
 import type { Database } from '../../src/kv/contract/database';
 import type { Transaction } from '../../src/kv/contract/types';
-import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
-
-const layout = new Layout(['doclayer']);
-const PATH = { scope: '_default', collection: '_default' };
-const OTHER = { scope: '_default', collection: 'other' };
+import { CollectionRegistry } from '../../src/document/manifest/collection-registry';
+import { layout, openCachedRegistry, OTHER, PATH } from '../support/cached-registry';
 
 let kv: Database;
 let registry: CollectionRegistry;
 
 beforeEach(async () => {
-  kv = openMemoryDatabase();
-  registry = new CollectionRegistry(kv, layout);
-  // The default collection, and the cached manifest that has it.
-  await kv.transact(async (tr) => (await registry.forWrite(tr, PATH, true)).create?.());
-  await kv.transact((tr) => registry.forWrite(tr, PATH, true));
+  ({ kv, registry } = await openCachedRegistry());
 });
 
 afterEach(async () => {

@@ -2,7 +2,7 @@ import type BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { StoredPairs } from '../client/read-your-writes';
-import { compareFrom, rootOf, searchFrom, type TreeNode } from './tree-nodes';
+import { compareFrom, leafHolding, leafIndex, rootOf, searchFrom, type TreeNode } from './tree-nodes';
 
 type Pair = [Buffer, Buffer];
 
@@ -38,33 +38,8 @@ export class FrozenTree implements StoredPairs {
    */
   get(key: Buffer): Buffer | undefined {
     if (this.root === undefined) return this.tree.get(key);
-    let node: TreeNode = this.root;
-    let shared = 0;
-    for (;;) {
-      const keys = node.keys;
-      let lo = 0;
-      let hi = keys.length;
-      let sharedLo = shared;
-      let sharedHi = shared;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        const c = compareFrom(keys[mid], key, sharedLo < sharedHi ? sharedLo : sharedHi);
-        if (c < 0) {
-          lo = mid + 1;
-          sharedLo = -c - 1;
-        } else {
-          hi = mid;
-          sharedHi = c === 0 ? key.length : c - 1;
-        }
-      }
-      if (lo === keys.length) return undefined;
-      if (node.children === undefined) {
-        // The key at `lo` is the first at or after `key`, and shares `sharedHi` bytes with it.
-        return sharedHi === key.length && keys[lo].length === key.length ? node.values[lo] : undefined;
-      }
-      shared = sharedLo < sharedHi ? sharedLo : sharedHi;
-      node = node.children[lo];
-    }
+    const leaf = leafHolding(this.root, key, false);
+    return leaf === undefined ? undefined : leaf.values[leafIndex()];
   }
 
   /**

@@ -67,16 +67,25 @@ export function searchFrom(keys: readonly Buffer[], target: Buffer, lo: number, 
   return lo;
 }
 
+/** The position in the leaf {@link leafHolding} last returned (read it right after the call). */
+let heldAt = 0;
+
+/** Where in its leaf the key {@link leafHolding} last found is. */
+export function leafIndex(): number {
+  return heldAt;
+}
+
 /**
- * The leaf holding `key` and its position there, if `key` is stored and no node on the path to it is
- * shared with another tree: the leaf's values may then be replaced in place without changing any
- * other tree (what `BTree.set` does after copying the shared nodes on the path). `undefined` otherwise.
+ * The leaf holding `key` (its position there is then {@link leafIndex}): one descent with a binary
+ * search per level that compares only the bytes past those `key` shares with the keys bracketing it.
+ * `undefined` when `key` is not stored or, with `ownedOnly`, when a node on the path to it is shared
+ * with another tree.
  */
-export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonly leaf: TreeNode; readonly index: number } | undefined {
-  let node = rootOf(tree);
+export function leafHolding(root: TreeNode, key: Buffer, ownedOnly: boolean): TreeNode | undefined {
+  let node = root;
   let shared = 0;
-  while (node !== undefined) {
-    if (node.isShared === true) return undefined;
+  for (;;) {
+    if (ownedOnly && node.isShared === true) return undefined;
     const keys = node.keys;
     let lo = 0;
     let hi = keys.length;
@@ -95,12 +104,25 @@ export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonl
     }
     if (lo === keys.length) return undefined;
     if (node.children === undefined) {
-      // A leaf made without values shares one empty array with every such leaf: never written here.
-      const found = sharedHi === key.length && keys[lo].length === key.length && node.values.length === keys.length;
-      return found ? { leaf: node, index: lo } : undefined;
+      // The key at `lo` is the first at or after `key`, and shares `sharedHi` bytes with it.
+      if (sharedHi !== key.length || keys[lo].length !== key.length) return undefined;
+      heldAt = lo;
+      return node;
     }
     shared = sharedLo < sharedHi ? sharedLo : sharedHi;
     node = node.children[lo];
   }
-  return undefined;
+}
+
+/**
+ * The leaf holding `key` and its position there, if `key` is stored and no node on the path to it is
+ * shared with another tree: the leaf's values may then be replaced in place without changing any
+ * other tree (what `BTree.set` does after copying the shared nodes on the path). `undefined` otherwise.
+ */
+export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonly leaf: TreeNode; readonly index: number } | undefined {
+  const root = rootOf(tree);
+  const leaf = root === undefined ? undefined : leafHolding(root, key, true);
+  // A leaf made without values shares one empty array with every such leaf: never written here.
+  if (leaf === undefined || leaf.values.length !== leaf.keys.length) return undefined;
+  return { leaf, index: heldAt };
 }
