@@ -132,7 +132,7 @@ export async function runRateLimitBench(
           const q = c.queue<ReturnType<typeof job>>(id);
           await q.setRateLimit(limit);
           for (let i = 0; i < n; i += 500) await q.pushMany(Array.from({ length: Math.min(500, n - i) }, (_, k) => job(i + k)));
-          const doc = (await docs.transact((tr) => c.structureAccess().keysToRead(tr, id))) as DocumentKeys;
+          const doc = (await docs.transact(async (tr) => c.structureAccess().keysToRead(tr, id))) as DocumentKeys;
           const keys = new RateLimitKeys(doc);
           // When the handler last ran for each job: a transaction that is retried runs its handlers again,
           // and the last run is the one that committed.

@@ -18,13 +18,18 @@ export interface StructureAccess {
   now(): number;
   /** Runs `fn` in `tr`, or in a transaction of its own with retries (each attempt with a fresh document context). */
   run<T>(tr: Transaction | undefined, fn: (tr: Transaction) => Promise<T>): Promise<T>;
-  /** The document's keys, or `undefined` when the collection does not exist (so neither does the document). */
-  keysToRead(tr: Transaction, element: TupleItem): Promise<DocumentKeys | undefined>;
+  /**
+   * The document's keys, or `undefined` when the collection does not exist (so neither does the
+   * document). Without a promise when the collection is known at once, as {@link keysToWrite}.
+   */
+  keysToRead(tr: Transaction, element: TupleItem): DocumentKeys | Promise<DocumentKeys | undefined>;
   /**
    * The document's keys for a write, with `create` to run (creating the collection) if it writes, the
-   * collection's id (for expiry index entries) and its maxTTL in seconds, if it has one.
+   * collection's id (for expiry index entries) and its maxTTL in seconds, if it has one. Without a
+   * promise when the collection is known at once (the commonest case: no microtask turns to take it);
+   * then what the promise would reject with is thrown.
    */
-  keysToWrite(tr: Transaction, element: TupleItem): Promise<StructureWriteTarget>;
+  keysToWrite(tr: Transaction, element: TupleItem): StructureWriteTarget | Promise<StructureWriteTarget>;
   /** The layer's expiry index: a structure with an expiry has an entry, as a document does. */
   readonly expiry: ExpiryIndex;
 }

@@ -267,7 +267,8 @@ export abstract class Structure {
     fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T> | T,
   ): Promise<T> {
     const access = this.access;
-    const target = await access.keysToWrite(tr, this.element);
+    const writing = access.keysToWrite(tr, this.element);
+    const target = writing instanceof Promise ? await writing : writing;
     const keys = target.keys;
     const now = access.now();
     const inspecting = inspectKind(tr, keys, now);

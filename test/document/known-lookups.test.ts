@@ -1,9 +1,10 @@
 /**
- * What a write's attempt already knows, taken without a promise (the later calls of a combined batch):
- * the collection from the cached manifest once the attempt has looked the manifest up, and a
- * collection's lock flag once the attempt has read the metadata version. Each answers only where the
- * asynchronous lookup would answer the same without reading, and `undefined` everywhere else. Each
- * transaction here has its document context first, as every document write's has.
+ * What an operation takes without a promise: the collection from the cached manifest on a first
+ * attempt that wrote no manifest (its read conflict on the uid taken, see registry-conflicts.test.ts),
+ * and a collection's lock flag once the attempt has read the metadata version. Each answers only where
+ * the asynchronous lookup would answer the same without reading, and with a promise (the lock flag:
+ * `undefined`) everywhere else. Each transaction here has its document context first, as every
+ * document write's has.
  */
 import { DocTransaction } from '../../src/document/doc-transaction';
 import { LockFlags } from '../../src/document/collection/lock-flags';
@@ -24,40 +25,54 @@ afterEach(async () => {
   await kv.close();
 });
 
-describe('CollectionRegistry.knownTarget', () => {
-  it('is undefined until the attempt has looked the manifest up, then what forWrite returned', async () => {
+describe('CollectionRegistry.writeTarget and readTarget', () => {
+  it('answer a collection of the cached manifest on a first attempt without a promise: what forWrite and forRead resolve to', async () => {
     await kv.transact(async (tr) => {
       DocTransaction.of(tr);
-      expect(registry.knownTarget(tr, PATH)).toBeUndefined();
-      const target = await registry.forWrite(tr, PATH, true);
-      expect(registry.knownTarget(tr, PATH)).toBe(target);
+      const target = registry.writeTarget(tr, PATH, true);
+      expect(target).not.toBeInstanceOf(Promise);
+      expect(registry.readTarget(tr, PATH, true)).toBe(target);
+      expect(await registry.forWrite(tr, PATH, true)).toBe(target);
+      expect(await registry.forRead(tr, PATH, true)).toBe(target);
     });
   });
 
-  it('is undefined for a collection the cached manifest does not have', async () => {
+  it('answer with a promise for a collection the cached manifest does not have, and before the manifest is loaded', async () => {
     await kv.transact(async (tr) => {
       DocTransaction.of(tr);
-      await registry.forWrite(tr, PATH, true);
-      expect(registry.knownTarget(tr, OTHER)).toBeUndefined();
+      const planned = registry.writeTarget(tr, OTHER, true);
+      expect(planned).toBeInstanceOf(Promise);
+      expect((await planned).create).toBeDefined();
+      const missing = registry.readTarget(tr, OTHER, false);
+      expect(missing).toBeInstanceOf(Promise);
+      expect(await missing).toBeUndefined();
+    });
+    registry.invalidate();
+    await kv.transact(async (tr) => {
+      DocTransaction.of(tr);
+      const loading = registry.writeTarget(tr, PATH, true);
+      expect(loading).toBeInstanceOf(Promise);
+      expect((await loading).create).toBeUndefined();
     });
   });
 
-  it('is undefined on a retry (forWrite then checks the stored manifest) and after the attempt wrote a manifest', async () => {
+  it('answer with a promise on a retry (the stored manifest is checked) and after the attempt wrote a manifest', async () => {
     const tr = kv.createTransaction();
     DocTransaction.of(tr);
-    await registry.forWrite(tr, PATH, true);
-    expect(registry.knownTarget(tr, PATH)).toBeDefined();
+    expect(registry.writeTarget(tr, PATH, true)).not.toBeInstanceOf(Promise);
     await tr.onError(kvError('not_committed', 'a conflict'));
     DocTransaction.of(tr);
-    await registry.forWrite(tr, PATH, true);
-    expect(registry.knownTarget(tr, PATH)).toBeUndefined();
+    const retried = registry.writeTarget(tr, PATH, true);
+    expect(retried).toBeInstanceOf(Promise);
+    expect(registry.readTarget(tr, PATH, true)).toBeInstanceOf(Promise);
+    await retried;
     tr.cancel();
     await kv.transact(async (tr) => {
       DocTransaction.of(tr);
-      await registry.forWrite(tr, PATH, true);
-      expect(registry.knownTarget(tr, PATH)).toBeDefined();
+      expect(registry.writeTarget(tr, PATH, true)).not.toBeInstanceOf(Promise);
       (await registry.forWrite(tr, OTHER, true)).create?.();
-      expect(registry.knownTarget(tr, PATH)).toBeUndefined();
+      expect(registry.writeTarget(tr, PATH, true)).toBeInstanceOf(Promise);
+      expect(registry.readTarget(tr, PATH, true)).toBeInstanceOf(Promise);
     });
   });
 });

@@ -8,7 +8,7 @@
 import { DocTransaction } from '../../src/document/doc-transaction';
 import type { Database } from '../../src/kv/contract/database';
 import type { Transaction } from '../../src/kv/contract/types';
-import { CollectionRegistry } from '../../src/document/manifest/collection-registry';
+import { CollectionRegistry, type CollectionTarget, type WriteTarget } from '../../src/document/manifest/collection-registry';
 import { layout, openCachedRegistry, OTHER, PATH } from '../support/cached-registry';
 
 let kv: Database;
@@ -58,6 +58,26 @@ describe.each([
     const target = await registry.forRead(tr, PATH, true);
     expect(target).toBeDefined();
     writeUnder(tr, (target as { prefix: Buffer }).prefix);
+    await updateManifestElsewhere();
+    await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
+  });
+
+  it('writeTarget, answered without a promise: a manifest update committed after the read version fails the commit', async () => {
+    const tr = kv.createTransaction();
+    if (withContext) DocTransaction.of(tr);
+    const target = registry.writeTarget(tr, PATH, true);
+    expect(target).not.toBeInstanceOf(Promise);
+    writeUnder(tr, (target as WriteTarget).prefix);
+    await updateManifestElsewhere();
+    await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
+  });
+
+  it('readTarget, answered without a promise: a manifest update committed after the read version fails the commit', async () => {
+    const tr = kv.createTransaction();
+    if (withContext) DocTransaction.of(tr);
+    const target = registry.readTarget(tr, PATH, true);
+    expect(target).not.toBeInstanceOf(Promise);
+    writeUnder(tr, (target as CollectionTarget).prefix);
     await updateManifestElsewhere();
     await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
   });

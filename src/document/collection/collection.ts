@@ -11,7 +11,7 @@ import { DocumentKeys, writableDocumentKeys } from '../keys/layout';
 import { casForRead, checkCas, checkedCas, readVersion, writeDocument, writeVersion } from '../keys/version';
 import type { CollectionRegistry, CollectionTarget, WriteTarget } from '../manifest/collection-registry';
 import type { CollectionPath } from '../manifest/manifest';
-import type { StructureAccess } from '../structure-port';
+import type { StructureAccess, StructureWriteTarget } from '../structure-port';
 import { NOT_INDEXED, type IndexedCollectionAccess, type IndexPort } from '../index-port';
 import { lookupIn } from '../subdoc/lookup-in';
 import { mutateIn, mutateInReads } from '../subdoc/mutate-in';
@@ -146,7 +146,7 @@ export class DocumentCollection {
     const now = this.context.now();
     const requested = requestedExpiry(opts.expiry, now);
     const { cas } = await this.write(element, opts.tr, async (tr) => {
-      const target = await this.prefixToWrite(tr);
+      const target = await this.writeTarget(tr);
       const keys = document.keysIn(target.prefix, element);
       const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
@@ -201,9 +201,10 @@ export class DocumentCollection {
       return Promise.reject(err);
     }
     return this.write(element, opts.tr, async (tr) => {
-      // Upsert is the commonest write: what the attempt already knows (the later calls of a combined
-      // batch) is taken without a promise, and there is no Promise.all around one read.
-      const target = this.knownTargetToWrite(tr) ?? (await this.prefixToWrite(tr));
+      // Upsert is the commonest write: a collection the registry knows is taken without a promise, and
+      // there is no Promise.all around one read.
+      const found = this.writeTarget(tr);
+      const target = found instanceof Promise ? await found : found;
       const keys = document.keysIn(target.prefix, element);
       const entries = document.entriesAt(keys.root);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
@@ -493,7 +494,7 @@ export class DocumentCollection {
     let values: (JsonValue | undefined)[] = [];
     const { cas } = await this.write(element, opts.tr, async (tr) => {
       // A missing collection is created only if the specs create the document.
-      const target = await this.prefixToWrite(tr);
+      const target = await this.writeTarget(tr);
       const keys = writableDocumentKeys(target.prefix, element, this.context.kv.maxKeyBytes);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, false);
       // The specs' reads go with the expiry and lock reads: one round trip for all.
@@ -697,12 +698,20 @@ export class DocumentCollection {
       now: () => this.context.now(),
       run: (tr, fn) => this.context.kv.transact(fn, { tr }),
       keysToRead: (tr, element) => this.keysToRead(tr, element),
-      keysToWrite: async (tr, element) => {
-        const { prefix, create, id, maxTTL } = await this.prefixToWrite(tr);
-        return { keys: this.documentKeysToWrite(prefix, element), create, collectionId: id, maxTTL };
+      keysToWrite: (tr, element) => {
+        const target = this.writeTarget(tr);
+        return target instanceof Promise
+          ? target.then((found) => this.structureWriteTarget(found, element))
+          : this.structureWriteTarget(target, element);
       },
       expiry: this.context.expiry,
     });
+  }
+
+  /** Where a structure write to the document at `element` goes, in the collection `target`. */
+  private structureWriteTarget(target: WriteTarget, element: TupleItem): StructureWriteTarget {
+    const { prefix, create, id, maxTTL } = target;
+    return { keys: this.documentKeysToWrite(prefix, element), create, collectionId: id, maxTTL };
   }
 
   /**
@@ -725,7 +734,7 @@ export class DocumentCollection {
       kv: this.context.kv,
       now: () => this.context.now(),
       forRead: (tr) => this.target(tr),
-      forWrite: (tr) => this.prefixToWrite(tr),
+      forWrite: async (tr) => this.writeTarget(tr),
     };
   }
 
@@ -747,21 +756,21 @@ export class DocumentCollection {
   }
 
   /**
-   * The whole document for {@link get}: one range read, as `readWholeDocument` says. The later calls of
-   * a combined batch take the collection without a promise: what `forRead` returns from the cached
-   * manifest once the attempt has taken its read conflict is what `knownTarget` gives (the same
-   * conditions: first attempt, no manifest written, the collection in the cached manifest).
+   * The whole document for {@link get}: one range read, as `readWholeDocument` says. A collection the
+   * registry knows is taken without a promise (`CollectionRegistry.readTarget`: a known collection on
+   * a first attempt, its read conflict taken).
    */
   private wholeDocument(tr: Transaction, id: DocId, element: TupleItem): Promise<GetResult> {
+    let found: CollectionTarget | Promise<CollectionTarget | undefined>;
     try {
-      const known = this.context.registry.knownTarget(tr, this.path);
-      if (known !== undefined) return readWholeDocument(tr, known.prefix, element, this.context.now(), this.context.forms, id);
+      found = this.context.registry.readTarget(tr, this.path, !this.context.autoCreate);
+      if (!(found instanceof Promise)) return readWholeDocument(tr, found.prefix, element, this.context.now(), this.context.forms, id);
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.prefixToRead(tr).then((prefix) => {
-      if (prefix === undefined) throw notFound(id);
-      return readWholeDocument(tr, prefix, element, this.context.now(), this.context.forms, id);
+    return found.then((target) => {
+      if (target === undefined) throw notFound(id);
+      return readWholeDocument(tr, target.prefix, element, this.context.now(), this.context.forms, id);
     });
   }
 
@@ -770,27 +779,27 @@ export class DocumentCollection {
     return (await this.target(tr))?.prefix;
   }
 
-  private async keysToRead(tr: Transaction, element: TupleItem): Promise<DocumentKeys | undefined> {
-    const prefix = await this.prefixToRead(tr);
-    return prefix === undefined ? undefined : new DocumentKeys(prefix, element);
+  /**
+   * The document's keys as `tr` sees the collection, `undefined` when it does not exist. Without a
+   * promise when the registry answers at once (`CollectionRegistry.readTarget`); errors found without
+   * waiting are thrown.
+   */
+  private keysToRead(tr: Transaction, element: TupleItem): DocumentKeys | Promise<DocumentKeys | undefined> {
+    const target = this.context.registry.readTarget(tr, this.path, !this.context.autoCreate);
+    return target instanceof Promise
+      ? target.then((found) => (found === undefined ? undefined : new DocumentKeys(found.prefix, element)))
+      : new DocumentKeys(target.prefix, element);
   }
 
   /**
    * The collection for a write (its key prefix, id and maxTTL), with `create` to run, adding it to the
-   * manifest, if it is missing and the write goes ahead.
+   * manifest, if it is missing and the write goes ahead. Without a promise when the registry answers
+   * from its cached manifest (`CollectionRegistry.writeTarget`: a known collection on a first
+   * attempt, its read conflict taken); otherwise a promise. Errors found without waiting are thrown.
    */
-  private async prefixToWrite(tr: Transaction): Promise<WriteTarget> {
-    return this.observed(tr, await this.context.registry.forWrite(tr, this.path, this.context.autoCreate));
-  }
-
-  /**
-   * What {@link prefixToWrite} returns, without a promise, when the attempt has already looked the
-   * collection up and the cached manifest has it (see `CollectionRegistry.knownTarget`); otherwise
-   * `undefined`.
-   */
-  private knownTargetToWrite(tr: Transaction): WriteTarget | undefined {
-    const known = this.context.registry.knownTarget(tr, this.path);
-    return known === undefined ? undefined : this.observed(tr, known);
+  private writeTarget(tr: Transaction): WriteTarget | Promise<WriteTarget> {
+    const target = this.context.registry.writeTarget(tr, this.path, this.context.autoCreate);
+    return target instanceof Promise ? target.then((found) => this.observed(tr, found)) : this.observed(tr, target);
   }
 
   /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */

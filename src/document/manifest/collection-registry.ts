@@ -78,12 +78,19 @@ export class CollectionRegistry {
    */
   forRead(tr: Transaction, path: CollectionPath, strict: boolean): Promise<CollectionTarget | undefined> {
     try {
-      const known = this.cachedLookup(tr, path);
-      if (known !== undefined) return Promise.resolve(known);
+      return promised(this.readTarget(tr, path, strict));
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.readForRead(tr, path, strict);
+  }
+
+  /**
+   * What {@link forRead} resolves to, without a promise when the cached manifest answers at once
+   * (`cachedLookup`: the same read conflict on the uid); otherwise forRead's promise. What forRead
+   * rejects with is thrown here when it is found without waiting.
+   */
+  readTarget(tr: Transaction, path: CollectionPath, strict: boolean): CollectionTarget | Promise<CollectionTarget | undefined> {
+    return this.cachedLookup(tr, path) ?? this.readForRead(tr, path, strict);
   }
 
   /** {@link forRead} when the cached manifest cannot answer at once: it may read the stored one. */
@@ -105,12 +112,20 @@ export class CollectionRegistry {
    */
   forWrite(tr: Transaction, path: CollectionPath, autoCreate: boolean): Promise<WriteTarget> {
     try {
-      const known = this.cachedLookup(tr, path);
-      if (known !== undefined) return Promise.resolve(known);
+      return promised(this.writeTarget(tr, path, autoCreate));
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.readForWrite(tr, path, autoCreate);
+  }
+
+  /**
+   * What {@link forWrite} resolves to, without a promise when the cached manifest answers at once
+   * (`cachedLookup`: the same read conflict on the uid), as it does for every write to a known
+   * collection on a first attempt; otherwise forWrite's promise. What forWrite rejects with is thrown
+   * here when it is found without waiting.
+   */
+  writeTarget(tr: Transaction, path: CollectionPath, autoCreate: boolean): WriteTarget | Promise<WriteTarget> {
+    return this.cachedLookup(tr, path) ?? this.readForWrite(tr, path, autoCreate);
   }
 
   /** {@link forWrite} when the cached manifest cannot answer at once: it may read and plan. */
@@ -132,21 +147,6 @@ export class CollectionRegistry {
         this.invalidateOnCommit(tr);
       },
     };
-  }
-
-  /**
-   * What {@link forWrite} and {@link forRead} return, without a promise, when they would return it
-   * from the cached manifest without reading: `tr`'s attempt has already looked the manifest up (its read conflict on
-   * the uid is taken), it is the transaction's first attempt, it wrote no manifest, and the cached
-   * manifest has the collection. The later calls of a combined batch find their collection so.
-   * `undefined` otherwise: then ask {@link forWrite} or {@link forRead}.
-   */
-  knownTarget(tr: Transaction, path: CollectionPath): CollectionTarget | undefined {
-    const cached = this.cached;
-    if (cached === undefined || tr.attempt !== 0 || tr instanceof StagedTransaction) return undefined;
-    const context = DocTransaction.existing(tr);
-    if (context === undefined || !context.manifestConflict || context.manifestWrites > 0) return undefined;
-    return this.lookup(cached, path);
   }
 
   /**
@@ -304,6 +304,11 @@ export class CollectionRegistry {
     if (strict) resolveCollection(manifest, path);
     return undefined;
   }
+}
+
+/** `answer` as a promise: itself when it is one. */
+function promised<T>(answer: T | Promise<T>): Promise<T> {
+  return answer instanceof Promise ? answer : Promise.resolve(answer);
 }
 
 function ignore(): undefined {
