@@ -361,6 +361,21 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   /**
+   * {@link addReadConflictRange} of Buffers the caller hands over: it never modifies them afterwards (a
+   * queue's cached area bounds), so the transaction keeps them instead of copies. Same checks, errors
+   * and conflict range. Layers reach it through `addReadConflictRangeHandedOver`.
+   */
+  addReadConflictRangeHandedOver(begin: Buffer, end: Buffer): void {
+    // A non-empty range of keys short enough to exist, ending at or before '\xff', is what
+    // legalRange copies unchanged; anything else (errors, empty or shortened ranges) takes its path.
+    if (end.length > Limits.maxKeyBytes || begin.length > Limits.maxKeyBytes || compareBytes(begin, end) >= 0 || compareBytes(end, MAX_USER_KEY) > 0) {
+      return this.addReadConflictRange(begin, end);
+    }
+    this.assertUsable();
+    this.addReadConflict(begin, end);
+  }
+
+  /**
    * `addReadConflictRange(key, key + '\x00')` with one copy of `key` for both ends, as a point read
    * records its conflict: structures add one per key they rely on (a queue pop, two).
    */
@@ -635,8 +650,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private addReadConflict(begin: Buffer, end: Buffer): void {
     if (compareBytes(begin, end) >= 0) return;
     const cleared = this.visibleWrites.cleared;
-    const parts = cleared.isEmpty ? [{ begin, end }] : cleared.subtractFrom(begin, end);
-    for (const part of parts) {
+    if (cleared.isEmpty) {
+      this.readRanges.push({ begin, end });
+      this.readConflictBytes += begin.length + end.length;
+      return;
+    }
+    for (const part of cleared.subtractFrom(begin, end)) {
       this.readRanges.push(part);
       this.readConflictBytes += part.begin.length + part.end.length;
     }
