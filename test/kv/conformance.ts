@@ -1154,8 +1154,20 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         await expectRejectedWhole(db, 'key_outside_legal_range', (tr) => tr.add(system, 1));
         await expectKvError(db.createTransaction().get(system), 'key_outside_legal_range');
         await expectKvError(db.createTransaction().getRangeAll('a', Buffer.from([0xff, 0x00])), 'key_outside_legal_range');
-        await expectKvError(db.createTransaction().snapshot().getRangeAll('a', Buffer.from([0xff, 0x00])), 'key_outside_legal_range');
-        await expectKvError(db.createTransaction().snapshot().getRangeAll(system, Buffer.from([0xff, 0xff])), 'key_outside_legal_range');
+        await expectKvError(
+          db
+            .createTransaction()
+            .snapshot()
+            .getRangeAll('a', Buffer.from([0xff, 0x00])),
+          'key_outside_legal_range',
+        );
+        await expectKvError(
+          db
+            .createTransaction()
+            .snapshot()
+            .getRangeAll(system, Buffer.from([0xff, 0xff])),
+          'key_outside_legal_range',
+        );
       });
 
       it('reads a range between the bounds as they were when called, through the transaction and its snapshot()', async () => {

@@ -200,7 +200,9 @@ describe.each([
     ['a write of its end (exclusive)', 'b/2', 'b/0', 'b/2', false],
     ['a write before it', 'a', 'b/0', 'b/2', false],
   ] as const)('conflicts as addReadConflictRange does with %s', async (_case, written, begin, end, expected) => {
-    const handedOver = await conflictsWith(engine, Buffer.from(written), (tr) => addReadConflictRangeHandedOver(tr, Buffer.from(begin), Buffer.from(end)));
+    const handedOver = await conflictsWith(engine, Buffer.from(written), (tr) =>
+      addReadConflictRangeHandedOver(tr, Buffer.from(begin), Buffer.from(end)),
+    );
     const copied = await conflictsWith(engine, Buffer.from(written), (tr) => tr.addReadConflictRange(begin, end));
     expect([handedOver, copied]).toEqual([expected, expected]);
   });
@@ -233,6 +235,8 @@ describe.each([
     await tr.commit();
     const done = engine.createTransaction();
     await done.commit();
-    expect(errorCode(() => addReadConflictRangeHandedOver(done, Buffer.from('a'), Buffer.from('b')))).toBe(errorCode(() => done.addReadConflictRange('a', 'b')));
+    expect(errorCode(() => addReadConflictRangeHandedOver(done, Buffer.from('a'), Buffer.from('b')))).toBe(
+      errorCode(() => done.addReadConflictRange('a', 'b')),
+    );
   });
 });

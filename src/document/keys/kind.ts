@@ -130,7 +130,10 @@ export async function inspectKind(tr: ReadTransaction, keys: DocumentKeys, now: 
  * operation inspects its kind, and most structures have no expiry.
  */
 const LIVE_CHECKS: ReadonlyMap<StructureKind | 'document', KindCheck> = new Map(
-  [...KINDS, 'document'].map((kind) => [kind as StructureKind | 'document', Object.freeze({ kind: kind as StructureKind | 'document', stale: false, expiresAt: undefined })]),
+  [...KINDS, 'document'].map((kind) => [
+    kind as StructureKind | 'document',
+    Object.freeze({ kind: kind as StructureKind | 'document', stale: false, expiresAt: undefined }),
+  ]),
 );
 const NOTHING_THERE: KindCheck = Object.freeze({ kind: undefined, stale: false, expiresAt: undefined });
 

@@ -207,7 +207,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   /** `settleOnNextTurn(() => this.readRangeAll(...))` without a closure per read, as {@link get} does. */
-  private settledRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions | undefined, snapshot: boolean): Promise<KeyValue[]> {
+  private settledRangeAll(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions | undefined,
+    snapshot: boolean,
+  ): Promise<KeyValue[]> {
     let items: KeyValue[];
     try {
       items = this.readRangeAll(begin, end, options, snapshot);
@@ -384,7 +389,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   addReadConflictRangeHandedOver(begin: Buffer, end: Buffer): void {
     // A non-empty range of keys short enough to exist, ending at or before '\xff', is what
     // legalRange copies unchanged; anything else (errors, empty or shortened ranges) takes its path.
-    if (end.length > Limits.maxKeyBytes || begin.length > Limits.maxKeyBytes || compareBytes(begin, end) >= 0 || compareBytes(end, MAX_USER_KEY) > 0) {
+    if (
+      end.length > Limits.maxKeyBytes ||
+      begin.length > Limits.maxKeyBytes ||
+      compareBytes(begin, end) >= 0 ||
+      compareBytes(end, MAX_USER_KEY) > 0
+    ) {
       return this.addReadConflictRange(begin, end);
     }
     this.assertUsable();
