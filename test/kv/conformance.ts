@@ -1154,6 +1154,35 @@ export function kvConformanceSuite(name: string, factory: ConformanceFactory): v
         await expectRejectedWhole(db, 'key_outside_legal_range', (tr) => tr.add(system, 1));
         await expectKvError(db.createTransaction().get(system), 'key_outside_legal_range');
         await expectKvError(db.createTransaction().getRangeAll('a', Buffer.from([0xff, 0x00])), 'key_outside_legal_range');
+        await expectKvError(
+          db
+            .createTransaction()
+            .snapshot()
+            .getRangeAll('a', Buffer.from([0xff, 0x00])),
+          'key_outside_legal_range',
+        );
+        await expectKvError(
+          db
+            .createTransaction()
+            .snapshot()
+            .getRangeAll(system, Buffer.from([0xff, 0xff])),
+          'key_outside_legal_range',
+        );
+      });
+
+      it('reads a range between the bounds as they were when called, through the transaction and its snapshot()', async () => {
+        const db = await open();
+        await db.set('b', '1');
+        await db.set('c', '2');
+        const tr = db.createTransaction();
+        for (const view of [tr, tr.snapshot()]) {
+          const begin = Buffer.from('a');
+          const end = Buffer.from('c');
+          const read = view.getRangeAll(begin, end);
+          begin.write('c');
+          end.write('z');
+          expect(keysOf(await read)).toEqual(['b']);
+        }
       });
 
       it("allows '\\xff' itself as the end of a range read and a range clear", async () => {

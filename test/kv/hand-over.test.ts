@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { setHandedOver, setVersionstampedKeyHandedOver } from '../../src/kv/client/hand-over';
+import { addReadConflictRangeHandedOver, setHandedOver, setVersionstampedKeyHandedOver } from '../../src/kv/client/hand-over';
 import { isKvError } from '../../src/kv/contract/errors';
 import { Limits } from '../../src/kv/contract/limits';
 import type { Engine, Transaction } from '../../src/kv/contract/types';
@@ -163,5 +163,80 @@ describe('setVersionstampedKeyHandedOver on the memory engine', () => {
     const [pair] = await engine.createTransaction().getRangeAll('q/', 'q0');
     expect(pair.value).toBe(value);
     await engine.close();
+  });
+});
+
+/** Whether a transaction with the read conflict `addConflict` adds fails to commit after a write of `key`. */
+async function conflictsWith(engine: Engine, key: Buffer, addConflict: (tr: Transaction) => void): Promise<boolean> {
+  const tr = engine.createTransaction();
+  await tr.getReadVersion();
+  addConflict(tr);
+  tr.set('other', 'x');
+  await committed(engine, (writer) => writer.set(key, 'w'));
+  try {
+    await tr.commit();
+    return false;
+  } catch (err) {
+    if (isKvError(err) && err.name === 'not_committed') return true;
+    throw err;
+  }
+}
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ['lmdb', () => new LmdbEngine({ path: join(root, `store-${stores++}`) })],
+  ['a transaction that is no engine client (counting wrapper)', () => new CountingEngine(new MemoryEngine())],
+] as const)('addReadConflictRangeHandedOver [%s]', (_name, makeEngine) => {
+  let engine: Engine;
+  beforeEach(() => {
+    engine = makeEngine();
+  });
+  afterEach(() => engine.close());
+
+  const long = (fill: string) => Buffer.alloc(Limits.maxKeyBytes + 5, fill);
+  it.each([
+    ['a write inside the range', 'b/1', 'b/0', 'b/2', true],
+    ['a write of its begin', 'b/0', 'b/0', 'b/2', true],
+    ['a write of its end (exclusive)', 'b/2', 'b/0', 'b/2', false],
+    ['a write before it', 'a', 'b/0', 'b/2', false],
+  ] as const)('conflicts as addReadConflictRange does with %s', async (_case, written, begin, end, expected) => {
+    const handedOver = await conflictsWith(engine, Buffer.from(written), (tr) =>
+      addReadConflictRangeHandedOver(tr, Buffer.from(begin), Buffer.from(end)),
+    );
+    const copied = await conflictsWith(engine, Buffer.from(written), (tr) => tr.addReadConflictRange(begin, end));
+    expect([handedOver, copied]).toEqual([expected, expected]);
+  });
+
+  it('conflicts as addReadConflictRange does over keys longer than a key can be (shortened ends)', async () => {
+    const written = Buffer.alloc(engine.maxKeyBytes ?? Limits.maxKeyBytes, 'm');
+    expect(await conflictsWith(engine, written, (tr) => addReadConflictRangeHandedOver(tr, long('a'), long('z')))).toBe(true);
+    expect(await conflictsWith(engine, Buffer.from('n'), (tr) => addReadConflictRangeHandedOver(tr, long('a'), long('m')))).toBe(false);
+  });
+
+  it('does not conflict on what the transaction cleared, as addReadConflictRange does not', async () => {
+    const add = (tr: Transaction) => {
+      tr.clearRange('b/0', 'b/5');
+      addReadConflictRangeHandedOver(tr, Buffer.from('b/'), Buffer.from('b/9'));
+    };
+    expect(await conflictsWith(engine, Buffer.from('b/1'), add)).toBe(false);
+    expect(await conflictsWith(engine, Buffer.from('b/7'), add)).toBe(true);
+  });
+
+  it.each([
+    ['a begin past the user keyspace', Buffer.from([0xff, 0]), Buffer.from([0xff, 1])],
+    ['an end past the user keyspace', Buffer.from('a'), Buffer.from([0xff, 0])],
+    ['an inverted range', Buffer.from('b'), Buffer.from('a')],
+    ['an empty range', Buffer.from('a'), Buffer.from('a')],
+    ['a range ending at the user keyspace end', Buffer.from('a'), Buffer.from([0xff])],
+  ])('refuses (or accepts) %s exactly as addReadConflictRange does', async (_case, begin, end) => {
+    const tr = engine.createTransaction();
+    const expected = errorCode(() => tr.addReadConflictRange(begin, end));
+    expect(errorCode(() => addReadConflictRangeHandedOver(tr, begin, end))).toBe(expected);
+    await tr.commit();
+    const done = engine.createTransaction();
+    await done.commit();
+    expect(errorCode(() => addReadConflictRangeHandedOver(done, Buffer.from('a'), Buffer.from('b')))).toBe(
+      errorCode(() => done.addReadConflictRange('a', 'b')),
+    );
   });
 });

@@ -116,12 +116,26 @@ export async function inspectKind(tr: ReadTransaction, keys: DocumentKeys, now: 
   const value = await tr.get(kindKey(keys));
   if (value !== undefined) {
     const { kind, expiresAt } = decodeStoredKind(value);
+    if (expiresAt === undefined) return LIVE_CHECKS.get(kind)!;
     return isExpired(expiresAt, now) ? { kind: undefined, stale: true, expiresAt } : { kind, stale: false, expiresAt };
   }
   const { exists, expiresAt } = await readPresence(tr, keys);
   if (expiresAt !== undefined && (!exists || isExpired(expiresAt, now))) return { kind: undefined, stale: true, expiresAt };
+  if (expiresAt === undefined) return exists ? LIVE_CHECKS.get('document')! : NOTHING_THERE;
   return { kind: exists ? 'document' : undefined, stale: false, expiresAt };
 }
+
+/**
+ * The checks of what never expires, shared (a {@link KindCheck} is read-only): every structure
+ * operation inspects its kind, and most structures have no expiry.
+ */
+const LIVE_CHECKS: ReadonlyMap<StructureKind | 'document', KindCheck> = new Map(
+  [...KINDS, 'document'].map((kind) => [
+    kind as StructureKind | 'document',
+    Object.freeze({ kind: kind as StructureKind | 'document', stale: false, expiresAt: undefined }),
+  ]),
+);
+const NOTHING_THERE: KindCheck = Object.freeze({ kind: undefined, stale: false, expiresAt: undefined });
 
 /**
  * Creates a structure's document: writes its kind key (with its expiry, `undefined` for none) and its

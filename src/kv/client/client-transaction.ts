@@ -35,6 +35,11 @@ import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransact
 
 const NO_WATCHES: readonly KeyWatch[] = Object.freeze([]);
 
+/** `boundKey(bound)` without the copy of a Buffer key: for bounds used only while the call runs. */
+function transientBoundKey(bound: Bytes | KeySelector): Buffer {
+  return Buffer.isBuffer(bound) && compareBytes(bound, MAX_USER_KEY) <= 0 ? bound : boundKey(bound);
+}
+
 /**
  * `active`: usable. `committing`/`committed`/`failed`: a commit was started, and everything but
  * `reset`/`onError` fails with used_during_commit (2017), as in FDB. `cancelled`: everything fails with
@@ -170,7 +175,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
       get: (key) => settleOnNextTurn(() => this.readValue(key, true)),
       getKey: (selector) => settleOnNextTurn(() => this.readKey(selector, true)),
       getRange: (begin, end, options) => this.rangeIterable(begin, end, options, true),
-      getRangeAll: (begin, end, options) => settleOnNextTurn(() => this.readRangeAll(begin, end, options, true)),
+      getRangeAll: (begin, end, options) => this.settledRangeAll(begin, end, options, true),
       getReadVersion: () => this.getReadVersion(),
       getMetadataVersion: () => settleOnNextTurn(() => this.readStoredKey(METADATA_VERSION_KEY, true)),
     };
@@ -198,7 +203,23 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   }
 
   getRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): Promise<KeyValue[]> {
-    return settleOnNextTurn(() => this.readRangeAll(begin, end, options, false));
+    return this.settledRangeAll(begin, end, options, false);
+  }
+
+  /** `settleOnNextTurn(() => this.readRangeAll(...))` without a closure per read, as {@link get} does. */
+  private settledRangeAll(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions | undefined,
+    snapshot: boolean,
+  ): Promise<KeyValue[]> {
+    let items: KeyValue[];
+    try {
+      items = this.readRangeAll(begin, end, options, snapshot);
+    } catch (err) {
+      return rejectOnNextTurn(err);
+    }
+    return resolveOnNextTurn(items);
   }
 
   /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
@@ -358,6 +379,26 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const range = legalRange(begin, end);
     if (range) this.addReadConflict(range.begin, range.end);
+  }
+
+  /**
+   * {@link addReadConflictRange} of Buffers the caller hands over: it never modifies them afterwards (a
+   * queue's cached area bounds), so the transaction keeps them instead of copies. Same checks, errors
+   * and conflict range. Layers reach it through `addReadConflictRangeHandedOver`.
+   */
+  addReadConflictRangeHandedOver(begin: Buffer, end: Buffer): void {
+    // A non-empty range of keys short enough to exist, ending at or before '\xff', is what
+    // legalRange copies unchanged; anything else (errors, empty or shortened ranges) takes its path.
+    if (
+      end.length > Limits.maxKeyBytes ||
+      begin.length > Limits.maxKeyBytes ||
+      compareBytes(begin, end) >= 0 ||
+      compareBytes(end, MAX_USER_KEY) > 0
+    ) {
+      return this.addReadConflictRange(begin, end);
+    }
+    this.assertUsable();
+    this.addReadConflict(begin, end);
   }
 
   /**
@@ -554,10 +595,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return resolved.key;
   }
 
-  /** Both ends of a range read as keys, or `undefined` when the range is empty. */
-  private resolveRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, snapshot: boolean): KeyRange | undefined {
-    const beginKey = boundKey(begin);
-    const endKey = boundKey(end);
+  /**
+   * Both ends of a range read as keys, or `undefined` when the range is empty. `transient`: the range is
+   * used only during this call (a snapshot read of all of it records no conflict), so Buffer bounds
+   * are checked but not copied.
+   */
+  private resolveRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, snapshot: boolean, transient = false): KeyRange | undefined {
+    const beginKey = transient ? transientBoundKey(begin) : boundKey(begin);
+    const endKey = transient ? transientBoundKey(end) : boundKey(end);
     const b = this.resolveBound(beginKey, begin, snapshot);
     const e = this.resolveBound(endKey, end, snapshot);
     return compareBytes(b, e) < 0 ? { begin: b, end: e } : undefined;
@@ -610,7 +655,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private readRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions | undefined, snapshot: boolean): KeyValue[] {
     this.assertUsable();
     const limit = rangeLimit(options?.limit);
-    const range = this.resolveRange(begin, end, snapshot);
+    const range = this.resolveRange(begin, end, snapshot, snapshot);
     if (!range) return [];
     return this.readRangeBatch(range.begin, range.end, limit, options?.reverse === true, snapshot).items;
   }
@@ -635,8 +680,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private addReadConflict(begin: Buffer, end: Buffer): void {
     if (compareBytes(begin, end) >= 0) return;
     const cleared = this.visibleWrites.cleared;
-    const parts = cleared.isEmpty ? [{ begin, end }] : cleared.subtractFrom(begin, end);
-    for (const part of parts) {
+    if (cleared.isEmpty) {
+      this.readRanges.push({ begin, end });
+      this.readConflictBytes += begin.length + end.length;
+      return;
+    }
+    for (const part of cleared.subtractFrom(begin, end)) {
       this.readRanges.push(part);
       this.readConflictBytes += part.begin.length + part.end.length;
     }

@@ -21,3 +21,12 @@ export function setVersionstampedKeyHandedOver(tr: Transaction, keyWithOffset: B
   if (tr instanceof ClientTransaction) tr.setVersionstampedKeyHandedOver(keyWithOffset, value);
   else tr.setVersionstampedKey(keyWithOffset, value);
 }
+
+/**
+ * `tr.addReadConflictRange(begin, end)` for a layer that hands the Buffers over, as {@link setHandedOver}
+ * does (a queue's area bounds, made once and never modified). Same checks, errors and conflict range.
+ */
+export function addReadConflictRangeHandedOver(tr: Transaction, begin: Buffer, end: Buffer): void {
+  if (tr instanceof ClientTransaction) tr.addReadConflictRangeHandedOver(begin, end);
+  else tr.addReadConflictRange(begin, end);
+}

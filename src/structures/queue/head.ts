@@ -1,3 +1,4 @@
+import { addReadConflictRangeHandedOver } from '../../kv/client/hand-over';
 import { keyAfter } from '../../kv/contract/bytes';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { decodeRecord, type ItemRecord } from './item';
@@ -168,17 +169,18 @@ class HeadCursor {
    */
   addStrictConflicts(tr: Transaction, readVersion: bigint | undefined): void {
     // In key order (the ready area sorts before the scheduled one), as a commit's check takes them best.
+    // The bounds are the queue's keys (cached, never modified: keys.ts) or made here: handed over.
     const readyDone = this.readyDone();
     const runs = this.priorities;
     for (let i = 0; i < runs.length; i++) {
       const { priority, last } = runs[i];
       const passed = i < runs.length - 1 || readyDone;
-      tr.addReadConflictRange(this.keys.priorityStart(priority), passed ? this.keys.readyBound(readVersion!, priority) : keyAfter(last));
+      addReadConflictRangeHandedOver(tr, this.keys.priorityStart(priority), passed ? this.keys.readyBound(readVersion!, priority) : keyAfter(last));
     }
     const scheduled = this.areas[0];
-    if (scheduled.done) tr.addReadConflictRange(scheduled.begin, scheduled.end);
-    else if (scheduled.last !== undefined) tr.addReadConflictRange(scheduled.begin, keyAfter(scheduled.last));
-    else if (this.current === 0) tr.addReadConflictRange(scheduled.begin, scheduled.end);
+    if (scheduled.done) addReadConflictRangeHandedOver(tr, scheduled.begin, scheduled.end);
+    else if (scheduled.last !== undefined) addReadConflictRangeHandedOver(tr, scheduled.begin, keyAfter(scheduled.last));
+    else if (this.current === 0) addReadConflictRangeHandedOver(tr, scheduled.begin, scheduled.end);
   }
 
   /** Whether {@link addStrictConflicts} needs the read version: the take went past a priority's items. */
