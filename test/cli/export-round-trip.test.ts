@@ -10,6 +10,7 @@ import { parseJson, stringifyJson } from '../../src/cli/json-text';
 import type { StructureKind } from '../../src/document/keys/kind';
 import type { DocId, JsonValue } from '../../src/document/types';
 import { open } from '../../src/open';
+import type { JobState, Queue, RepeatEvery } from '../../src/structures/queue/queue';
 import type { SetMember } from '../../src/structures/set';
 import { jsonDocument, jsonKey, jsonScalar, jsonString, jsonValue } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';
@@ -37,12 +38,27 @@ const COLLECTION = 'app.things';
 /** A document or a structure of the generated collection. */
 type Entry =
   | { kind: 'document'; id: DocId; value: JsonValue; expiresAt?: Date }
-  | { kind: 'list' | 'queue'; id: DocId; items: JsonValue[] }
+  | { kind: 'list'; id: DocId; items: JsonValue[] }
+  | { kind: 'queue'; id: DocId; items: QueueEntryItem[]; settings: QueueSettings }
   | { kind: 'set'; id: DocId; members: SetMember[] }
   | { kind: 'map'; id: DocId; entries: [string, JsonValue][] }
   | { kind: 'counter'; id: DocId; value: number | bigint }
   | { kind: 'text'; id: DocId; text: string }
   | { kind: 'sortedset'; id: DocId; pairs: [string, number][] };
+
+/** A queue's item as pushed: with a priority or a delay (a push takes one or the other). */
+interface QueueEntryItem {
+  value: JsonValue;
+  priority?: number;
+  delayMs?: number;
+}
+
+/** A queue's settings: its events, rate limit and repeatable jobs. */
+interface QueueSettings {
+  events?: { events: boolean; maxEvents: number };
+  rateLimit?: { max: number; intervalMs: number };
+  repeats: { name: string; every: RepeatEvery; value: JsonValue; limit?: number }[];
+}
 
 const docId: fc.Arbitrary<DocId> = fc.oneof(
   fc.string({ minLength: 1, maxLength: 12 }),
@@ -63,6 +79,33 @@ const setMember: fc.Arbitrary<SetMember> = fc.oneof(jsonScalar as fc.Arbitrary<S
 const counterValue = fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }));
 const future = fc.integer({ min: 60_000, max: 10 * 365 * 86_400_000 }).map((ms) => new Date(Date.now() + ms));
 const items = fc.array(jsonValue({ maxDepth: 3, maxChildren: 3 }), { maxLength: 6 });
+const queueItem: fc.Arbitrary<QueueEntryItem> = fc.oneof(
+  jsonValue({ maxDepth: 3, maxChildren: 3 }).map((value) => ({ value })),
+  fc.record({ value: jsonValue({ maxDepth: 2, maxChildren: 3 }), priority: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ value: jsonValue({ maxDepth: 2, maxChildren: 3 }), delayMs: fc.integer({ min: 60_000, max: 86_400_000 }) }),
+);
+const queueSettings: fc.Arbitrary<QueueSettings> = fc.record(
+  {
+    events: fc.record({ events: fc.boolean(), maxEvents: fc.integer({ min: 1, max: 20_000 }) }),
+    rateLimit: fc.record({ max: fc.integer({ min: 1, max: 10_000 }), intervalMs: fc.integer({ min: 1, max: 86_400_000 }) }),
+    repeats: fc.uniqueArray(
+      fc.record(
+        {
+          name: fc.string({ minLength: 1, maxLength: 6 }),
+          every: fc.oneof(
+            fc.integer({ min: 60_000, max: 86_400_000 }).map((everyMs): RepeatEvery => ({ everyMs })),
+            fc.constantFrom<RepeatEvery>({ cron: '*/5 * * * *' }, { cron: '0 9 * * 1-5', tz: 'Europe/Paris' }),
+          ),
+          value: jsonValue({ maxDepth: 2, maxChildren: 2 }),
+          limit: fc.integer({ min: 1, max: 50 }),
+        },
+        { requiredKeys: ['name', 'every', 'value'] },
+      ),
+      { selector: (repeat) => repeat.name, maxLength: 2 },
+    ),
+  },
+  { requiredKeys: ['repeats'] },
+);
 
 const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
   fc.oneof(
@@ -74,7 +117,12 @@ const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
     },
     { weight: 1, arbitrary: jsonDocument({ maxDepth: 3 }).map((value): Entry => ({ kind: 'document', id, value })) },
     { weight: 1, arbitrary: items.map((list): Entry => ({ kind: 'list', id, items: list })) },
-    { weight: 1, arbitrary: items.map((queue): Entry => ({ kind: 'queue', id, items: queue })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ items: fc.array(queueItem, { maxLength: 8 }), settings: queueSettings })
+        .map(({ items: queueItems, settings }): Entry => ({ kind: 'queue', id, items: queueItems, settings })),
+    },
     { weight: 1, arbitrary: fc.array(setMember, { maxLength: 8 }).map((members): Entry => ({ kind: 'set', id, members })) },
     {
       weight: 1,
@@ -111,11 +159,19 @@ async function write(c: Collection, entries: readonly Entry[]): Promise<void> {
         await c.list(entry.id).pop();
         for (const item of entry.items) await c.list(entry.id).push(item);
         break;
-      case 'queue':
-        await c.queue(entry.id).push(null);
-        await c.queue(entry.id).pop();
-        await c.queue(entry.id).pushMany(entry.items);
+      case 'queue': {
+        const queue = c.queue(entry.id);
+        await queue.push(null);
+        await queue.pop();
+        const { events, rateLimit, repeats } = entry.settings;
+        if (events !== undefined) await queue.configure(events);
+        if (rateLimit !== undefined) await queue.setRateLimit(rateLimit);
+        for (const { name, every, value, limit } of repeats) await queue.repeat(name, every, value, limit === undefined ? {} : { limit });
+        for (const { value, priority, delayMs } of entry.items) {
+          await queue.push(value, { ...(priority === undefined ? {} : { priority }), ...(delayMs === undefined ? {} : { delayMs }) });
+        }
         break;
+      }
       case 'set':
         await c.set(entry.id).add(true);
         await c.set(entry.id).delete(true);
@@ -141,15 +197,63 @@ async function write(c: Collection, entries: readonly Entry[]): Promise<void> {
   }
 }
 
-/** What a store holds: every document as `get` reads it, by id. */
-async function contents(path: string): Promise<Map<string, { id: DocId; content: JsonValue; expiresAt?: Date }>> {
+/** What a store holds: every document as `get` reads it, by id; for a queue, also what its API tells of its items and settings. */
+async function contents(
+  path: string,
+  queues: readonly DocId[] = [],
+): Promise<Map<string, { id: DocId; content: JsonValue; expiresAt?: Date; queue?: unknown }>> {
   const docs = await open({ path });
   try {
-    const out = new Map<string, { id: DocId; content: JsonValue; expiresAt?: Date }>();
-    for await (const { id, content, expiresAt } of docs.collection(COLLECTION).scan()) {
-      out.set(idKey(id), { id, content, ...(expiresAt === undefined ? {} : { expiresAt }) });
+    const c = docs.collection(COLLECTION);
+    const out = new Map<string, { id: DocId; content: JsonValue; expiresAt?: Date; queue?: unknown }>();
+    for await (const { id, content, expiresAt } of c.scan()) {
+      const isQueue = queues.some((queue) => idKey(queue) === idKey(id));
+      out.set(idKey(id), {
+        id,
+        content,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(isQueue ? { queue: await queueState(c.queue(id)) } : {}),
+      });
     }
     return out;
+  } finally {
+    await docs.close();
+  }
+}
+
+/**
+ * What a queue's API tells of it besides its JSON form: its delayed items with their visibility times,
+ * its waiting items in pop order, its event settings, rate limit and what is left of its repeatable jobs.
+ */
+async function queueState(queue: Queue): Promise<unknown> {
+  const jobs = async (state: JobState) => {
+    const out: { value: JsonValue; at?: number }[] = [];
+    for await (const job of queue.jobs({ state })) out.push({ value: job.value, ...(state === 'delayed' ? { at: job.at } : {}) });
+    return out;
+  };
+  const repeats = [];
+  for await (const info of queue.repeats()) {
+    const { name, cron, tz, everyMs, value, endAt, limit, count, next } = info;
+    repeats.push({ name, cron, tz, everyMs, value, endAt, left: limit === undefined ? undefined : limit - count, next });
+  }
+  return {
+    waiting: await jobs('waiting'),
+    delayed: await jobs('delayed'),
+    active: await jobs('active'),
+    events: await queue.eventSettings(),
+    rateLimit: await queue.rateLimit(),
+    repeats,
+  };
+}
+
+/**
+ * Pushes a marker at each priority from 3 down to 1 into every queue of the store at `path`: where each
+ * lands in a queue's JSON form tells which items have priorities above, at or below it.
+ */
+async function pushPriorityMarkers(path: string, ids: readonly DocId[]): Promise<void> {
+  const docs = await open({ path });
+  try {
+    for (const id of ids) for (const priority of [3, 2, 1]) await docs.collection(COLLECTION).queue(id).push({ marker: priority }, { priority });
   } finally {
     await docs.close();
   }
@@ -216,10 +320,11 @@ describe('doclayer export, then import into an empty database', () => {
           await docs.close();
         }
         const { to, exported } = await roundTrip(from);
+        const queues = entries.filter((entry) => entry.kind === 'queue').map((entry) => entry.id);
 
         // The export holds every document, with its id, kind and expiry.
         const [header, ...lines] = exported.trimEnd().split('\n');
-        expect(header).toBe('{"doclayer":"export","version":1}');
+        expect(header).toBe('{"doclayer":"export","version":2}');
         const records = new Map(
           lines.map((line) => parseJson(line) as { id: DocId; kind?: string; expiresAt?: string }).map((r) => [idKey(r.id), r]),
         );
@@ -231,10 +336,15 @@ describe('doclayer export, then import into an empty database', () => {
         }
 
         // The imported store reads exactly as the original, and exports the same bytes.
-        const [before, after] = [await contents(from), await contents(to)];
+        const [before, after] = [await contents(from, queues), await contents(to, queues)];
         // (toEqual tells -0 from 0, and a bigint from a number.)
         expect(after).toEqual(before);
         expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+
+        // Every queue item keeps its priority: markers pushed at each priority land in the same places.
+        await pushPriorityMarkers(from, queues);
+        await pushPriorityMarkers(to, queues);
+        expect(await contents(to, queues)).toEqual(await contents(from, queues));
       }),
       { seed: testSeed(1307), numRuns: 40 },
     );
@@ -363,7 +473,7 @@ describe('doclayer export, then import into an empty database', () => {
 });
 
 describe('doclayer import of an export', () => {
-  const header = '{"doclayer":"export","version":1}';
+  const header = '{"doclayer":"export","version":2}';
 
   it('stops at a bad record with everything before it imported, and resumes after the header', async () => {
     const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
