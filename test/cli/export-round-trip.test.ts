@@ -472,6 +472,73 @@ describe('doclayer export, then import into an empty database', () => {
   });
 });
 
+describe('doclayer export of a queue', () => {
+  it('exports a leased item as visible at its lease deadline, and a nacked one at its time, each in its place', async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    const now = Date.now();
+    let deadline = 0;
+    try {
+      const queue = docs.collection(COLLECTION).queue('q');
+      await queue.pushMany(['leased', 'nacked', 'ready']);
+      await queue.push('urgent', { priority: 5 });
+      await queue.push('later', { delayMs: 3_600_000 });
+      const [urgent, leased, nacked] = await queue.lease(3, { visibilityMs: 600_000 });
+      expect([urgent.value, leased.value, nacked.value]).toEqual(['urgent', 'leased', 'nacked']);
+      deadline = leased.deadline;
+      await queue.ack(urgent);
+      await queue.nack(nacked);
+    } finally {
+      await docs.close();
+    }
+    const { to, exported } = await roundTrip(from);
+    const record = parseJson(exported.trimEnd().split('\n')[1]) as { queue: { items: { visibleAt?: number }[] }; value: JsonValue[] };
+    // The next to pop last: the nacked item (visible now), the ready one, then the leased and delayed ones by time.
+    expect(record.value).toEqual(['later', 'leased', 'ready', 'nacked']);
+    expect(record.queue.items[1]).toEqual({ visibleAt: deadline });
+    expect(record.queue.items[0].visibleAt).toBeGreaterThanOrEqual(now + 3_600_000);
+    expect(record.queue.items[2]).toEqual({});
+    expect(record.queue.items[3].visibleAt).toBeLessThanOrEqual(Date.now());
+    const imported = await open({ path: to });
+    try {
+      const queue = imported.collection(COLLECTION).queue('q');
+      // No one holds the lease in the new database: the item waits for its deadline, as a delayed one.
+      expect(await queue.counts()).toEqual({ waiting: 2, delayed: 2, active: 0, dead: 0 });
+      expect(await queue.pop()).toBe('nacked');
+      expect(await queue.pop()).toBe('ready');
+      expect(await queue.pop()).toBeUndefined();
+    } finally {
+      await imported.close();
+    }
+  });
+
+  it('imports a queue with events on over one at its id, and keeps its settings after its items', async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    try {
+      const queue = docs.collection(COLLECTION).queue('q');
+      await queue.configure({ events: true, maxEvents: 1 });
+      await queue.pushMany([1, 2, 3], { priority: 2 });
+      await queue.push(4, { delayMs: 60_000 });
+      await queue.setRateLimit({ max: 2, intervalMs: 1_000 });
+    } finally {
+      await docs.close();
+    }
+    const { to, exported } = await roundTrip(from);
+    await ok(['--db', to, '--collection', COLLECTION, 'import', '-'], exported);
+    expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+    const imported = await open({ path: to });
+    try {
+      const queue = imported.collection(COLLECTION).queue('q');
+      expect(await queue.eventSettings()).toEqual({ events: true, maxAgeMs: 86_400_000, maxEvents: 1 });
+      expect(await queue.rateLimit()).toEqual({ max: 2, intervalMs: 1_000 });
+      expect(await queue.pop()).toBe(1);
+    } finally {
+      await imported.close();
+    }
+  });
+});
+
 describe('doclayer import of an export', () => {
   const header = '{"doclayer":"export","version":2}';
 
@@ -506,6 +573,33 @@ describe('doclayer import of an export', () => {
     const skipped = await doclayer([...db, 'import', '-', '--skip-bad'], input);
     expect(skipped.status).toBe(0);
     expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"z","value":2}\n`);
+  });
+
+  it('imports an export of format version 1, whose queues are their items alone', async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    await ok([...db, 'import', '-'], '{"doclayer":"export","version":1}\n{"id":"a","value":1}\n{"id":"q","kind":"queue","value":[3,2,1]}\n');
+    expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"q","kind":"queue","value":[3,2,1]}\n`);
+  });
+
+  it("refuses a queue's details that do not fit its record", async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const lines = [
+      header,
+      '{"id":"a","kind":"queue","queue":{"items":[{}]},"value":[1,2]}',
+      '{"id":"b","kind":"list","queue":{},"value":[]}',
+      '{"id":"c","kind":"queue","queue":{"items":[{"priority":1,"visibleAt":5}]},"value":[1]}',
+      '{"id":"d","kind":"queue","queue":{"items":[{"priority":-1}]},"value":[1]}',
+      '{"id":"e","kind":"queue","queue":{"rateLimit":{"max":2,"intervalMs":1000}},"value":[]}',
+    ];
+    const run = await doclayer([...db, 'import', '-', '--skip-bad'], `${lines.join('\n')}\n`);
+    expect(run.stderr.split('\n')).toEqual([
+      'stdin:2:1: a queue\'s "queue" field: "items" is an array of one entry per item (2) (record 2)',
+      'stdin:3:1: only a queue\'s record has a "queue" field (record 3)',
+      'stdin:4:1: a queue\'s "queue" field: item 0 is {}, {"priority":<integer>} or {"visibleAt":<ms since the epoch>} (record 4)',
+      expect.stringMatching(/^stdin:5:1: INVALID_ARGUMENT: priority is an integer from 0 to 2147483647, got -1 \(record 5\)$/),
+      '',
+    ]);
+    expect(await ok([...db, 'export'])).toBe(`${header}\n${lines[5]}\n`);
   });
 
   it('refuses --id-field for an export, and reads an export appended to another', async () => {
