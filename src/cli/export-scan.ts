@@ -5,12 +5,14 @@ import type { DocId, ScanItem } from '../document/types';
 import type { Database } from '../kv/contract/database';
 import type { Transaction } from '../kv/contract/types';
 import type { ExportRecord } from './export-format';
+import { readQueue } from './queue-record';
 
 /**
  * The documents of a collection as the records of an export (`export-format.ts`), in id order: each
  * document with its kind and expiry. A page of documents and their kinds is read in one transaction
- * (a scan, then one point read of the kind key per document, issued together), so a record's kind
- * and value always agree; pages are transactions of their own, so an export of any size stays within
+ * (a scan, then one point read of the kind key per document, issued together; for a queue, its items,
+ * settings, rate limit and schedules as `queue-record.ts` reads them), so a record's kind and value
+ * always agree; pages are transactions of their own, so an export of any size stays within
  * the 5-second limit (and, like any scan in pages, is not one snapshot of the whole collection).
  */
 export async function* exportRecords(kv: Database, collection: Collection, pageSize: number): AsyncIterable<ExportRecord> {
@@ -32,16 +34,20 @@ async function readPage(tr: Transaction, collection: Collection, after: DocId | 
     if (item.id !== after) items.push(item);
   }
   const page = items.slice(0, pageSize);
-  const kinds = await Promise.all(page.map((item) => kindOf(tr, collection, item.id)));
-  return page.map((item, i) => {
-    const kind = kinds[i];
-    return {
-      id: item.id,
-      ...(kind === undefined ? {} : { kind }),
-      ...(item.expiresAt === undefined ? {} : { expiresAt: item.expiresAt }),
-      value: item.content,
-    };
-  });
+  const now = Date.now();
+  return Promise.all(
+    page.map(async (item) => {
+      const kind = await kindOf(tr, collection, item.id);
+      const queue = kind === 'queue' ? await readQueue(tr, collection, item.id, now) : undefined;
+      return {
+        id: item.id,
+        ...(kind === undefined ? {} : { kind }),
+        ...(item.expiresAt === undefined ? {} : { expiresAt: item.expiresAt }),
+        ...(queue?.details === undefined ? {} : { queue: queue.details }),
+        value: queue === undefined ? item.content : queue.value,
+      };
+    }),
+  );
 }
 
 /** The kind of the structure at `id`; `undefined` for a plain document. One point read. */

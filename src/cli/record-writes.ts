@@ -8,13 +8,15 @@ import type { ScoredMember } from '../structures/sorted-set';
 import type { ExportRecord } from './export-format';
 import { stringifyJson } from './json-text';
 import type { Structure } from '../structures/structure';
+import { QueueWriter, type QueueItemDetails } from './queue-record';
 
 /**
  * How one record of an import is written: as writes small enough for the batch writer to pack into
  * bounded transactions (`batch-writer.ts`). A plain document is one write, an upsert. A structure is
  * re-created through its own API, in order: its first write removes whatever is at its id, then each
  * write adds a slice of its elements (a set's members, a list's or a queue's items in order, a map's
- * entries, a text's characters), so that a structure of any size is imported without a transaction
+ * entries, a text's characters; a queue's items pushed with their priorities or visibility times, then
+ * its settings), so that a structure of any size is imported without a transaction
  * over FoundationDB's limits, and importing the record again (a resumed import) starts it afresh.
  */
 
@@ -97,16 +99,25 @@ function structureWrites(collection: Collection, record: ExportRecord, kind: Str
     }
     case 'queue': {
       const queue = collection.queue(id);
-      // The JSON form has the next item to pop last: pushed in pop order.
-      const items = [...(value as JsonValue[])].reverse();
+      const writer = new QueueWriter(collection, id);
+      const details = record.queue;
+      // The JSON form has the next item to pop last: pushed in pop order, each with its place.
+      const items = (value as JsonValue[]).map((item, i): QueueItem => ({ value: item, details: details?.items?.[i] ?? {} })).reverse();
+      const settings = details !== undefined && (details.events ?? details.rateLimit ?? details.repeats) !== undefined;
+      const configure = async (tr: Transaction) => {
+        if (details !== undefined) await writer.configure(details, tr);
+      };
       const writes = elementWrites(
         collection,
         id,
         items,
-        sizeOf,
-        (slice, tr) => queue.pushMany(slice, { tr }),
-        (tr) => queue.push(null, { tr }),
+        (item) => sizeOf(item.value),
+        (slice, tr) => pushRuns(writer, slice, tr),
+        settings ? configure : (tr) => queue.push(null, { tr }),
       );
+      // The settings come after the items, as on a queue whose events were turned on after its items
+      // were pushed: the import writes no events (the source's event log is its history, not carried).
+      if (settings) return items.length === 0 ? writes : [...writes, { bytes: 0, elements: 1, afterCommit: false, run: configure }];
       if (items.length > 0) return writes;
       // A pushed item (at a versionstamped key) cannot be popped before its push commits.
       return [...writes, { bytes: 0, elements: 1, afterCommit: true, run: async (tr) => void (await queue.pop({ tr })) }];
@@ -173,6 +184,27 @@ function structureWrites(collection: Collection, record: ExportRecord, kind: Str
           : { bytes: slice.length, elements: 1, afterCommit: false, run: (tr: Transaction) => text.append(slice, { tr }) },
       );
     }
+  }
+}
+
+/** A queue's item to push, with its priority or visibility time. */
+interface QueueItem {
+  readonly value: JsonValue;
+  readonly details: QueueItemDetails;
+}
+
+/** Pushes `items`, in pop order, as runs of consecutive items with the same priority or visibility time. */
+async function pushRuns(writer: QueueWriter, items: readonly QueueItem[], tr: Transaction): Promise<void> {
+  for (let from = 0; from < items.length;) {
+    const { priority, visibleAt } = items[from].details;
+    let to = from + 1;
+    while (to < items.length && items[to].details.priority === priority && items[to].details.visibleAt === visibleAt) to++;
+    await writer.push(
+      items.slice(from, to).map((item) => item.value),
+      items[from].details,
+      tr,
+    );
+    from = to;
   }
 }
 

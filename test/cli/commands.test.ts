@@ -270,7 +270,7 @@ describe('doclayer demo', () => {
   it('exports what the demo wrote, and an empty database imports it exactly', async () => {
     for (const collection of ['demo.work', 'demo.orders']) {
       const exported = await ok(['--collection', collection, 'export']);
-      expect(exported.split('\n', 1)[0]).toBe('{"doclayer":"export","version":1}');
+      expect(exported.split('\n', 1)[0]).toBe('{"doclayer":"export","version":2}');
       writeFileSync(join(dir, 'demo-export.ndjson'), exported);
       const fresh = ['--db', join(dir, `demo-copy-${collection}`), '--collection', collection];
       expect(await ok([...fresh, 'import', 'demo-export.ndjson'])).toMatch(

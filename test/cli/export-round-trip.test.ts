@@ -10,6 +10,7 @@ import { parseJson, stringifyJson } from '../../src/cli/json-text';
 import type { StructureKind } from '../../src/document/keys/kind';
 import type { DocId, JsonValue } from '../../src/document/types';
 import { open } from '../../src/open';
+import type { JobState, Queue, RepeatEvery } from '../../src/structures/queue/queue';
 import type { SetMember } from '../../src/structures/set';
 import { jsonDocument, jsonKey, jsonScalar, jsonString, jsonValue } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';
@@ -37,12 +38,27 @@ const COLLECTION = 'app.things';
 /** A document or a structure of the generated collection. */
 type Entry =
   | { kind: 'document'; id: DocId; value: JsonValue; expiresAt?: Date }
-  | { kind: 'list' | 'queue'; id: DocId; items: JsonValue[] }
+  | { kind: 'list'; id: DocId; items: JsonValue[] }
+  | { kind: 'queue'; id: DocId; items: QueueEntryItem[]; settings: QueueSettings }
   | { kind: 'set'; id: DocId; members: SetMember[] }
   | { kind: 'map'; id: DocId; entries: [string, JsonValue][] }
   | { kind: 'counter'; id: DocId; value: number | bigint }
   | { kind: 'text'; id: DocId; text: string }
   | { kind: 'sortedset'; id: DocId; pairs: [string, number][] };
+
+/** A queue's item as pushed: with a priority or a delay (a push takes one or the other). */
+interface QueueEntryItem {
+  value: JsonValue;
+  priority?: number;
+  delayMs?: number;
+}
+
+/** A queue's settings: its events, rate limit and repeatable jobs. */
+interface QueueSettings {
+  events?: { events: boolean; maxEvents: number };
+  rateLimit?: { max: number; intervalMs: number };
+  repeats: { name: string; every: RepeatEvery; value: JsonValue; limit?: number }[];
+}
 
 const docId: fc.Arbitrary<DocId> = fc.oneof(
   fc.string({ minLength: 1, maxLength: 12 }),
@@ -63,6 +79,33 @@ const setMember: fc.Arbitrary<SetMember> = fc.oneof(jsonScalar as fc.Arbitrary<S
 const counterValue = fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }));
 const future = fc.integer({ min: 60_000, max: 10 * 365 * 86_400_000 }).map((ms) => new Date(Date.now() + ms));
 const items = fc.array(jsonValue({ maxDepth: 3, maxChildren: 3 }), { maxLength: 6 });
+const queueItem: fc.Arbitrary<QueueEntryItem> = fc.oneof(
+  jsonValue({ maxDepth: 3, maxChildren: 3 }).map((value) => ({ value })),
+  fc.record({ value: jsonValue({ maxDepth: 2, maxChildren: 3 }), priority: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ value: jsonValue({ maxDepth: 2, maxChildren: 3 }), delayMs: fc.integer({ min: 60_000, max: 86_400_000 }) }),
+);
+const queueSettings: fc.Arbitrary<QueueSettings> = fc.record(
+  {
+    events: fc.record({ events: fc.boolean(), maxEvents: fc.integer({ min: 1, max: 20_000 }) }),
+    rateLimit: fc.record({ max: fc.integer({ min: 1, max: 10_000 }), intervalMs: fc.integer({ min: 1, max: 86_400_000 }) }),
+    repeats: fc.uniqueArray(
+      fc.record(
+        {
+          name: fc.string({ minLength: 1, maxLength: 6 }),
+          every: fc.oneof(
+            fc.integer({ min: 60_000, max: 86_400_000 }).map((everyMs): RepeatEvery => ({ everyMs })),
+            fc.constantFrom<RepeatEvery>({ cron: '*/5 * * * *' }, { cron: '0 9 * * 1-5', tz: 'Europe/Paris' }),
+          ),
+          value: jsonValue({ maxDepth: 2, maxChildren: 2 }),
+          limit: fc.integer({ min: 1, max: 50 }),
+        },
+        { requiredKeys: ['name', 'every', 'value'] },
+      ),
+      { selector: (repeat) => repeat.name, maxLength: 2 },
+    ),
+  },
+  { requiredKeys: ['repeats'] },
+);
 
 const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
   fc.oneof(
@@ -74,7 +117,12 @@ const entryOf = (id: DocId): fc.Arbitrary<Entry> =>
     },
     { weight: 1, arbitrary: jsonDocument({ maxDepth: 3 }).map((value): Entry => ({ kind: 'document', id, value })) },
     { weight: 1, arbitrary: items.map((list): Entry => ({ kind: 'list', id, items: list })) },
-    { weight: 1, arbitrary: items.map((queue): Entry => ({ kind: 'queue', id, items: queue })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ items: fc.array(queueItem, { maxLength: 8 }), settings: queueSettings })
+        .map(({ items: queueItems, settings }): Entry => ({ kind: 'queue', id, items: queueItems, settings })),
+    },
     { weight: 1, arbitrary: fc.array(setMember, { maxLength: 8 }).map((members): Entry => ({ kind: 'set', id, members })) },
     {
       weight: 1,
@@ -111,11 +159,19 @@ async function write(c: Collection, entries: readonly Entry[]): Promise<void> {
         await c.list(entry.id).pop();
         for (const item of entry.items) await c.list(entry.id).push(item);
         break;
-      case 'queue':
-        await c.queue(entry.id).push(null);
-        await c.queue(entry.id).pop();
-        await c.queue(entry.id).pushMany(entry.items);
+      case 'queue': {
+        const queue = c.queue(entry.id);
+        await queue.push(null);
+        await queue.pop();
+        const { events, rateLimit, repeats } = entry.settings;
+        if (events !== undefined) await queue.configure(events);
+        if (rateLimit !== undefined) await queue.setRateLimit(rateLimit);
+        for (const { name, every, value, limit } of repeats) await queue.repeat(name, every, value, limit === undefined ? {} : { limit });
+        for (const { value, priority, delayMs } of entry.items) {
+          await queue.push(value, { ...(priority === undefined ? {} : { priority }), ...(delayMs === undefined ? {} : { delayMs }) });
+        }
         break;
+      }
       case 'set':
         await c.set(entry.id).add(true);
         await c.set(entry.id).delete(true);
@@ -141,15 +197,63 @@ async function write(c: Collection, entries: readonly Entry[]): Promise<void> {
   }
 }
 
-/** What a store holds: every document as `get` reads it, by id. */
-async function contents(path: string): Promise<Map<string, { id: DocId; content: JsonValue; expiresAt?: Date }>> {
+/** What a store holds: every document as `get` reads it, by id; for a queue, also what its API tells of its items and settings. */
+async function contents(
+  path: string,
+  queues: readonly DocId[] = [],
+): Promise<Map<string, { id: DocId; content: JsonValue; expiresAt?: Date; queue?: unknown }>> {
   const docs = await open({ path });
   try {
-    const out = new Map<string, { id: DocId; content: JsonValue; expiresAt?: Date }>();
-    for await (const { id, content, expiresAt } of docs.collection(COLLECTION).scan()) {
-      out.set(idKey(id), { id, content, ...(expiresAt === undefined ? {} : { expiresAt }) });
+    const c = docs.collection(COLLECTION);
+    const out = new Map<string, { id: DocId; content: JsonValue; expiresAt?: Date; queue?: unknown }>();
+    for await (const { id, content, expiresAt } of c.scan()) {
+      const isQueue = queues.some((queue) => idKey(queue) === idKey(id));
+      out.set(idKey(id), {
+        id,
+        content,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(isQueue ? { queue: await queueState(c.queue(id)) } : {}),
+      });
     }
     return out;
+  } finally {
+    await docs.close();
+  }
+}
+
+/**
+ * What a queue's API tells of it besides its JSON form: its delayed items with their visibility times,
+ * its waiting items in pop order, its event settings, rate limit and what is left of its repeatable jobs.
+ */
+async function queueState(queue: Queue): Promise<unknown> {
+  const jobs = async (state: JobState) => {
+    const out: { value: JsonValue; at?: number }[] = [];
+    for await (const job of queue.jobs({ state })) out.push({ value: job.value, ...(state === 'delayed' ? { at: job.at } : {}) });
+    return out;
+  };
+  const repeats = [];
+  for await (const info of queue.repeats()) {
+    const { name, cron, tz, everyMs, value, endAt, limit, count, next } = info;
+    repeats.push({ name, cron, tz, everyMs, value, endAt, left: limit === undefined ? undefined : limit - count, next });
+  }
+  return {
+    waiting: await jobs('waiting'),
+    delayed: await jobs('delayed'),
+    active: await jobs('active'),
+    events: await queue.eventSettings(),
+    rateLimit: await queue.rateLimit(),
+    repeats,
+  };
+}
+
+/**
+ * Pushes a marker at each priority from 3 down to 1 into every queue of the store at `path`: where each
+ * lands in a queue's JSON form tells which items have priorities above, at or below it.
+ */
+async function pushPriorityMarkers(path: string, ids: readonly DocId[]): Promise<void> {
+  const docs = await open({ path });
+  try {
+    for (const id of ids) for (const priority of [3, 2, 1]) await docs.collection(COLLECTION).queue(id).push({ marker: priority }, { priority });
   } finally {
     await docs.close();
   }
@@ -216,10 +320,11 @@ describe('doclayer export, then import into an empty database', () => {
           await docs.close();
         }
         const { to, exported } = await roundTrip(from);
+        const queues = entries.filter((entry) => entry.kind === 'queue').map((entry) => entry.id);
 
         // The export holds every document, with its id, kind and expiry.
         const [header, ...lines] = exported.trimEnd().split('\n');
-        expect(header).toBe('{"doclayer":"export","version":1}');
+        expect(header).toBe('{"doclayer":"export","version":2}');
         const records = new Map(
           lines.map((line) => parseJson(line) as { id: DocId; kind?: string; expiresAt?: string }).map((r) => [idKey(r.id), r]),
         );
@@ -231,10 +336,15 @@ describe('doclayer export, then import into an empty database', () => {
         }
 
         // The imported store reads exactly as the original, and exports the same bytes.
-        const [before, after] = [await contents(from), await contents(to)];
+        const [before, after] = [await contents(from, queues), await contents(to, queues)];
         // (toEqual tells -0 from 0, and a bigint from a number.)
         expect(after).toEqual(before);
         expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+
+        // Every queue item keeps its priority: markers pushed at each priority land in the same places.
+        await pushPriorityMarkers(from, queues);
+        await pushPriorityMarkers(to, queues);
+        expect(await contents(to, queues)).toEqual(await contents(from, queues));
       }),
       { seed: testSeed(1307), numRuns: 40 },
     );
@@ -362,8 +472,75 @@ describe('doclayer export, then import into an empty database', () => {
   });
 });
 
+describe('doclayer export of a queue', () => {
+  it('exports a leased item as visible at its lease deadline, and a nacked one at its time, each in its place', async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    const now = Date.now();
+    let deadline = 0;
+    try {
+      const queue = docs.collection(COLLECTION).queue('q');
+      await queue.pushMany(['leased', 'nacked', 'ready']);
+      await queue.push('urgent', { priority: 5 });
+      await queue.push('later', { delayMs: 3_600_000 });
+      const [urgent, leased, nacked] = await queue.lease(3, { visibilityMs: 600_000 });
+      expect([urgent.value, leased.value, nacked.value]).toEqual(['urgent', 'leased', 'nacked']);
+      deadline = leased.deadline;
+      await queue.ack(urgent);
+      await queue.nack(nacked);
+    } finally {
+      await docs.close();
+    }
+    const { to, exported } = await roundTrip(from);
+    const record = parseJson(exported.trimEnd().split('\n')[1]) as { queue: { items: { visibleAt?: number }[] }; value: JsonValue[] };
+    // The next to pop last: the nacked item (visible now), the ready one, then the leased and delayed ones by time.
+    expect(record.value).toEqual(['later', 'leased', 'ready', 'nacked']);
+    expect(record.queue.items[1]).toEqual({ visibleAt: deadline });
+    expect(record.queue.items[0].visibleAt).toBeGreaterThanOrEqual(now + 3_600_000);
+    expect(record.queue.items[2]).toEqual({});
+    expect(record.queue.items[3].visibleAt).toBeLessThanOrEqual(Date.now());
+    const imported = await open({ path: to });
+    try {
+      const queue = imported.collection(COLLECTION).queue('q');
+      // No one holds the lease in the new database: the item waits for its deadline, as a delayed one.
+      expect(await queue.counts()).toEqual({ waiting: 2, delayed: 2, active: 0, dead: 0 });
+      expect(await queue.pop()).toBe('nacked');
+      expect(await queue.pop()).toBe('ready');
+      expect(await queue.pop()).toBeUndefined();
+    } finally {
+      await imported.close();
+    }
+  });
+
+  it('imports a queue with events on over one at its id, and keeps its settings after its items', async () => {
+    const from = join(dir, `store-${++stores}`);
+    const docs = await open({ path: from });
+    try {
+      const queue = docs.collection(COLLECTION).queue('q');
+      await queue.configure({ events: true, maxEvents: 1 });
+      await queue.pushMany([1, 2, 3], { priority: 2 });
+      await queue.push(4, { delayMs: 60_000 });
+      await queue.setRateLimit({ max: 2, intervalMs: 1_000 });
+    } finally {
+      await docs.close();
+    }
+    const { to, exported } = await roundTrip(from);
+    await ok(['--db', to, '--collection', COLLECTION, 'import', '-'], exported);
+    expect(await ok(['--db', to, '--collection', COLLECTION, 'export'])).toBe(exported);
+    const imported = await open({ path: to });
+    try {
+      const queue = imported.collection(COLLECTION).queue('q');
+      expect(await queue.eventSettings()).toEqual({ events: true, maxAgeMs: 86_400_000, maxEvents: 1 });
+      expect(await queue.rateLimit()).toEqual({ max: 2, intervalMs: 1_000 });
+      expect(await queue.pop()).toBe(1);
+    } finally {
+      await imported.close();
+    }
+  });
+});
+
 describe('doclayer import of an export', () => {
-  const header = '{"doclayer":"export","version":1}';
+  const header = '{"doclayer":"export","version":2}';
 
   it('stops at a bad record with everything before it imported, and resumes after the header', async () => {
     const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
@@ -396,6 +573,33 @@ describe('doclayer import of an export', () => {
     const skipped = await doclayer([...db, 'import', '-', '--skip-bad'], input);
     expect(skipped.status).toBe(0);
     expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"z","value":2}\n`);
+  });
+
+  it('imports an export of format version 1, whose queues are their items alone', async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    await ok([...db, 'import', '-'], '{"doclayer":"export","version":1}\n{"id":"a","value":1}\n{"id":"q","kind":"queue","value":[3,2,1]}\n');
+    expect(await ok([...db, 'export'])).toBe(`${header}\n{"id":"a","value":1}\n{"id":"q","kind":"queue","value":[3,2,1]}\n`);
+  });
+
+  it("refuses a queue's details that do not fit its record", async () => {
+    const db = ['--db', join(dir, `store-${++stores}`), '--collection', COLLECTION];
+    const lines = [
+      header,
+      '{"id":"a","kind":"queue","queue":{"items":[{}]},"value":[1,2]}',
+      '{"id":"b","kind":"list","queue":{},"value":[]}',
+      '{"id":"c","kind":"queue","queue":{"items":[{"priority":1,"visibleAt":5}]},"value":[1]}',
+      '{"id":"d","kind":"queue","queue":{"items":[{"priority":-1}]},"value":[1]}',
+      '{"id":"e","kind":"queue","queue":{"rateLimit":{"max":2,"intervalMs":1000}},"value":[]}',
+    ];
+    const run = await doclayer([...db, 'import', '-', '--skip-bad'], `${lines.join('\n')}\n`);
+    expect(run.stderr.split('\n')).toEqual([
+      'stdin:2:1: a queue\'s "queue" field: "items" is an array of one entry per item (2) (record 2)',
+      'stdin:3:1: only a queue\'s record has a "queue" field (record 3)',
+      'stdin:4:1: a queue\'s "queue" field: item 0 is {}, {"priority":<integer>} or {"visibleAt":<ms since the epoch>} (record 4)',
+      expect.stringMatching(/^stdin:5:1: INVALID_ARGUMENT: priority is an integer from 0 to 2147483647, got -1 \(record 5\)$/),
+      '',
+    ]);
+    expect(await ok([...db, 'export'])).toBe(`${header}\n${lines[5]}\n`);
   });
 
   it('refuses --id-field for an export, and reads an export appended to another', async () => {

@@ -25,9 +25,11 @@ export const exportCommand: Command = {
     },
   ],
   details: [
-    'The first line is a header ({"doclayer":"export","version":1}); each line after it is one document:',
+    'The first line is a header ({"doclayer":"export","version":2}); each line after it is one document:',
     '  {"id":"order-00042","value":{...}}   {"id":7,"expiresAt":"2030-01-01T00:00:00.000Z","value":[1,2]}',
-    '  {"id":"countries","kind":"set","value":["AU","CA"]}   (kinds: list, map, set, queue, counter, text)',
+    '  {"id":"countries","kind":"set","value":["AU","CA"]}   (kinds: list, map, set, queue, counter, text, sortedset)',
+    'A queue\'s record also holds "queue": each item\'s priority or visibility time, its event settings, rate limit',
+    "  and repeatable jobs (not leases: a leased item is exported as visible at its lease's deadline; not attempt counts).",
     "--documents         write each document's JSON alone, one per line: no ids, kinds or expiry",
     '--id-field <field>  as --documents, with each id in this top-level field (of documents that are objects)',
   ],
