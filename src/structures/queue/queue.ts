@@ -11,7 +11,7 @@ import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
 import type { Merge, Settled } from '../combiner';
 import { Structure, type StructureScope } from '../structure';
-import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
+import { likelyOwnWrites, nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
@@ -1219,12 +1219,13 @@ export class Queue<T = JsonValue> extends Structure {
   /** As {@link take}, given the transaction and the queue's document keys. */
   private takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
     this.eventLog.prime(tr, doc);
+    const pushes = pushesSoFar(tr);
     return takeHead({
       tr,
       keys: this.queueKeys(doc),
       identity: doc.identity,
-      pushes: pushesSoFar(tr),
-      own: ownWrites(tr),
+      pushes,
+      own: likelyOwnWrites(tr, pushes, count, spread),
       now,
       count,
       spread,
