@@ -1104,7 +1104,9 @@ export class Queue<T = JsonValue> extends Structure {
             const run = state.run;
             return Promise.all([tr.get(keys.receipt(receipt)), run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token))]).then(
               ([own, merged]) =>
-                (own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined ? undefined : this.pushWrite(call),
+                (own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined
+                  ? undefined
+                  : this.pushWrite(call),
             );
           }
           return this.pushWrite(call);
@@ -1335,7 +1337,8 @@ export class Queue<T = JsonValue> extends Structure {
         const attempt = ++state.attempts;
         const keys = this.queueKeys(scope.keys);
         if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
-        if ((receipt !== undefined && attempt > 1) || prefetched === undefined) return this.popRetried(scope, keys, prefetched, receipt, state, spread, now, waiting);
+        if ((receipt !== undefined && attempt > 1) || prefetched === undefined)
+          return this.popRetried(scope, keys, prefetched, receipt, state, spread, now, waiting);
         return this.popTaken(scope, keys, prefetched, receipt, now, waiting);
       },
       merge as Merge<unknown, PopOutcome<T>> | undefined,
