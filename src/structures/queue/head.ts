@@ -3,7 +3,7 @@ import { keyAfter } from '../../kv/contract/bytes';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { decodeRecord, type ItemRecord } from './item';
 import type { QueueKeys } from './keys';
-import type { OwnWrites, Pushes } from './own-writes';
+import { ownWrites, type OwnWrites, type Pushes } from './own-writes';
 
 /**
  * Finding the items a pop, lease or peek takes: the head of the queue in pop order, which is
@@ -30,8 +30,11 @@ export interface TakeRequest {
   readonly identity: string;
   /** What the transaction's attempt pushed so far. */
   readonly pushes: Pushes;
-  /** The same record with the attempt's read version (asked for already). */
-  readonly own: Promise<OwnWrites>;
+  /**
+   * The same record with the attempt's read version, asked for already when the take is likely to need
+   * it (see {@link takeHead}); `undefined`: asked for only if it turns out to be needed.
+   */
+  readonly own: Promise<OwnWrites> | undefined;
   readonly now: number;
   /** Items wanted. */
   readonly count: number;
@@ -211,6 +214,18 @@ function area(begin: Buffer, end: Buffer, empty: boolean): Area {
 }
 
 /**
+ * The attempt's own writes with its read version, asked for now when a take of `count` items is likely
+ * to need them: before its reads when the attempt pushed, after them when a strict take goes past a
+ * priority's items. A strict take of one item goes past a priority only past exhausted items (the
+ * first deliverable item ends it, and an empty head returns no ready item at all), so a take of one
+ * that pushed nothing (most pops) does not ask: the read version's promise is saved, and the rare take
+ * that meets exhausted items asks afterwards, a turn later.
+ */
+export function likelyOwnWrites(tr: Transaction, pushes: Pushes, count: number, spread: number): Promise<OwnWrites> | undefined {
+  return pushes.nextUserVersion > 0 || (spread <= 1 && count > 1) ? ownWrites(tr) : undefined;
+}
+
+/**
  * Chooses the items to take and adds the read conflicts that make taking them safe. Writes nothing:
  * the caller clears (or moves) what it takes.
  *
@@ -225,7 +240,7 @@ export async function takeHead(request: TakeRequest): Promise<Taken> {
   const strict = spread <= 1;
   const wanted = strict ? count : count * spread;
   // An attempt that pushed nothing (most takes) reads the head without waiting for its read version.
-  const own = request.pushes.nextUserVersion === 0 ? undefined : await request.own;
+  const own = request.pushes.nextUserVersion === 0 ? undefined : await (request.own ?? ownWrites(tr));
   const cursor = new HeadCursor(tr.snapshot(), request.keys, request.identity, request.now, own, wanted);
   const items: Candidate[] = [];
   const exhausted: Candidate[] = [];
@@ -245,8 +260,8 @@ export async function takeHead(request: TakeRequest): Promise<Taken> {
     cursor.close();
   }
   if (strict) {
-    // Resolved by now: it was asked for before the reads.
-    cursor.addStrictConflicts(tr, cursor.passedAPriority() ? (own ?? (await request.own)).readVersion : undefined);
+    // Resolved by now when it was asked for before the reads; else a turn more (see likelyOwnWrites).
+    cursor.addStrictConflicts(tr, cursor.passedAPriority() ? (own ?? (await (request.own ?? ownWrites(tr)))).readVersion : undefined);
     return { items, exhausted };
   }
   const windows = Math.ceil(items.length / count);

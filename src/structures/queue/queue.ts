@@ -11,7 +11,7 @@ import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
 import type { Merge, Settled } from '../combiner';
 import { Structure, type StructureScope } from '../structure';
-import { nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
+import { likelyOwnWrites, nextVisibleAt, takeHead, type Candidate, type Taken } from './head';
 import { decodePayload, decodeRecord, encodePayload, encodeRecord, freshRecord } from './item';
 import { QueueKeys } from './keys';
 import { extendedTo, findLease, heldAt, leaseKey, type Lease } from './lease';
@@ -192,6 +192,19 @@ interface PopState {
   attempts: number;
   /** The runs that wrote a run receipt (`TokenKind.poppedRun`) with an entry for this call. */
   readonly runs: RunToken[];
+}
+
+/** One attempt of a push's writes (see `pushWrite`). */
+interface PushWrite {
+  readonly scope: StructureScope;
+  readonly keys: QueueKeys;
+  readonly payloads: readonly Buffer[];
+  readonly at: number | undefined;
+  readonly priority: number;
+  readonly dedupeId: string | undefined;
+  readonly bucket: number;
+  readonly receipt: ReceiptSlot | undefined;
+  readonly now: number;
 }
 
 /** What one pop attempt found: the item, or nothing (and, for a waiting pop, what to wait on). */
@@ -1073,37 +1086,53 @@ export class Queue<T = JsonValue> extends Structure {
       await this.writeWith(
         opts,
         this.primeEvents,
-        async (scope) => {
+        // Not async: a first attempt without a dedupe id whose events are known off (most pushes)
+        // writes and returns without a promise of its own.
+        (scope) => {
           const attempt = ++state.attempts;
           const keys = this.queueKeys(scope.keys);
           keys.assertFits(this.access.kv.maxKeyBytes, opts.dedupeId);
           const { tr } = scope;
+          const call: PushWrite = { scope, keys, payloads, at, priority, dedupeId: opts.dedupeId, bucket, receipt, now };
           if (opts.dedupeId !== undefined) {
-            const [here, before] = await Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]);
-            if (here !== undefined || before !== undefined) return;
-          } else if (receipt !== undefined && attempt > 1) {
+            return Promise.all([tr.get(keys.token(bucket, opts.dedupeId)), tr.get(keys.token(bucket - 1, opts.dedupeId))]).then(([here, before]) =>
+              here !== undefined || before !== undefined ? undefined : this.pushWrite(call),
+            );
+          }
+          if (receipt !== undefined && attempt > 1) {
             // Its own receipt, or the token of the merged run it was in (which may have committed).
             const run = state.run;
-            const [own, merged] = await Promise.all([
-              tr.get(keys.receipt(receipt)),
-              run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token)),
-            ]);
-            if ((own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined) return;
+            return Promise.all([tr.get(keys.receipt(receipt)), run === undefined ? undefined : tr.get(keys.token(run.bucket, run.token))]).then(
+              ([own, merged]) =>
+                (own !== undefined && receiptBody(own, TokenKind.pushed, receipt) !== undefined) || merged !== undefined
+                  ? undefined
+                  : this.pushWrite(call),
+            );
           }
-          const writing = this.writeItems(scope, payloads, at, priority);
-          if (writing !== undefined) await writing;
-          if (opts.dedupeId !== undefined) {
-            tr.set(keys.token(bucket, opts.dedupeId), tokenValue(TokenKind.pushed));
-            this.sweeper.sweep(tr, keys, now);
-          } else if (receipt !== undefined) {
-            setHandedOver(tr, keys.receipt(receipt), receiptValue(TokenKind.pushed, receipt));
-            this.sweeper.sweep(tr, keys, now);
-          }
+          return this.pushWrite(call);
         },
         merge as Merge<unknown, void> | undefined,
       );
     } finally {
       if (receipt !== undefined) releaseReceiptSlot(receipt);
+    }
+  }
+
+  /** A push's writes: its items, then its token or receipt; a promise only when the items wait for the event sink. */
+  private pushWrite(call: PushWrite): void | Promise<void> {
+    const writing = this.writeItems(call.scope, call.payloads, call.at, call.priority);
+    if (writing !== undefined) return writing.then(() => this.pushToken(call));
+    this.pushToken(call);
+  }
+
+  /** The token (with a dedupe id) or receipt (in a receipt slot) that a push's retry looks for. */
+  private pushToken({ scope: { tr }, keys, dedupeId, bucket, receipt, now }: PushWrite): void {
+    if (dedupeId !== undefined) {
+      tr.set(keys.token(bucket, dedupeId), tokenValue(TokenKind.pushed));
+      this.sweeper.sweep(tr, keys, now);
+    } else if (receipt !== undefined) {
+      setHandedOver(tr, keys.receipt(receipt), receiptValue(TokenKind.pushed, receipt));
+      this.sweeper.sweep(tr, keys, now);
     }
   }
 
@@ -1219,12 +1248,13 @@ export class Queue<T = JsonValue> extends Structure {
   /** As {@link take}, given the transaction and the queue's document keys. */
   private takeIn(tr: Transaction, doc: DocumentKeys, count: number, spread: number, now: number): Promise<Taken> {
     this.eventLog.prime(tr, doc);
+    const pushes = pushesSoFar(tr);
     return takeHead({
       tr,
       keys: this.queueKeys(doc),
       identity: doc.identity,
-      pushes: pushesSoFar(tr),
-      own: ownWrites(tr),
+      pushes,
+      own: likelyOwnWrites(tr, pushes, count, spread),
       now,
       count,
       spread,
@@ -1301,32 +1331,79 @@ export class Queue<T = JsonValue> extends Structure {
         now = this.now();
         return receipt === undefined || state.attempts === 0 ? this.takeLimited(t, doc, 1, spread, now) : Promise.resolve(undefined);
       },
-      async (scope, prefetched) => {
+      // Not async: a first attempt whose take came with the kind check (most pops) returns its outcome
+      // without a promise of its own.
+      (scope, prefetched) => {
         const attempt = ++state.attempts;
         const keys = this.queueKeys(scope.keys);
         if (!scope.existed) return waiting ? { found: false, watch: watchOf(scope.tr, keys) } : { found: false };
-        if (receipt !== undefined && attempt > 1) {
-          const [body] = await this.earlierPops(scope.tr, keys, [{ receipt, state }]);
-          if (body !== undefined) return body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
-        }
-        const taken = prefetched ?? (await this.take(scope, 1, spread, now));
-        for (const item of taken.items) scope.tr.clear(item.key);
-        taken.allowance.claim(scope.tr, taken.items.length);
-        const finishing = this.finishTake(scope, keys, taken.exhausted, taken.items);
-        if (finishing !== undefined) await finishing;
-        const item = taken.items[0];
-        if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
-          setHandedOver(scope.tr, keys.receipt(receipt), receiptValue(TokenKind.popped, receipt, item?.record.payload));
-          this.sweeper.sweep(scope.tr, keys, now);
-        }
-        if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
-        if (!waiting || taken.exhausted.length > 0) return { found: false };
-        if (taken.heldBackMs !== undefined) return { found: false, wakeInMs: taken.heldBackMs };
-        const next = await nextVisibleAt(scope.tr, keys, now);
-        return { found: false, watch: watchOf(scope.tr, keys), wakeInMs: next === undefined ? undefined : next - now };
+        if ((receipt !== undefined && attempt > 1) || prefetched === undefined)
+          return this.popRetried(scope, keys, prefetched, receipt, state, spread, now, waiting);
+        return this.popTaken(scope, keys, prefetched, receipt, now, waiting);
       },
       merge as Merge<unknown, PopOutcome<T>> | undefined,
     );
+  }
+
+  /** A pop's attempt that looks for its receipt first (a retry), or takes the head only now. */
+  private async popRetried(
+    scope: StructureScope,
+    keys: QueueKeys,
+    prefetched: LimitedTaken | undefined,
+    receipt: ReceiptSlot | undefined,
+    state: PopState,
+    spread: number,
+    now: number,
+    waiting: boolean,
+  ): Promise<PopOutcome<T>> {
+    if (receipt !== undefined && state.attempts > 1) {
+      const [body] = await this.earlierPops(scope.tr, keys, [{ receipt, state }]);
+      if (body !== undefined) return body.length > 0 ? { found: true, value: decodePayload(body) as T } : { found: false };
+    }
+    return this.popTaken(scope, keys, prefetched ?? (await this.take(scope, 1, spread, now)), receipt, now, waiting);
+  }
+
+  /**
+   * The writes of a pop that took `taken`, and its outcome: without a promise when nothing is left to
+   * wait on (events known off, nothing exhausted, an item found or no wait asked for).
+   */
+  private popTaken(
+    scope: StructureScope,
+    keys: QueueKeys,
+    taken: LimitedTaken,
+    receipt: ReceiptSlot | undefined,
+    now: number,
+    waiting: boolean,
+  ): PopOutcome<T> | Promise<PopOutcome<T>> {
+    for (const item of taken.items) scope.tr.clear(item.key);
+    taken.allowance.claim(scope.tr, taken.items.length);
+    const finishing = this.finishTake(scope, keys, taken.exhausted, taken.items);
+    if (finishing !== undefined) return finishing.then(() => this.popFinished(scope, keys, taken, receipt, now, waiting));
+    return this.popFinished(scope, keys, taken, receipt, now, waiting);
+  }
+
+  /** {@link popTaken} once the take is finished: the receipt and the outcome. */
+  private popFinished(
+    scope: StructureScope,
+    keys: QueueKeys,
+    taken: LimitedTaken,
+    receipt: ReceiptSlot | undefined,
+    now: number,
+    waiting: boolean,
+  ): PopOutcome<T> | Promise<PopOutcome<T>> {
+    const item = taken.items[0];
+    if (receipt !== undefined && (item !== undefined || taken.exhausted.length > 0)) {
+      setHandedOver(scope.tr, keys.receipt(receipt), receiptValue(TokenKind.popped, receipt, item?.record.payload));
+      this.sweeper.sweep(scope.tr, keys, now);
+    }
+    if (item !== undefined) return { found: true, value: decodePayload(item.record.payload) as T };
+    if (!waiting || taken.exhausted.length > 0) return { found: false };
+    if (taken.heldBackMs !== undefined) return { found: false, wakeInMs: taken.heldBackMs };
+    return nextVisibleAt(scope.tr, keys, now).then((next) => ({
+      found: false,
+      watch: watchOf(scope.tr, keys),
+      wakeInMs: next === undefined ? undefined : next - now,
+    }));
   }
 
   /**
