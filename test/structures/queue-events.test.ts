@@ -340,6 +340,26 @@ for (const engine of documentEngines) {
         expect(events.map((e) => e.at)).toEqual([1_120_000, 1_175_000]);
       });
 
+      it('configure then a push in a transaction that wrote events: the events before stay, no trim onto them', async () => {
+        const clock = manualClock();
+        const { q, docs } = await setUp({ now: clock.fn });
+        await q.push('before');
+        await docs.transact(async (tr) => {
+          await q.push(1, { tr });
+          // configure drops the attempt's sink; the next push makes another, past the trim interval.
+          await q.configure({ maxEvents: 1 }, { tr });
+          clock.now += 600_000;
+          await q.push(2, { tr });
+        });
+        const events = await allEvents(q, docs);
+        expect(events.map((e) => e.type)).toEqual(['waiting', 'waiting', 'waiting']);
+        expect(new Set(events.map((e) => e.jobId)).size).toBe(3);
+        // The next transaction trims to the new retention, then writes its own.
+        clock.now += 600_000;
+        await q.push(3);
+        expect((await allEvents(q, docs)).length).toBe(2);
+      });
+
       it('writes each event once under injected not_committed and commit_unknown_result', async () => {
         if (current.openWithFaults === undefined) return;
         const seed = testSeed(18);

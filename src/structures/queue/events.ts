@@ -250,13 +250,12 @@ const MAX_ERROR_CHARS = 1_000;
  * only when the queue's events are on.
  */
 export class EventSink {
-  private nextUserVersion = 0;
-  private announced = false;
-
   constructor(
     private readonly tr: Transaction,
     readonly keys: EventKeys,
     private readonly now: number,
+    /** What this attempt wrote to the log so far, shared by every sink of the attempt. */
+    private readonly written: EventsWritten = { nextUserVersion: 0, announced: false },
   ) {}
 
   /**
@@ -317,13 +316,20 @@ export class EventSink {
   }
 
   private emit(type: QueueEventType, job: JobRef, fields: readonly TupleItem[]): void {
-    if (this.nextUserVersion > 0xffff) throw new DocumentError('INVALID_ARGUMENT', 'a transaction can write at most 65,536 events per queue');
-    this.tr.setVersionstampedKey(this.keys.eventTemplate(this.nextUserVersion++), encodeEvent(type, job, this.now, fields));
-    if (!this.announced) {
-      this.announced = true;
+    const written = this.written;
+    if (written.nextUserVersion > 0xffff) throw new DocumentError('INVALID_ARGUMENT', 'a transaction can write at most 65,536 events per queue');
+    this.tr.setVersionstampedKey(this.keys.eventTemplate(written.nextUserVersion++), encodeEvent(type, job, this.now, fields));
+    if (!written.announced) {
+      written.announced = true;
       this.tr.add(this.keys.head, 1);
     }
   }
+}
+
+/** An attempt's events in one queue's log so far: the next user version of its versionstamp, and whether it bumped the head. */
+interface EventsWritten {
+  nextUserVersion: number;
+  announced: boolean;
 }
 
 /** Per attempt, of each queue (by `DocumentKeys.identity`): its settings, whether its events are on, its sink. */
@@ -333,6 +339,13 @@ interface QueueSlot {
   /** The settings when events are on, `undefined` when off. */
   on?: Promise<QueueEventSettings | undefined>;
   sink?: Promise<EventSink | undefined>;
+  /**
+   * What this attempt's sinks wrote, kept when `configure` drops the sink: a later sink goes on from
+   * the next user version (else it would write over the events before it), and does not trim (those
+   * events are at versionstamped keys this transaction cannot read back, which a trim's key selector
+   * or range read could land on: accessed_unreadable). The next attempt or transaction trims.
+   */
+  written?: EventsWritten;
 }
 
 const EVENT_STATE = new ContextSlot<Map<string, QueueSlot>>('queue events', () => new Map());
@@ -410,11 +423,15 @@ export class QueueEventLog {
       if (settings === undefined) return undefined;
       const keys = this.keys(doc);
       const now = this.now();
-      if (now - this.trimmedAt >= TRIM_INTERVAL_MS) {
-        this.trimmedAt = now;
-        await trim(tr, keys, settings, now);
+      const written = slot.written;
+      if (written === undefined) {
+        slot.written = { nextUserVersion: 0, announced: false };
+        if (now - this.trimmedAt >= TRIM_INTERVAL_MS) {
+          this.trimmedAt = now;
+          await trim(tr, keys, settings, now);
+        }
       }
-      return new EventSink(tr, keys, now);
+      return new EventSink(tr, keys, now, slot.written!);
     });
     return slot.sink;
   }
