@@ -255,7 +255,7 @@ export class EventSink {
     readonly keys: EventKeys,
     private readonly now: number,
     /** What this attempt wrote to the log so far, shared by every sink of the attempt. */
-    private readonly written: EventsWritten = { nextUserVersion: 0, announced: false },
+    private readonly written: EventsWritten,
   ) {}
 
   /**
@@ -423,15 +423,15 @@ export class QueueEventLog {
       if (settings === undefined) return undefined;
       const keys = this.keys(doc);
       const now = this.now();
-      const written = slot.written;
+      let written = slot.written;
       if (written === undefined) {
-        slot.written = { nextUserVersion: 0, announced: false };
+        written = slot.written = { nextUserVersion: 0, announced: false };
         if (now - this.trimmedAt >= TRIM_INTERVAL_MS) {
           this.trimmedAt = now;
           await trim(tr, keys, settings, now);
         }
       }
-      return new EventSink(tr, keys, now, slot.written!);
+      return new EventSink(tr, keys, now, written);
     });
     return slot.sink;
   }
