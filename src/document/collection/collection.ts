@@ -699,7 +699,7 @@ export class DocumentCollection {
       run: (tr, fn) => this.context.kv.transact(fn, { tr }),
       keysToRead: (tr, element) => this.keysToRead(tr, element),
       keysToWrite: (tr, element) => {
-        const target = this.writeTarget(tr);
+        const target = this.writeTarget(tr, true);
         return target instanceof Promise
           ? target.then((found) => this.structureWriteTarget(found, element))
           : this.structureWriteTarget(target, element);
@@ -796,9 +796,10 @@ export class DocumentCollection {
    * manifest, if it is missing and the write goes ahead. Without a promise when the registry answers
    * from its cached manifest (`CollectionRegistry.writeTarget`: a known collection on a first
    * attempt, its read conflict taken); otherwise a promise. Errors found without waiting are thrown.
+   * `readsAtOnce` as `CollectionRegistry.writeTarget` says.
    */
-  private writeTarget(tr: Transaction): WriteTarget | Promise<WriteTarget> {
-    const target = this.context.registry.writeTarget(tr, this.path, this.context.autoCreate);
+  private writeTarget(tr: Transaction, readsAtOnce = false): WriteTarget | Promise<WriteTarget> {
+    const target = this.context.registry.writeTarget(tr, this.path, this.context.autoCreate, readsAtOnce);
     return target instanceof Promise ? target.then((found) => this.observed(tr, found)) : this.observed(tr, target);
   }
 
