@@ -4,7 +4,7 @@
  * and array markers) are encoded as shared Buffers, so they must be copied on the way: a stored
  * entry must never be the same object as another document's.
  */
-import { open } from '../../src';
+import { open, type JsonValue } from '../../src';
 
 describe('document writes on the memory engine', () => {
   const shape = { t: true, f: false, n: null, o: {}, a: [], nested: { deep: [true, null] } };
@@ -36,7 +36,7 @@ describe('list push on the memory engine', () => {
     const db = await open();
     try {
       const docs = db.collection('app.docs');
-      const values = [true, false, null, {}, [], { nested: [true, null] }];
+      const values: JsonValue[] = [true, false, null, {}, [], { nested: [true, null] }];
       for (const value of values) await docs.list('first').push(value);
       // Buffers read from the store are read-only by contract; a caller who breaks that may damage
       // the entries it read (the first list), and nothing else.
