@@ -27,7 +27,9 @@ export interface StructureAccess {
    * The document's keys for a write, with `create` to run (creating the collection) if it writes, the
    * collection's id (for expiry index entries) and its maxTTL in seconds, if it has one. Without a
    * promise when the collection is known at once (the commonest case: no microtask turns to take it);
-   * then what the promise would reject with is thrown.
+   * then what the promise would reject with is thrown. The caller issues a read in `tr` before it
+   * yields (every structure write reads its kind key at once): that read takes the read version the
+   * collection lookup's conflict needs (`CollectionRegistry.writeTarget`, `readsAtOnce`).
    */
   keysToWrite(tr: Transaction, element: TupleItem): StructureWriteTarget | Promise<StructureWriteTarget>;
   /** The layer's expiry index: a structure with an expiry has an entry, as a document does. */

@@ -15,6 +15,7 @@ import {
   readSubtreeEntries,
   removeFromArray,
   writeEntries,
+  writeEncodedEntries,
   type Bounds,
   type HeldSide,
 } from '../document/values/tree';
@@ -139,11 +140,16 @@ export class DocList<T = JsonValue> extends Structure {
    *
    * @throws DocumentError INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE, WRONG_KIND.
    */
-  async push(value: T, opts?: StructureWriteOptions): Promise<void> {
-    checkElementValue(value, 'the value');
-    const pushed = (scope: StructureScope, last: ChildProbe | undefined) => this.pushed(scope, last, [value]);
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith(opts, probeLast, pushed);
-    return this.writeMerged(probeLast, pushed, { operation: PUSH, arg: value, runMany: this.pushMany });
+  push(value: T, opts?: StructureWriteOptions): Promise<void> {
+    // Not async: it returns the write's own promise (as upsert does); what throws before is a rejection.
+    try {
+      checkElementValue(value, 'the value');
+      const pushed = (scope: StructureScope, last: ChildProbe | undefined) => this.pushed(scope, last, [value]);
+      if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith(opts, probeLast, pushed);
+      return this.writeMerged(probeLast, pushed, { operation: PUSH, arg: value, runMany: this.pushMany });
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** {@link push}'s writes of `values` (the merged calls'), after the element `last` (see {@link probeLast}). */
@@ -151,7 +157,7 @@ export class DocList<T = JsonValue> extends Structure {
     const at = last?.kind === 'position' ? last.position + 1 : 0;
     const entries = elementEntries(bodyKey(keys), at, values as readonly JsonValue[], this.access.kv.maxKeyBytes);
     create();
-    writeEntries(tr, entries);
+    writeEncodedEntries(tr, entries);
     this.changed(tr, keys);
   }
 

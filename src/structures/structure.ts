@@ -271,6 +271,7 @@ export abstract class Structure {
     const target = writing instanceof Promise ? await writing : writing;
     const keys = target.keys;
     const now = access.now();
+    // Read before yielding: keysToWrite's collection lookup relies on this read for its read version.
     const inspecting = inspectKind(tr, keys, now);
     const fetching = startPrefetch(tr, keys, prefetch, inspecting);
     const found = this.checkedKind(await inspecting);

@@ -1,10 +1,10 @@
 /**
- * Document writes hand their encoded entries to the memory engine, which stores those very Buffers
- * (`writeDocument`, `setHandedOver`). The leaves every document shares (null, true, false, the object
+ * Document writes and list pushes hand their encoded entries to the memory engine, which stores those
+ * very Buffers (`writeEncodedEntries`, `setHandedOver`). The leaves every document shares (null, true, false, the object
  * and array markers) are encoded as shared Buffers, so they must be copied on the way: a stored
  * entry must never be the same object as another document's.
  */
-import { open } from '../../src';
+import { open, type JsonValue } from '../../src';
 
 describe('document writes on the memory engine', () => {
   const shape = { t: true, f: false, n: null, o: {}, a: [], nested: { deep: [true, null] } };
@@ -25,6 +25,28 @@ describe('document writes on the memory engine', () => {
       for (const { value } of pairs) value.fill(0xee);
       await docs.insert(shape, { id: 'third' });
       expect((await docs.get('third')).content).toEqual(shape);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('list push on the memory engine', () => {
+  it('stores no Buffer another element or document shares', async () => {
+    const db = await open();
+    try {
+      const docs = db.collection('app.docs');
+      const values: JsonValue[] = [true, false, null, {}, [], { nested: [true, null] }];
+      for (const value of values) await docs.list('first').push(value);
+      // Buffers read from the store are read-only by contract; a caller who breaks that may damage
+      // the entries it read (the first list), and nothing else.
+      const pairs = await db.kv.getRangeAll('', '\xff');
+      for (const { value } of pairs) value.fill(0xee);
+      const second = docs.list('second');
+      for (const value of values) await second.push(value);
+      await docs.insert({ t: true, f: false, n: null, o: {}, a: [] }, { id: 'after' });
+      expect(await second.slice()).toEqual(values);
+      expect((await docs.get('after')).content).toEqual({ t: true, f: false, n: null, o: {}, a: [] });
     } finally {
       await db.close();
     }

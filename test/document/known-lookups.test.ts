@@ -10,7 +10,8 @@ import { DocTransaction } from '../../src/document/doc-transaction';
 import { LockFlags } from '../../src/document/collection/lock-flags';
 import type { Database } from '../../src/kv/contract/database';
 import { kvError } from '../../src/kv/contract/errors';
-import type { CollectionRegistry } from '../../src/document/manifest/collection-registry';
+import { CollectionRegistry } from '../../src/document/manifest/collection-registry';
+import { open } from '../../src';
 import { layout, openCachedRegistry, OTHER, PATH } from '../support/cached-registry';
 
 let kv: Database;
@@ -94,5 +95,34 @@ describe('LockFlags.knownMayBeLocked', () => {
       expect(await locks.mayBeLocked(tr, 8)).toBe(true);
       expect(locks.knownMayBeLocked(tr, 8)).toBe(true);
     });
+  });
+});
+
+describe('document operations on a known collection', () => {
+  it('replace, remove, getMany and scan take it from the registry without a promise', async () => {
+    const docs = await open();
+    try {
+      const c = docs.collection();
+      await c.upsert('a', { n: 1 });
+      await c.upsert('b', { n: 2 });
+      const asynchronous = jest.spyOn(CollectionRegistry.prototype, 'forRead');
+      const lookups = jest.spyOn(CollectionRegistry.prototype, 'readTarget');
+      try {
+        await c.replace('a', { n: 3 });
+        await c.remove('b');
+        expect((await c.getMany(['a', 'b'])).map((found) => found?.content)).toEqual([{ n: 3 }, undefined]);
+        const scanned: unknown[] = [];
+        for await (const item of c.scan()) scanned.push(item.id);
+        expect(scanned).toEqual(['a']);
+        expect(asynchronous).not.toHaveBeenCalled();
+        expect(lookups).toHaveBeenCalledTimes(4);
+        expect(lookups.mock.results.filter((result) => result.value instanceof Promise)).toEqual([]);
+      } finally {
+        asynchronous.mockRestore();
+        lookups.mockRestore();
+      }
+    } finally {
+      await docs.close();
+    }
   });
 });

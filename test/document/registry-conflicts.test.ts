@@ -82,6 +82,18 @@ describe.each([
     await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
   });
 
+  it('writeTarget for a caller that reads at once, answered without a promise: a manifest update committed after its read fails the commit', async () => {
+    const tr = kv.createTransaction();
+    if (withContext) DocTransaction.of(tr);
+    const target = registry.writeTarget(tr, PATH, true, true);
+    expect(target).not.toBeInstanceOf(Promise);
+    const reading = tr.get(Buffer.concat([(target as WriteTarget).prefix, Buffer.from('k')]));
+    writeUnder(tr, (target as WriteTarget).prefix);
+    await updateManifestElsewhere();
+    await reading;
+    await expect(tr.commit()).rejects.toMatchObject({ code: 1020 });
+  });
+
   it('without an update, the commit succeeds', async () => {
     const tr = kv.createTransaction();
     if (withContext) DocTransaction.of(tr);

@@ -247,7 +247,8 @@ export class DocumentCollection {
     const now = this.context.now();
     const choice = expiryChoice(opts, now);
     return this.write(element, opts.tr, async (tr) => {
-      const target = await this.targetToChange(tr);
+      const found = this.targetToChange(tr);
+      const target = found instanceof Promise ? await found : found;
       if (target === undefined) throw notFound(id);
       const keys = document.keysIn(target.prefix, element);
       const entries = document.entriesAt(keys.root);
@@ -277,7 +278,8 @@ export class DocumentCollection {
     const element = docIdElement(id);
     const now = this.context.now();
     return this.write(element, opts.tr, async (tr) => {
-      const target = await this.targetToChange(tr);
+      const found = this.targetToChange(tr);
+      const target = found instanceof Promise ? await found : found;
       if (target === undefined) throw notFound(id);
       const keys = new DocumentKeys(target.prefix, element);
       const indexing = startIndexWrite(this.context.indexes, tr, target, keys, true);
@@ -366,7 +368,8 @@ export class DocumentCollection {
     if (!Array.isArray(ids)) throw new DocumentError('INVALID_ARGUMENT', 'getMany takes an array of ids');
     const elements = ids.map(docIdElement);
     return this.read(opts.tr, async (tr) => {
-      const prefix = await this.prefixToRead(tr);
+      const found = this.prefixToRead(tr);
+      const prefix = found instanceof Promise ? await found : found;
       if (prefix === undefined) return elements.map(() => undefined);
       const now = this.context.now();
       return readDocuments(tr, prefix, elements, now, this.context.forms);
@@ -394,7 +397,7 @@ export class DocumentCollection {
     }
     const startElement = opts.start === undefined ? undefined : docIdElement(opts.start);
     const endElement = opts.end === undefined ? undefined : docIdElement(opts.end);
-    const collection = await this.transact(opts.tr, (tr) => this.prefixToRead(tr));
+    const collection = await this.transact(opts.tr, async (tr) => this.prefixToRead(tr));
     if (collection === undefined) return;
     const now = this.context.now();
     let begin = startElement === undefined ? collection : packPrefixed(collection, [startElement]);
@@ -699,7 +702,7 @@ export class DocumentCollection {
       run: (tr, fn) => this.context.kv.transact(fn, { tr }),
       keysToRead: (tr, element) => this.keysToRead(tr, element),
       keysToWrite: (tr, element) => {
-        const target = this.writeTarget(tr);
+        const target = this.writeTarget(tr, true);
         return target instanceof Promise
           ? target.then((found) => this.structureWriteTarget(found, element))
           : this.structureWriteTarget(target, element);
@@ -774,9 +777,14 @@ export class DocumentCollection {
     });
   }
 
-  /** The collection's key prefix as `tr` sees it, or `undefined` when it does not exist. */
-  private async prefixToRead(tr: Transaction): Promise<Buffer | undefined> {
-    return (await this.target(tr))?.prefix;
+  /**
+   * The collection's key prefix as `tr` sees it, or `undefined` when it does not exist. Without a
+   * promise when the registry answers at once (`CollectionRegistry.readTarget`); errors found without
+   * waiting are thrown.
+   */
+  private prefixToRead(tr: Transaction): Buffer | Promise<Buffer | undefined> {
+    const target = this.context.registry.readTarget(tr, this.path, !this.context.autoCreate);
+    return target instanceof Promise ? target.then((found) => found?.prefix) : target.prefix;
   }
 
   /**
@@ -796,16 +804,23 @@ export class DocumentCollection {
    * manifest, if it is missing and the write goes ahead. Without a promise when the registry answers
    * from its cached manifest (`CollectionRegistry.writeTarget`: a known collection on a first
    * attempt, its read conflict taken); otherwise a promise. Errors found without waiting are thrown.
+   * `readsAtOnce` as `CollectionRegistry.writeTarget` says.
    */
-  private writeTarget(tr: Transaction): WriteTarget | Promise<WriteTarget> {
-    const target = this.context.registry.writeTarget(tr, this.path, this.context.autoCreate);
+  private writeTarget(tr: Transaction, readsAtOnce = false): WriteTarget | Promise<WriteTarget> {
+    const target = this.context.registry.writeTarget(tr, this.path, this.context.autoCreate, readsAtOnce);
     return target instanceof Promise ? target.then((found) => this.observed(tr, found)) : this.observed(tr, target);
   }
 
-  /** The collection for a write that needs it to exist (replace, remove), as {@link target}. */
-  private async targetToChange(tr: Transaction): Promise<CollectionTarget | undefined> {
-    const target = await this.target(tr);
-    return target === undefined ? undefined : this.observed(tr, target);
+  /**
+   * The collection for a write that needs it to exist (replace, remove), as {@link target}: without a
+   * promise when the registry answers at once (`CollectionRegistry.readTarget`); errors found without
+   * waiting are thrown.
+   */
+  private targetToChange(tr: Transaction): CollectionTarget | Promise<CollectionTarget | undefined> {
+    const target = this.context.registry.readTarget(tr, this.path, !this.context.autoCreate);
+    return target instanceof Promise
+      ? target.then((found) => (found === undefined ? undefined : this.observed(tr, found)))
+      : this.observed(tr, target);
   }
 
   /** `target`, after telling the layer's observers of `tr`'s writes to it if it keeps a change feed. */

@@ -1,8 +1,6 @@
 import { isKvError } from '../../kv/contract/errors';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
-import { setHandedOver } from '../../kv/client/hand-over';
-import { copyOf } from '../../kv/contract/bytes';
-import { isSharedLeaf } from '../values/leaf';
+import { writeEncodedEntries } from '../values/tree';
 import { DocTransaction } from '../doc-transaction';
 import { DocumentError } from '../errors';
 import type { DocumentKeys } from './layout';
@@ -39,14 +37,7 @@ export function writeVersion(tr: Transaction, keys: DocumentKeys, paths?: readon
  */
 export function writeDocument(tr: Transaction, keys: DocumentKeys, entries: Entries): void {
   tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
-  const data = entries.keys;
-  const values = entries.values;
-  // The entries were encoded for this write and are never modified: the transaction may keep them,
-  // but for the leaves every document shares, which it gets copies of.
-  for (let i = 0; i < data.length; i++) {
-    const value = values[i];
-    setHandedOver(tr, data[i], isSharedLeaf(value) ? copyOf(value) : value);
-  }
+  writeEncodedEntries(tr, entries);
   DocTransaction.of(tr).documentWritten(keys);
 }
 

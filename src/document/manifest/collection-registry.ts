@@ -90,7 +90,7 @@ export class CollectionRegistry {
    * rejects with is thrown here when it is found without waiting.
    */
   readTarget(tr: Transaction, path: CollectionPath, strict: boolean): CollectionTarget | Promise<CollectionTarget | undefined> {
-    return this.cachedLookup(tr, path) ?? this.readForRead(tr, path, strict);
+    return this.cachedLookup(tr, path, false) ?? this.readForRead(tr, path, strict);
   }
 
   /** {@link forRead} when the cached manifest cannot answer at once: it may read the stored one. */
@@ -123,9 +123,13 @@ export class CollectionRegistry {
    * (`cachedLookup`: the same read conflict on the uid), as it does for every write to a known
    * collection on a first attempt; otherwise forWrite's promise. What forWrite rejects with is thrown
    * here when it is found without waiting.
+   *
+   * `readsAtOnce`: the caller issues a read in `tr` before it yields (no await in between), as every
+   * structure write does (its kind key): that read takes the read version the uid conflict needs, so
+   * a lookup answered at once takes none of its own (no promise; see {@link takeUidConflict}).
    */
-  writeTarget(tr: Transaction, path: CollectionPath, autoCreate: boolean): WriteTarget | Promise<WriteTarget> {
-    return this.cachedLookup(tr, path) ?? this.readForWrite(tr, path, autoCreate);
+  writeTarget(tr: Transaction, path: CollectionPath, autoCreate: boolean, readsAtOnce = false): WriteTarget | Promise<WriteTarget> {
+    return this.cachedLookup(tr, path, readsAtOnce) ?? this.readForWrite(tr, path, autoCreate);
   }
 
   /** {@link forWrite} when the cached manifest cannot answer at once: it may read and plan. */
@@ -206,11 +210,12 @@ export class CollectionRegistry {
    * uid taken as manifestFor takes it). `undefined` when that does not apply or the cached manifest
    * does not have the collection: then ask manifestFor. Every structure write and most document
    * operations on a known collection take this path, without the promises of the one that reads.
+   * `readsAtOnce` as {@link writeTarget} says.
    */
-  private cachedLookup(tr: Transaction, path: CollectionPath): CollectionTarget | undefined {
+  private cachedLookup(tr: Transaction, path: CollectionPath, readsAtOnce: boolean): CollectionTarget | undefined {
     const cached = this.cached;
     if (cached === undefined || tr.attempt !== 0 || wroteManifest(tr)) return undefined;
-    this.takeUidConflict(tr);
+    this.takeUidConflict(tr, readsAtOnce);
     return this.lookup(cached, path);
   }
 
@@ -218,15 +223,18 @@ export class CollectionRegistry {
    * Puts the read conflict on the uid key that every use of the cached manifest relies on: once per
    * attempt that has a context (the calls of a combined batch share theirs), whose context it
    * returns; every time on a stage, whose conflict ranges its parent gets only if it is applied.
+   *
+   * The conflict only covers updates after the read version, so the read version must be taken now,
+   * not at commit (where a blind write would take a later one and land under the id of a collection
+   * dropped in between): this takes it (`getReadVersion`, not awaited; a failure shows in the
+   * operation's own reads) unless `callerReads`, when the caller's own read, issued before it yields,
+   * takes it at the same moment.
    */
-  private takeUidConflict(tr: Transaction): DocTransaction | undefined {
+  private takeUidConflict(tr: Transaction, callerReads = false): DocTransaction | undefined {
     const context = tr instanceof StagedTransaction ? undefined : DocTransaction.existing(tr);
     if (context?.manifestConflict !== true) {
       tr.addReadConflictKey(this.uidKey);
-      // The conflict only covers updates after the read version: take it now (not awaited; a failure
-      // shows in the operation's own reads), so that a blind write cannot take a later one at commit
-      // and land under the id of a collection dropped in between.
-      tr.getReadVersion().catch(ignore);
+      if (!callerReads) tr.getReadVersion().catch(ignore);
       if (context !== undefined) context.manifestConflict = true;
     }
     return context;

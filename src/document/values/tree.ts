@@ -2,7 +2,9 @@ import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/t
 import { DocumentError } from '../errors';
 import { emptyEntries, flatten, unflatten, type Entries } from './flatten';
 import { childKey, decodePosition, descendantsBegin, elementEnd, isIntegerElement, subtreeEnd } from '../keys/layout';
-import { kindOf, type NodeKind } from './leaf';
+import { isSharedLeaf, kindOf, type NodeKind } from './leaf';
+import { setHandedOver } from '../../kv/client/hand-over';
+import { copyOf } from '../../kv/contract/bytes';
 import { formatPath } from './path';
 import type { JsonValue, PathElement } from '../types';
 
@@ -151,6 +153,19 @@ export async function failWithDiagnosis(tr: ReadTransaction, elements: readonly 
 export function writeEntries(tr: Transaction, entries: Entries): void {
   const { keys, values } = entries;
   for (let i = 0; i < keys.length; i++) tr.set(keys[i], values[i]);
+}
+
+/**
+ * {@link writeEntries} of entries encoded for this write and never modified afterwards (a document's,
+ * a pushed element's): the memory and LMDB engines' transactions keep the Buffers instead of copies,
+ * but for the leaves every document shares (`isSharedLeaf`), which they get copies of.
+ */
+export function writeEncodedEntries(tr: Transaction, entries: Entries): void {
+  const { keys, values } = entries;
+  for (let i = 0; i < keys.length; i++) {
+    const value = values[i];
+    setHandedOver(tr, keys[i], isSharedLeaf(value) ? copyOf(value) : value);
+  }
 }
 
 /** Clears the subtree at `key`. */
