@@ -1,3 +1,4 @@
+import { addHandedOver } from '../kv/client/hand-over';
 import type { KeyValue, Transaction } from '../kv/contract/types';
 import type { Settled } from './combiner';
 import { DocumentError } from '../document/errors';
@@ -49,7 +50,7 @@ export class DocCounter extends Structure {
   /** {@link add}'s writes of `delta` (the sum of the merged calls'). */
   private added({ tr, keys, create }: StructureScope, delta: bigint): void {
     create();
-    tr.add(bodyKey(keys), encodeInt64(delta));
+    addHandedOver(tr, bodyKey(keys), encodeInt64(delta));
     this.changed(tr, keys);
   }
 
@@ -138,7 +139,7 @@ export class DocCounter extends Structure {
   private incremented({ tr, keys, create }: StructureScope, value: Buffer | undefined, delta: bigint): number {
     const result = safe(decodeInt64(value) + delta);
     create();
-    tr.add(bodyKey(keys), encodeInt64(delta));
+    addHandedOver(tr, bodyKey(keys), encodeInt64(delta));
     this.changed(tr, keys);
     return result;
   }
@@ -165,7 +166,7 @@ export class DocCounter extends Structure {
       });
       if (applied) {
         create();
-        t.add(bodyKey(keys), encodeInt64(current - start));
+        addHandedOver(t, bodyKey(keys), encodeInt64(current - start));
         this.changed(t, keys);
       }
       return outcomes;

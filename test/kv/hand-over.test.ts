@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { addReadConflictRangeHandedOver, setHandedOver, setVersionstampedKeyHandedOver } from '../../src/kv/client/hand-over';
+import {
+  addHandedOver,
+  addReadConflictRangeHandedOver,
+  clearHandedOver,
+  setHandedOver,
+  setVersionstampedKeyHandedOver,
+} from '../../src/kv/client/hand-over';
+import { readInt64LE, int64LE } from '../../src/kv/contract/bytes';
 import { isKvError } from '../../src/kv/contract/errors';
 import { Limits } from '../../src/kv/contract/limits';
 import type { Engine, Transaction } from '../../src/kv/contract/types';
@@ -238,5 +245,110 @@ describe.each([
     expect(errorCode(() => addReadConflictRangeHandedOver(done, Buffer.from('a'), Buffer.from('b')))).toBe(
       errorCode(() => done.addReadConflictRange('a', 'b')),
     );
+  });
+});
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ['lmdb', () => new LmdbEngine({ path: join(root, `store-${stores++}`) })],
+  ['a transaction that is no engine client (counting wrapper)', () => new CountingEngine(new MemoryEngine())],
+] as const)('clearHandedOver [%s]', (_name, makeEngine) => {
+  let engine: Engine;
+  beforeEach(() => {
+    engine = makeEngine();
+  });
+  afterEach(() => engine.close());
+
+  it('clears what clear clears, seen by the transaction itself and after commit', async () => {
+    await committed(engine, (tr) => {
+      tr.set('c/1', 'one');
+      tr.set('c/2', 'two');
+      tr.set('c/3', 'three');
+    });
+    const tr = engine.createTransaction();
+    const [first] = await tr.getRangeAll('c/', 'c0', { limit: 1 });
+    clearHandedOver(tr, first.key);
+    tr.clear('c/2');
+    expect(await tr.get('c/1')).toBeUndefined();
+    expect((await tr.getRangeAll('c/', 'c0')).map((p) => p.key.toString())).toEqual(['c/3']);
+    await tr.commit();
+    expect(await stored(engine, 'c/', 'c0')).toEqual([['c/3', 'three']]);
+  });
+
+  it('refuses what clear refuses, and ignores a key too long to exist, as clear does', async () => {
+    const tr = engine.createTransaction();
+    const tooLongKey = Buffer.alloc((engine.maxKeyBytes ?? Limits.maxKeyBytes) + 1, 'k');
+    expect(errorCode(() => clearHandedOver(tr, Buffer.from([0xff, 1])))).toBe('key_outside_legal_range');
+    expect(errorCode(() => tr.clear(Buffer.from([0xff, 1])))).toBe('key_outside_legal_range');
+    expect(errorCode(() => clearHandedOver(tr, tooLongKey))).toBeUndefined();
+    await tr.commit();
+    expect(errorCode(() => clearHandedOver(tr, Buffer.from('k')))).toBe(errorCode(() => tr.clear('k')));
+    expect(errorCode(() => tr.clear('k'))).toBe('used_during_commit');
+  });
+});
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ['lmdb', () => new LmdbEngine({ path: join(root, `store-${stores++}`) })],
+  ['a transaction that is no engine client (counting wrapper)', () => new CountingEngine(new MemoryEngine())],
+] as const)('addHandedOver [%s]', (_name, makeEngine) => {
+  let engine: Engine;
+  beforeEach(() => {
+    engine = makeEngine();
+  });
+  afterEach(() => engine.close());
+
+  const count = async (tr: Transaction, key: string) => readInt64LE(await tr.get(key));
+
+  it('adds as add does, to an absent and a stored value, seen by the transaction itself', async () => {
+    const one = int64LE(1);
+    await committed(engine, (tr) => tr.add('n/stored', 40));
+    const tr = engine.createTransaction();
+    addHandedOver(tr, Buffer.from('n/absent'), one);
+    addHandedOver(tr, Buffer.from('n/absent'), one);
+    addHandedOver(tr, Buffer.from('n/stored'), one);
+    tr.add('n/stored', one);
+    expect(await count(tr, 'n/absent')).toBe(2n);
+    expect(await count(tr, 'n/stored')).toBe(42n);
+    await tr.commit();
+    const after = engine.createTransaction();
+    expect([await count(after, 'n/absent'), await count(after, 'n/stored')]).toEqual([2n, 42n]);
+    expect(one).toEqual(int64LE(1));
+  });
+
+  it('refuses what add refuses, with its error, and writes nothing', async () => {
+    const tr = engine.createTransaction();
+    const tooLongKey = Buffer.alloc((engine.maxKeyBytes ?? Limits.maxKeyBytes) + 1, 'k');
+    const one = int64LE(1);
+    expect(errorCode(() => addHandedOver(tr, Buffer.from([0xff, 1]), one))).toBe('key_outside_legal_range');
+    expect(errorCode(() => addHandedOver(tr, tooLongKey, one))).toBe('key_too_large');
+    expect(errorCode(() => addHandedOver(tr, Buffer.from('k'), Buffer.alloc(Limits.maxValueBytes + 1)))).toBe('value_too_large');
+    await tr.commit();
+    expect(await stored(engine, '', '\xff')).toEqual([]);
+    expect(errorCode(() => addHandedOver(tr, Buffer.from('k'), one))).toBe(errorCode(() => tr.add('k', one)));
+  });
+
+  it('counts toward the transaction size as add does', async () => {
+    const handed = engine.createTransaction();
+    addHandedOver(handed, Buffer.from('size/key'), int64LE(5));
+    clearHandedOver(handed, Buffer.from('size/gone'));
+    const copied = engine.createTransaction();
+    copied.add('size/key', int64LE(5));
+    copied.clear('size/gone');
+    expect(await handed.getApproximateSize()).toBe(await copied.getApproximateSize());
+  });
+});
+
+describe('addHandedOver on the memory engine', () => {
+  it('keeps the key it is given, but never stores the operand itself, which callers may share', async () => {
+    const engine = new MemoryEngine();
+    const key = Buffer.from('n/count');
+    const shared = int64LE(1);
+    await committed(engine, (tr) => addHandedOver(tr, key, shared));
+    const [pair] = await engine.createTransaction().getRangeAll('n/', 'n0');
+    expect(pair.key).toBe(key);
+    expect(pair.value).not.toBe(shared);
+    expect(pair.value).toEqual(shared);
+    await engine.close();
   });
 });

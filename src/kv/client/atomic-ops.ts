@@ -67,8 +67,14 @@ export function checkedAtomicOp(op: AtomicOp): AtomicOp {
   return op;
 }
 
+/**
+ * A new Buffer, never `operand` itself (but for an empty operand, which has no bytes to change): the
+ * store keeps what this returns, so an operand handed over by a layer (`addHandedOver`, a queue's
+ * shared `PLUS_ONE`) is never stored nor returned by a read.
+ */
 function add(existing: Buffer | undefined, operand: Buffer): Buffer {
-  if (!existing?.length || operand.length === 0) return operand;
+  if (operand.length === 0) return operand;
+  if (!existing?.length) return Buffer.from(operand);
   const out = Buffer.allocUnsafe(operand.length);
   let carry = 0;
   for (let i = 0; i < operand.length; i++) {

@@ -1,10 +1,11 @@
 import { Backoff } from '../contract/backoff';
-import { compareBytes, keyAfter, toBuffer } from '../contract/bytes';
+import { compareBytes, int64LE, keyAfter, toBuffer } from '../contract/bytes';
 import { KvError, kvError } from '../contract/errors';
 import {
   boundKey,
   checkedValue,
   clearableKey,
+  legalClearableKey,
   keyTooLarge,
   legalRange,
   outsideLegalRange,
@@ -282,6 +283,19 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.triggerOwnWatches(k);
   }
 
+  /**
+   * {@link clear} of a key the caller hands over, as {@link setHandedOver} takes it (a key a read
+   * returned, never modified): kept instead of copied. Same checks and errors. Layers reach it through
+   * `clearHandedOver`.
+   */
+  clearHandedOver(key: Buffer): void {
+    this.assertUsable();
+    const k = legalClearableKey(key, this.keyLimit);
+    if (!k) return;
+    this.writes.clear(k);
+    this.triggerOwnWatches(k);
+  }
+
   clearRange(begin: Bytes, end: Bytes): void {
     this.assertUsable();
     const range = legalRange(begin, end);
@@ -296,6 +310,31 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     const k = writableKey(key, this.keyLimit);
     const operand = checkedValue(param);
     this.writes.atomic(op, k, operand);
+    this.triggerOwnWatches(k);
+  }
+
+  /**
+   * `add(key, delta)` of a number: the operand is made here, so it is kept, not copied again.
+   */
+  override add(key: Bytes, delta: number | bigint | Bytes): void {
+    if (typeof delta !== 'number' && typeof delta !== 'bigint') return super.add(key, delta);
+    const operand = int64LE(delta);
+    this.assertUsable();
+    const k = writableKey(key, this.keyLimit);
+    this.writes.atomic('add', k, operand);
+    this.triggerOwnWatches(k);
+  }
+
+  /**
+   * `add(key, operand)` of Buffers the caller hands over, as {@link setHandedOver} takes them: kept
+   * instead of copied. The operand may be one the caller shares between calls (a constant): `add`
+   * never stores its operand itself (see `applyAtomicOp`). Same checks and errors as `add`. Layers
+   * reach it through `addHandedOver`.
+   */
+  addHandedOver(key: Buffer, operand: Buffer): void {
+    this.assertUsable();
+    const k = legalWritableKey(key, this.keyLimit);
+    this.writes.atomic('add', k, legalValue(operand));
     this.triggerOwnWatches(k);
   }
 

@@ -30,3 +30,22 @@ export function addReadConflictRangeHandedOver(tr: Transaction, begin: Buffer, e
   if (tr instanceof ClientTransaction) tr.addReadConflictRangeHandedOver(begin, end);
   else tr.addReadConflictRange(begin, end);
 }
+
+/**
+ * `tr.clear(key)` for a layer that hands the key over, as {@link setHandedOver} does (a queue item's
+ * key, as a read returned it). Same checks and errors as `clear`.
+ */
+export function clearHandedOver(tr: Transaction, key: Buffer): void {
+  if (tr instanceof ClientTransaction) tr.clearHandedOver(key);
+  else tr.clear(key);
+}
+
+/**
+ * `tr.add(key, operand)` for a layer that hands the Buffers over, as {@link setHandedOver} does; the
+ * operand may be a constant the layer shares between calls (a queue's size delta), since `add` never
+ * stores its operand itself. Same checks and errors as `add`.
+ */
+export function addHandedOver(tr: Transaction, key: Buffer, operand: Buffer): void {
+  if (tr instanceof ClientTransaction) tr.addHandedOver(key, operand);
+  else tr.add(key, operand);
+}

@@ -3,7 +3,8 @@ import type { VersionstampTemplate } from './versionstamp-template';
 
 /**
  * One write of a transaction, as sent to the store at commit and applied there in order. Keys and
- * values are the transaction's own copies and are never modified.
+ * values are the transaction's own copies, or Buffers a layer handed over (`hand-over.ts`), and are
+ * never modified.
  */
 export type Mutation =
   | { readonly type: 'set'; readonly key: Buffer; readonly value: Buffer }

@@ -39,10 +39,14 @@ export function legalWritableKey(key: Buffer, limit?: EngineKeyLimit): Buffer {
  * @throws KvError key_outside_legal_range (2004)
  */
 export function clearableKey(key: Bytes, limit?: EngineKeyLimit): Buffer | undefined {
-  const k = toBuffer(key);
-  if (k.length > 0 && k[0] === 0xff) throw outsideLegalRange(k);
-  if (k.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes)) return undefined;
-  return copyOf(k);
+  const k = legalClearableKey(toBuffer(key), limit);
+  return k && copyOf(k);
+}
+
+/** `key` itself, or `undefined`, as {@link clearableKey} decides. @throws KvError 2004 */
+export function legalClearableKey(key: Buffer, limit?: EngineKeyLimit): Buffer | undefined {
+  if (key.length > 0 && key[0] === 0xff) throw outsideLegalRange(key);
+  return key.length > (limit?.maxKeyBytes ?? Limits.maxKeyBytes) ? undefined : key;
 }
 
 /**

@@ -5,7 +5,7 @@ import { docIdElement } from '../../document/keys/ids';
 import type { DocumentKeys } from '../../document/keys/layout';
 import type { DocId, JsonValue, TransactionOption } from '../../document/types';
 import { int64LE, keyAfter } from '../../kv/contract/bytes';
-import { setHandedOver, setVersionstampedKeyHandedOver } from '../../kv/client/hand-over';
+import { addHandedOver, clearHandedOver, setHandedOver, setVersionstampedKeyHandedOver } from '../../kv/client/hand-over';
 import type { KeyValue, Transaction, Watch } from '../../kv/contract/types';
 import { pack, unpack, Uuid } from '../../tuple';
 import { decodeInt64 } from '../int64';
@@ -1217,8 +1217,9 @@ export class Queue<T = JsonValue> extends Structure {
     events?.pushed(first, payloads.length, at, jobIds);
     if (at !== undefined) noteDelayedPush(own, scope.keys.identity, at);
     else notePriorityPush(own, scope.keys.identity, priority);
-    tr.add(keys.size, payloads.length === 1 ? PLUS_ONE : payloads.length);
-    tr.add(keys.pushed, PLUS_ONE);
+    // The queue's own keys and a fresh or constant operand, none ever modified: handed over.
+    addHandedOver(tr, keys.size, payloads.length === 1 ? PLUS_ONE : int64LE(payloads.length));
+    addHandedOver(tr, keys.pushed, PLUS_ONE);
     this.changed(tr, scope.keys);
   }
 
@@ -1278,7 +1279,7 @@ export class Queue<T = JsonValue> extends Structure {
     if (gone === 0) return undefined;
     const { tr } = scope;
     if (exhausted.length === 0 && this.eventLog.knownOff(tr, scope.keys)) {
-      tr.add(keys.size, gone === 1 ? MINUS_ONE : -gone);
+      addHandedOver(tr, keys.size, gone === 1 ? MINUS_ONE : int64LE(-gone));
       this.changed(tr, scope.keys);
       return undefined;
     }
@@ -1375,7 +1376,8 @@ export class Queue<T = JsonValue> extends Structure {
     now: number,
     waiting: boolean,
   ): PopOutcome<T> | Promise<PopOutcome<T>> {
-    for (const item of taken.items) scope.tr.clear(item.key);
+    // Keys the head's read returned, never modified: handed over.
+    for (const item of taken.items) clearHandedOver(scope.tr, item.key);
     taken.allowance.claim(scope.tr, taken.items.length);
     const finishing = this.finishTake(scope, keys, taken.exhausted, taken.items);
     if (finishing !== undefined) return finishing.then(() => this.popFinished(scope, keys, taken, receipt, now, waiting));
@@ -1445,7 +1447,7 @@ export class Queue<T = JsonValue> extends Structure {
         }
         if (fresh.length > 0) {
           const taken = prefetched ?? (await this.take(scope, fresh.length, 1, now));
-          for (const item of taken.items) t.clear(item.key);
+          for (const item of taken.items) clearHandedOver(t, item.key);
           taken.allowance.claim(t, taken.items.length);
           const finishing = this.finishTake(scope, keys, taken.exhausted, taken.items);
           if (finishing !== undefined) await finishing;
