@@ -144,7 +144,8 @@ export class DocList<T = JsonValue> extends Structure {
     // Not async: it returns the write's own promise (as upsert does); what throws before is a rejection.
     try {
       checkElementValue(value, 'the value');
-      if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith(opts, probeLast, (scope, last) => this.pushed(scope, last, [value]));
+      if (opts?.tr !== undefined || opts?.expiry !== undefined)
+        return this.writeWith(opts, probeLast, (scope, last) => this.pushed(scope, last, [value]));
       return this.writeMerged(this.pushes, value);
     } catch (err) {
       return Promise.reject(err);

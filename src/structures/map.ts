@@ -84,7 +84,10 @@ export class DocMap<V = JsonValue> extends Structure {
   }
 
   /** The prefetch and the step of {@link set} of one key, not merged. */
-  private setSteps(key: string, value: V): [(tr: Transaction, keys: DocumentKeys) => Promise<Buffer | undefined>, (scope: StructureScope, old: Buffer | undefined) => void] {
+  private setSteps(
+    key: string,
+    value: V,
+  ): [(tr: Transaction, keys: DocumentKeys) => Promise<Buffer | undefined>, (scope: StructureScope, old: Buffer | undefined) => void] {
     // The entry's key, packed once per attempt by the prefetch, which runs before the write's step.
     let at: Buffer = EMPTY;
     return [(tr, keys) => tr.get((at = childKey(bodyKey(keys), key))), (scope, old) => this.setAt(scope, at, value, old)];
