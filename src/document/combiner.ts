@@ -118,8 +118,10 @@ export class Combiner {
    */
   submitMerged<A, T>(operation: MergedOperation<A, T>, arg: A): Promise<T> {
     if (this.queued.length === 0) {
+      // Made before the combiner counts as running, so that a throw leaves it idle.
+      const body = operation.alone(arg);
       this.queued.push(RUNNING_ALONE);
-      const result = this.run(operation.alone(arg));
+      const result = this.run(body);
       result.then(this.afterAlone, this.afterAlone);
       return result;
     }
