@@ -57,11 +57,33 @@ export interface Merge<A, R> {
   readonly runMany: (tr: Transaction, args: A[]) => Promise<Settled<R>[]>;
 }
 
+/**
+ * An operation whose calls merge ({@link Merge}) and that makes a call's transaction body only when
+ * the call runs alone: a call that queues and is merged makes none of it (see
+ * {@link Combiner.submitMerged}). One object per operation (and handle), not per call.
+ */
+export interface MergedOperation<A, R> {
+  /** Calls with the same `operation` next to each other in a batch are merged (as {@link Merge}'s). */
+  readonly operation: object;
+  /** As {@link Merge.runMany}. */
+  readonly runMany: (tr: Transaction, args: A[]) => Promise<Settled<R>[]>;
+  /** The body of the transaction of the call of `arg` when it runs alone (its own, or a batch's step). */
+  readonly alone: (arg: A) => (tr: Transaction) => Promise<R>;
+}
+
 interface Call {
-  readonly fn: (tr: Transaction) => Promise<unknown>;
-  readonly merge: Merge<unknown, unknown> | undefined;
+  /** The call's body; `undefined` for a {@link MergedOperation}'s call, whose `alone` makes it. */
+  readonly fn: ((tr: Transaction) => Promise<unknown>) | undefined;
+  readonly merge: Pick<MergedOperation<unknown, unknown>, 'operation' | 'runMany'> | undefined;
+  readonly arg: unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+}
+
+/** The body a call runs when it is not merged. */
+function bodyOf(call: Call): (tr: Transaction) => Promise<unknown> {
+  if (call.fn !== undefined) return call.fn;
+  return (call.merge as MergedOperation<unknown, unknown>).alone(call.arg);
 }
 
 /** Runs `fn` in a transaction of its own (its retry loop): how a combiner starts its transactions. */
@@ -85,7 +107,32 @@ export class Combiner {
       return result;
     }
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, merge: merge, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({ fn, merge, arg: merge?.arg, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /**
+   * As {@link submit} for a call of `operation` with `arg`: its body, `operation.alone(arg)`, is made
+   * only when the call runs alone (nothing running, a batch of one, a failed batch's calls, a call
+   * with no neighbour of its operation); a queued call that is merged makes no body.
+   */
+  submitMerged<A, T>(operation: MergedOperation<A, T>, arg: A): Promise<T> {
+    if (this.queued.length === 0) {
+      // Made before the combiner counts as running, so that a throw leaves it idle.
+      const body = operation.alone(arg);
+      this.queued.push(RUNNING_ALONE);
+      const result = this.run(body);
+      result.then(this.afterAlone, this.afterAlone);
+      return result;
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({
+        fn: undefined,
+        merge: operation as MergedOperation<unknown, unknown>,
+        arg,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
     });
   }
 
@@ -132,7 +179,7 @@ export class Combiner {
   /** Runs `call` in a transaction of its own; returns 1, the calls it ran. */
   private async runAlone(call: Call): Promise<number> {
     try {
-      call.resolve(await this.run(call.fn));
+      call.resolve(await this.run(bodyOf(call)));
     } catch (err) {
       call.reject(err);
     }
@@ -151,13 +198,13 @@ export class Combiner {
           let end = i + 1;
           while (merge !== undefined && end < batch.length && batch[end].merge?.operation === merge.operation) end++;
           if (merge !== undefined && end - i > 1) {
-            const args = batch.slice(i, end).map((call) => call.merge?.arg);
+            const args = batch.slice(i, end).map((call) => call.arg);
             const outcomes = await merge.runMany(tr, args);
             if (outcomes.length === 0 || outcomes.length > args.length) throw new Error('a merged run returned the wrong number of outcomes');
             out.push(...outcomes);
             if (outcomes.length < args.length) break;
           } else {
-            out.push({ ok: true, value: await batch[i].fn(tr) });
+            out.push({ ok: true, value: await bodyOf(batch[i])(tr) });
           }
           i = end;
         }
@@ -184,6 +231,7 @@ export class Combiner {
 const RUNNING_ALONE: Call = {
   fn: () => Promise.resolve(undefined),
   merge: undefined,
+  arg: undefined,
   resolve: () => undefined,
   reject: () => undefined,
 };

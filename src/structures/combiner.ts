@@ -1,6 +1,6 @@
 import type { Transaction } from '../kv/contract/types';
 import type { StructureAccess } from '../document/structure-port';
-import { combinerFor, type Merge, type RunTransaction } from '../document/combiner';
+import { combinerFor, type Merge, type MergedOperation, type RunTransaction } from '../document/combiner';
 import { pack, type TupleItem } from '../tuple';
 
 /**
@@ -9,7 +9,7 @@ import { pack, type TupleItem } from '../tuple';
  * describes (what each caller sees, failures, retries, merged operations).
  */
 
-export { MAX_BATCH, type Merge, type Settled } from '../document/combiner';
+export { MAX_BATCH, type Merge, type MergedOperation, type Settled } from '../document/combiner';
 
 /** The key of a structure among its collection's combiners: its id element, packed. */
 export function structureKey(element: TupleItem): string {
@@ -29,6 +29,14 @@ export function runCombined<T>(
 ): Promise<T> {
   if (tr !== undefined) return access.run(tr, fn);
   return combinerFor(access, key, runnerOf(access)).submit(fn, merge);
+}
+
+/**
+ * Runs the call of `operation` with `arg` combined with the concurrent calls on the structure named
+ * `key`: its body made only if it runs alone ({@link Combiner.submitMerged}).
+ */
+export function runMerged<A, T>(access: StructureAccess, key: string, operation: MergedOperation<A, T>, arg: A): Promise<T> {
+  return combinerFor(access, key, runnerOf(access)).submitMerged(operation, arg);
 }
 
 /** How each collection's structures start their transactions: one function per collection, not per call. */

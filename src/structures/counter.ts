@@ -1,6 +1,6 @@
 import { addHandedOver } from '../kv/client/hand-over';
 import type { KeyValue, Transaction } from '../kv/contract/types';
-import type { Settled } from './combiner';
+import type { MergedOperation, Settled } from './combiner';
 import { DocumentError } from '../document/errors';
 import type { DocumentKeys } from '../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../document/types';
@@ -40,11 +40,15 @@ export class DocCounter extends Structure {
    *
    * @throws DocumentError DELTA_INVALID, WRONG_KIND.
    */
-  async add(by: number | bigint, opts?: StructureWriteOptions): Promise<void> {
-    const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
-    const added = (scope: StructureScope) => this.added(scope, delta);
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.write(opts, added);
-    return this.writeMerged(undefined, added, { operation: ADD, arg: delta, runMany: this.addMany });
+  add(by: number | bigint, opts?: StructureWriteOptions): Promise<void> {
+    // Not async: it returns the write's own promise; what throws before is a rejection.
+    try {
+      const delta = toInt64(by, 'DELTA_INVALID', 'the amount');
+      if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.write(opts, (scope) => this.added(scope, delta));
+      return this.writeMerged(this.adds, delta);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** {@link add}'s writes of `delta` (the sum of the merged calls'). */
@@ -54,8 +58,12 @@ export class DocCounter extends Structure {
     this.changed(tr, keys);
   }
 
-  /** The merged step of concurrent adds (see {@link addAll}), one function per handle. */
-  private readonly addMany = (tr: Transaction, deltas: unknown[]): Promise<Settled<void>[]> => this.addAll(tr, deltas as bigint[]);
+  /** Concurrent adds merged (see {@link addAll}), or one alone; one object per handle. */
+  private readonly adds: MergedOperation<bigint, void> = {
+    operation: ADD,
+    runMany: (tr, deltas) => this.addAll(tr, deltas),
+    alone: (delta) => this.attempt(undefined, (scope) => this.added(scope, delta)),
+  };
 
   /**
    * Concurrent adds merged (structures/combiner.ts): one atomic add of the sum (wrapping at int64 as
@@ -82,13 +90,22 @@ export class DocCounter extends Structure {
    * @throws DocumentError DELTA_INVALID, NUMBER_TOO_BIG (the result is outside ±(2^53−1); nothing is
    *   written), WRONG_KIND.
    */
-  async incr(by: number | bigint = 1, opts?: StructureWriteOptions): Promise<number> {
-    return this.increment(toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
+  incr(by: number | bigint = 1, opts?: StructureWriteOptions): Promise<number> {
+    // Not async: it returns the write's own promise; what throws before is a rejection.
+    try {
+      return this.increment(toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Subtracts `by` (default 1) and returns the new value; as {@link incr}. */
-  async decr(by: number | bigint = 1, opts?: StructureWriteOptions): Promise<number> {
-    return this.increment(-toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
+  decr(by: number | bigint = 1, opts?: StructureWriteOptions): Promise<number> {
+    try {
+      return this.increment(-toInt64(by, 'DELTA_INVALID', 'the amount'), opts);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
@@ -112,28 +129,38 @@ export class DocCounter extends Structure {
    *
    * @throws DocumentError INVALID_VALUE (not a safe integer or an int64 bigint), WRONG_KIND.
    */
-  async set(value: number | bigint, opts: StructureWriteOptions = {}): Promise<void> {
-    const n = toInt64(value, 'INVALID_VALUE', 'a counter value');
-    await this.write(opts, async ({ tr, keys, create }) => {
-      create();
-      tr.set(bodyKey(keys), encodeInt64(n));
-      this.changed(tr, keys);
-    });
+  set(value: number | bigint, opts?: StructureWriteOptions): Promise<void> {
+    // Not async: it returns the write's own promise; what throws before is a rejection.
+    try {
+      const n = toInt64(value, 'INVALID_VALUE', 'a counter value');
+      return this.write(opts, ({ tr, keys, create }) => {
+        create();
+        tr.set(bodyKey(keys), encodeInt64(n));
+        this.changed(tr, keys);
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Sets the value to 0 (the counter stays); as {@link set}. */
-  async reset(opts: StructureWriteOptions = {}): Promise<void> {
-    await this.set(0, opts);
+  reset(opts?: StructureWriteOptions): Promise<void> {
+    return this.set(0, opts);
   }
 
   private increment(delta: bigint, opts: StructureWriteOptions | undefined): Promise<number> {
-    const incremented = (scope: StructureScope, value: Buffer | undefined) => this.incremented(scope, value, delta);
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith<number, Buffer | undefined>(opts, readValue, incremented);
-    return this.writeMerged<number, Buffer | undefined>(readValue, incremented, { operation: INCREMENT, arg: delta, runMany: this.incrementMany });
+    if (opts?.tr !== undefined || opts?.expiry !== undefined) {
+      return this.writeWith<number, Buffer | undefined>(opts, readValue, (scope, value) => this.incremented(scope, value, delta));
+    }
+    return this.writeMerged(this.increments, delta);
   }
 
-  /** The merged step of concurrent increments (see {@link incrementAll}), one function per handle. */
-  private readonly incrementMany = (tr: Transaction, deltas: unknown[]): Promise<Settled<number>[]> => this.incrementAll(tr, deltas as bigint[]);
+  /** Concurrent increments merged (see {@link incrementAll}), or one alone; one object per handle. */
+  private readonly increments: MergedOperation<bigint, number> = {
+    operation: INCREMENT,
+    runMany: (tr, deltas) => this.incrementAll(tr, deltas),
+    alone: (delta) => this.attempt<number, Buffer | undefined>(readValue, (scope, value) => this.incremented(scope, value, delta)),
+  };
 
   /** {@link incr} or {@link decr} of one amount, not merged: the new value, given the stored `value`. */
   private incremented({ tr, keys, create }: StructureScope, value: Buffer | undefined, delta: bigint): number {

@@ -25,7 +25,7 @@ import { checkElementValue } from './element-value';
 import { jsonEqual } from './json-equal';
 import { Structure, type IterateOptions, type StructureScope, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
-import type { Settled } from './combiner';
+import type { MergedOperation, Settled } from './combiner';
 
 /**
  * A list of JSON values: an array document below the structure's body (`<body>` holds an array
@@ -144,9 +144,9 @@ export class DocList<T = JsonValue> extends Structure {
     // Not async: it returns the write's own promise (as upsert does); what throws before is a rejection.
     try {
       checkElementValue(value, 'the value');
-      const pushed = (scope: StructureScope, last: ChildProbe | undefined) => this.pushed(scope, last, [value]);
-      if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith(opts, probeLast, pushed);
-      return this.writeMerged(probeLast, pushed, { operation: PUSH, arg: value, runMany: this.pushMany });
+      if (opts?.tr !== undefined || opts?.expiry !== undefined)
+        return this.writeWith(opts, probeLast, (scope, last) => this.pushed(scope, last, [value]));
+      return this.writeMerged(this.pushes, value);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -161,8 +161,12 @@ export class DocList<T = JsonValue> extends Structure {
     this.changed(tr, keys);
   }
 
-  /** The merged step of concurrent pushes (see {@link pushAll}), one function per handle. */
-  private readonly pushMany = (tr: Transaction, values: unknown[]): Promise<Settled<void>[]> => this.pushAll(tr, values as T[]);
+  /** Concurrent pushes merged (see {@link pushAll}), or one alone; one object per handle. */
+  private readonly pushes: MergedOperation<T, void> = {
+    operation: PUSH,
+    runMany: (tr, values) => this.pushAll(tr, values),
+    alone: (value) => this.attempt<void, ChildProbe>(probeLast, (scope, last) => this.pushed(scope, last, [value])),
+  };
 
   /**
    * Concurrent pushes merged (structures/combiner.ts): one read of the last element, the values at the

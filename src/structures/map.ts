@@ -11,7 +11,7 @@ import { keyOrder } from './repeats';
 import { compareBytes } from '../kv/contract/bytes';
 import { checkElementValue } from './element-value';
 import { decodeInt64, encodeInt64, INT64_MAX, INT64_MIN, SAFE_MAX, SAFE_MIN, toInt64 } from './int64';
-import type { Settled } from './combiner';
+import type { MergedOperation, Settled } from './combiner';
 import { Structure, type IterateOptions, type StructureScope } from './structure';
 import { bodyKey } from './structure-keys';
 import type { StructureWriteOptions } from './structure';
@@ -68,16 +68,29 @@ export class DocMap<V = JsonValue> extends Structure {
    * @throws DocumentError INVALID_ARGUMENT (key), INVALID_VALUE, VALUE_TOO_DEEP, KEY_TOO_LARGE,
    *   DOCUMENT_TOO_LARGE, WRONG_KIND; nothing is written when any is thrown.
    */
-  async set(key: string, value: V, opts?: StructureWriteOptions): Promise<void> {
-    checkKey(key);
-    checkElementValue(value, 'the value');
+  set(key: string, value: V, opts?: StructureWriteOptions): Promise<void> {
+    // Not async: it returns the write's own promise; what throws before is a rejection.
+    try {
+      checkKey(key);
+      checkElementValue(value, 'the value');
+      if (opts?.tr !== undefined || opts?.expiry !== undefined) {
+        const [read, setAt] = this.setSteps(key, value);
+        return this.writeWith<void, Buffer | undefined>(opts, read, setAt);
+      }
+      return this.writeMerged(this.sets, { key, value });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The prefetch and the step of {@link set} of one key, not merged. */
+  private setSteps(
+    key: string,
+    value: V,
+  ): [(tr: Transaction, keys: DocumentKeys) => Promise<Buffer | undefined>, (scope: StructureScope, old: Buffer | undefined) => void] {
     // The entry's key, packed once per attempt by the prefetch, which runs before the write's step.
     let at: Buffer = EMPTY;
-    const read = (tr: Transaction, keys: DocumentKeys) => tr.get((at = childKey(bodyKey(keys), key)));
-    const setAt = (scope: StructureScope, old: Buffer | undefined) => this.setAt(scope, at, value, old);
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith<void, Buffer | undefined>(opts, read, setAt);
-    const arg: MapSet<V> = { key, value };
-    return this.writeMerged<void, Buffer | undefined>(read, setAt, { operation: SET, arg, runMany: this.setMany });
+    return [(tr, keys) => tr.get((at = childKey(bodyKey(keys), key))), (scope, old) => this.setAt(scope, at, value, old)];
   }
 
   /** {@link set} of one key, not merged: writes `value` at the entry `at`, which held `old`. */
@@ -90,8 +103,12 @@ export class DocMap<V = JsonValue> extends Structure {
     this.changed(tr, keys);
   }
 
-  /** The merged step of concurrent sets (see {@link setAll}), one function per handle. */
-  private readonly setMany = (tr: Transaction, sets: unknown[]): Promise<Settled<void>[]> => this.setAll(tr, sets as MapSet<V>[]);
+  /** Concurrent sets merged (see {@link setAll}), or one alone; one object per handle. */
+  private readonly sets: MergedOperation<MapSet<V>, void> = {
+    operation: SET,
+    runMany: (tr, sets) => this.setAll(tr, sets),
+    alone: ({ key, value }) => this.attempt<void, Buffer | undefined>(...this.setSteps(key, value)),
+  };
 
   /**
    * Concurrent sets merged (structures/combiner.ts): the keys' entries read together, each value

@@ -11,7 +11,7 @@ import { readChildren } from './children';
 import { decodeInt64 } from './int64';
 import { Structure, type IterateOptions, type StructureScope, type StructureWriteOptions } from './structure';
 import { bodyKey } from './structure-keys';
-import type { Settled } from './combiner';
+import type { MergedOperation, Settled } from './combiner';
 import { earlierEquals } from './repeats';
 import { compareBytes } from '../kv/contract/bytes';
 
@@ -53,14 +53,27 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
    * @throws DocumentError INVALID_VALUE (not a primitive, a lone surrogate, a non-finite number),
    *   KEY_TOO_LARGE, WRONG_KIND.
    */
-  async add(member: M, opts?: StructureWriteOptions): Promise<boolean> {
-    const element = memberElement(member);
+  add(member: M, opts?: StructureWriteOptions): Promise<boolean> {
+    // Not async: it returns the write's own promise; what throws before is a rejection.
+    try {
+      const element = memberElement(member);
+      if (opts?.tr !== undefined || opts?.expiry !== undefined) {
+        const [read, addAt] = this.addSteps(element);
+        return this.writeWith<boolean, Buffer | undefined>(opts, read, addAt);
+      }
+      return this.writeMerged(this.adds, element);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The prefetch and the step of {@link add} of one member, not merged. */
+  private addSteps(
+    element: TupleItem,
+  ): [(tr: Transaction, keys: DocumentKeys) => Promise<Buffer | undefined>, (scope: StructureScope, found: Buffer | undefined) => boolean] {
     // The member's key, packed once per attempt by the prefetch, which runs before the write's step.
     let at: Buffer = EMPTY;
-    const read = (tr: Transaction, keys: DocumentKeys) => tr.get((at = memberKey(keys, element, this.access.kv.maxKeyBytes)));
-    const addAt = (scope: StructureScope, found: Buffer | undefined) => this.addAt(scope, at, found);
-    if (opts?.tr !== undefined || opts?.expiry !== undefined) return this.writeWith<boolean, Buffer | undefined>(opts, read, addAt);
-    return this.writeMerged<boolean, Buffer | undefined>(read, addAt, { operation: ADD, arg: element, runMany: this.addMany });
+    return [(tr, keys) => tr.get((at = memberKey(keys, element, this.access.kv.maxKeyBytes))), (scope, found) => this.addAt(scope, at, found)];
   }
 
   /** {@link add} of one member, not merged: adds the member's key `at`, unless it was `found`. */
@@ -73,8 +86,12 @@ export class DocSet<M extends SetMember = SetMember> extends Structure {
     return true;
   }
 
-  /** The merged step of concurrent adds (see {@link addAll}), one function per handle. */
-  private readonly addMany = (tr: Transaction, elements: unknown[]): Promise<Settled<boolean>[]> => this.addAll(tr, elements as TupleItem[]);
+  /** Concurrent adds merged (see {@link addAll}), or one alone; one object per handle. */
+  private readonly adds: MergedOperation<TupleItem, boolean> = {
+    operation: ADD,
+    runMany: (tr, elements) => this.addAll(tr, elements),
+    alone: (element) => this.attempt<boolean, Buffer | undefined>(...this.addSteps(element)),
+  };
 
   /**
    * Concurrent adds merged (structures/combiner.ts): the members' keys read together, each new member

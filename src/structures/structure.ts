@@ -9,7 +9,7 @@ import type { DocId, Expiry, TransactionOption } from '../document/types';
 import { writeVersion } from '../document/keys/version';
 import { effectiveExpiry, requestedExpiry } from '../document/collection/expiry';
 import type { StructureWriteTarget } from '../document/structure-port';
-import { runCombined, structureKey, type Merge } from './combiner';
+import { runCombined, runMerged, structureKey, type Merge, type MergedOperation } from './combiner';
 import { encodeKind, inspectKind, kindKey, writeKind, wrongKind, type KindCheck, type StructureKind } from '../document/keys/kind';
 
 /** Options of iteration: a transaction to read in (every page in it), and the page size. */
@@ -239,20 +239,28 @@ export abstract class Structure {
 
   /**
    * A write made without the caller's transaction and without an expiry, whose concurrent calls merge
-   * (combiner.ts): as {@link writeWith} with no options, except that when nothing is running on the
-   * structure its attempt runs directly in the transaction the combiner starts for it, rather than
-   * joining that transaction through the collection's runner. A call that queues makes its merge
-   * argument, `fn` (and `prefetch` when bound to its arguments) and one closure for the lone path,
-   * and none of that path's other closures.
+   * (combiner.ts): as {@link writeWith} with no options and `operation`'s merge, except that its body
+   * (`operation.alone(arg)`, made with {@link attempt}) is made only when the call runs alone, and
+   * then runs directly in the transaction the combiner starts for it, rather than joining that
+   * transaction through the collection's runner. A call that queues and is merged makes only `arg`.
    *
    * @internal
    */
-  protected writeMerged<T, P>(
+  protected writeMerged<A, T>(operation: MergedOperation<A, T>, arg: A): Promise<T> {
+    return runMerged(this.access, this.combinerKey(), operation, arg);
+  }
+
+  /**
+   * The body of a write with no expiry, as {@link writeWith} runs it, for a transaction the caller
+   * gives: how a {@link writeMerged} call runs alone.
+   *
+   * @internal
+   */
+  protected attempt<T, P>(
     prefetch: ((tr: Transaction, keys: DocumentKeys) => Promise<P>) | undefined,
     fn: (scope: StructureScope, prefetched: P | undefined) => Promise<T> | T,
-    merge: Merge<unknown, T>,
-  ): Promise<T> {
-    return runCombined(this.access, this.combinerKey(), undefined, (tr) => this.attemptWrite(tr, undefined, prefetch, fn), merge);
+  ): (tr: Transaction) => Promise<T> {
+    return (tr) => this.attemptWrite(tr, undefined, prefetch, fn);
   }
 
   /**
