@@ -218,8 +218,13 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     while (gone.length > 0 && gone[0].at <= oldest) failures.delete(gone.shift()!.id);
   };
   // The part whose handlers run on an item (or whose failure on it is not yet counted), by the item's
-  // id: no other worker runs a handler on it meanwhile. One worker needs no marks.
+  // id: no other worker runs a handler on it meanwhile. One worker needs no marks; nor do workers
+  // while all of them share transactions (those run one after another, each part on items of its
+  // own), so that their items need no ids: the first transaction of a worker's own marks the items of
+  // the shared one in flight, and the shared ones mark theirs while any item is marked.
   const handling = concurrency > 1 ? new Map<string, Part<T>>() : undefined;
+  // Workers' transactions of their own in flight.
+  let ownRuns = 0;
 
   /**
    * Marks `items` as `part`'s, all or none; throws {@link ItemBusy} when another part holds one (the
@@ -228,6 +233,10 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
    */
   const mark = (part: Part<T>, items: readonly BatchItem<T>[]): void => {
     if (handling === undefined) return;
+    if (ownRuns === 0 && handling.size === 0) {
+      if (failures.size > 0) for (const item of items) if (isPoisoned(item.id)) throw new ItemBusy(item.id, undefined);
+      return;
+    }
     for (const item of items) {
       const holder = handling.get(item.id);
       if (holder !== undefined && holder !== part) throw new ItemBusy(item.id, holder);
@@ -239,6 +248,19 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     }
   };
 
+  /** Marks the items of the parts that run without marks (in a shared transaction), before a worker's own transaction starts. */
+  const markShared = (): void => {
+    if (handling === undefined) return;
+    for (const part of live) {
+      if (part.held.length > 0) continue;
+      for (const item of part.taken) {
+        if (handling.has(item.id)) continue;
+        handling.set(item.id, part);
+        part.held.push(item.id);
+      }
+    }
+  };
+
   /** Drops `part`'s marks and wakes the workers waiting for it. */
   const release = (part: Part<T>): void => {
     if (handling !== undefined) for (const id of part.held) if (handling.get(id) === part) handling.delete(id);
@@ -246,6 +268,13 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     const waiters = part.waiters;
     part.waiters = undefined;
     if (waiters !== undefined) for (const wake of waiters) wake();
+  };
+
+  /** Once `part`'s outcome is counted: it is no longer live, and lets go of its items. */
+  const settle = (part: Part<T>): void => {
+    live.delete(part);
+    release(part);
+    forget();
   };
 
   /** Resolves once `busy.holder` no longer holds the item (at once if it already let go). */
@@ -351,10 +380,21 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
         )
       : undefined;
   const merged = { operation: {}, runMany: (tr: Transaction, parts: Part<T>[]) => runParts(tr, parts) };
+  /** A worker's part in transactions of its own, which mark their items (see `handling`). */
+  const runOwnPart = async (part: Part<T>): Promise<Batch<T>> => {
+    if (ownRuns++ === 0) markShared();
+    try {
+      return await source.runOwn((tr) => runPart(tr, part, spread));
+    } finally {
+      ownRuns--;
+    }
+  };
   const run = (part: Part<T>): Promise<Batch<T>> =>
     shared !== undefined && sharing()
       ? shared.submit((tr) => runPart(tr, part, sharedSpread), { ...merged, arg: part } as Merge<unknown, Batch<T>>)
-      : source.runOwn((tr) => runPart(tr, part, spread));
+      : handling === undefined
+        ? source.runOwn((tr) => runPart(tr, part, spread))
+        : runOwnPart(part);
 
   const worker = async (): Promise<void> => {
     const pause = new FailurePause();
@@ -365,12 +405,10 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
       try {
         batch = await run(part);
       } catch (err) {
-        live.delete(part);
-        forget();
         if (err instanceof ItemBusy) {
           // The aborted attempt committed nothing; the take runs again once the item's outcome is known.
           stats.retries += part.attempts;
-          release(part);
+          settle(part);
           const outcome = outcomeOf(err as ItemBusy<T>);
           if (outcome !== undefined) await outcome;
           continue;
@@ -379,31 +417,29 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
         const failing = part.failing;
         const blamed = failing !== undefined ? [failing] : part.taken;
         if (blamed.length === 0) {
-          release(part);
+          settle(part);
           throw err;
         }
         stats.failures++;
         report(err, failing?.value);
         if (backoff !== undefined && failing !== undefined) {
           // The handler's item waits out its backoff in the scheduled area; the worker goes on at once.
-          const deferred = await source.deferFailed(failing.id, backoff, maxAttempts, err).finally(() => release(part));
+          const deferred = await source.deferFailed(failing.id, backoff, maxAttempts, err).finally(() => settle(part));
           if (deferred === 'dead-lettered') stats.deadLettered++;
           continue;
         }
         for (const item of blamed) failures.set(item.id, (failures.get(item.id) ?? 0) + 1);
-        release(part);
+        settle(part);
         const failed = blamed.map((item) => ({ jobId: item.jobId, attempts: failures.get(item.id) ?? 1 }));
         await source.failed(failed, err).catch((e: unknown) => report(e, undefined));
         await sleep(pause.next(), stopping.signal);
         continue;
       }
-      live.delete(part);
       // The items' outcome is known: a stale take of one that failed before sees it gone, then the
       // workers waiting for them go on.
       if (batch.poisoned !== undefined) retire(batch.poisoned);
       if (failures.size > 0) retire(batch.items.filter((item) => failures.has(item.id)).map((item) => item.id));
-      release(part);
-      forget();
+      settle(part);
       stats.retries += part.attempts - 1;
       pause.reset();
       stats.deadLettered += batch.deadLettered;
