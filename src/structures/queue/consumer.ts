@@ -23,6 +23,14 @@ import { checkedBackoff, type BackoffPolicy } from './backoff';
  * handlers are slow (over {@link SLOW_HANDLER_MS} per item on average, or over {@link SHARED_BUDGET_MS}
  * for a shared transaction's handlers in all, far within FDB's 5 s): workers then run their own
  * transactions and their handlers overlap, as the concurrency asks for.
+ *
+ * A handler runs on an item only while no other worker of the consumer runs it and the item's failures
+ * are below `maxAttempts`: a worker marks the items of its batch before running handlers, and one that
+ * finds an item marked by another aborts its attempt (it commits nothing) and waits for that worker's
+ * outcome; the mark is dropped once the outcome is known (committed, or the failure counted). So,
+ * without a backoff policy, a poisoned item's handler runs exactly `maxAttempts` times in one consumer
+ * (docs/queue.md, "Consumers"). A handler that throws in a shared transaction counts there: its
+ * worker's part does not run it again alone.
  */
 
 /** Average handler time per item above which workers stop sharing transactions. */
@@ -69,10 +77,9 @@ export interface ConsumeOptions<T> {
   signal?: AbortSignal;
   /**
    * Handler failures after which an item goes to the dead-letter queue instead of being handled again
-   * (default: the queue's `maxAttempts`). Without a backoff policy counted by this consumer, in memory;
-   * with one, in the item's stored attempts (leases count too). Without a policy, workers that took
-   * the item in transactions of their own before its last counted failure still run their handler on
-   * it, so the handler may run on it up to `concurrency - 1` times more.
+   * (default: the queue's `maxAttempts`). Without a backoff policy counted by this consumer, in memory,
+   * so the handler runs on a failing item exactly `maxAttempts` times in this consumer (its workers
+   * never run it at once); with one, in the item's stored attempts (leases count too).
    */
   maxAttempts?: number;
   /**
@@ -187,6 +194,95 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   const failures = new Map<string, number>();
   const isPoisoned = (id: string) => (failures.get(id) ?? 0) >= maxAttempts;
   const poisoned = () => (failures.size === 0 ? undefined : isPoisoned);
+  // Items that failed and then left the queue (handled, or dead-lettered), by when they left: their
+  // count stays poisoned while a worker's attempt that began before then (whose take may still hold
+  // them) runs, so that no stale take runs the handler on them again.
+  const gone: { readonly id: string; readonly at: number }[] = [];
+  let departures = 0;
+  // Parts in an attempt, each with the departures it has seen (`Part.since`).
+  const live = new Set<Part<T>>();
+  const retire = (ids: readonly string[]): void => {
+    if (ids.length === 0) return;
+    departures++;
+    for (const id of ids) {
+      failures.set(id, Infinity);
+      gone.push({ id, at: departures });
+    }
+    forget();
+  };
+  /** Forgets the items that left before every running attempt began. */
+  const forget = (): void => {
+    if (gone.length === 0) return;
+    let oldest = departures;
+    for (const part of live) oldest = Math.min(oldest, part.since);
+    while (gone.length > 0 && gone[0].at <= oldest) failures.delete(gone.shift()!.id);
+  };
+  // The part whose handlers run on an item (or whose failure on it is not yet counted), by the item's
+  // id: no other worker runs a handler on it meanwhile. One worker needs no marks; nor do workers
+  // while all of them share transactions (those run one after another, each part on items of its
+  // own), so that their items need no ids: the first transaction of a worker's own marks the items of
+  // the shared one in flight, and the shared ones mark theirs while any item is marked.
+  const handling = concurrency > 1 ? new Map<string, Part<T>>() : undefined;
+  // Workers' transactions of their own in flight.
+  let ownRuns = 0;
+
+  /**
+   * Marks `items` as `part`'s, all or none; throws {@link ItemBusy} when another part holds one (the
+   * attempt then aborts and the worker waits for that part) or one has failed `maxAttempts` times
+   * since the take saw it (the worker's next take dead-letters it).
+   */
+  const mark = (part: Part<T>, items: readonly BatchItem<T>[]): void => {
+    if (handling === undefined) return;
+    if (ownRuns === 0 && handling.size === 0) {
+      if (failures.size > 0) for (const item of items) if (isPoisoned(item.id)) throw new ItemBusy(item.id, undefined);
+      return;
+    }
+    for (const item of items) {
+      const holder = handling.get(item.id);
+      if (holder !== undefined && holder !== part) throw new ItemBusy(item.id, holder);
+      if (failures.size > 0 && isPoisoned(item.id)) throw new ItemBusy(item.id, undefined);
+    }
+    for (const item of items) {
+      handling.set(item.id, part);
+      part.held.push(item.id);
+    }
+  };
+
+  /** Marks the items of the parts that run without marks (in a shared transaction), before a worker's own transaction starts. */
+  const markShared = (): void => {
+    if (handling === undefined) return;
+    for (const part of live) {
+      if (part.held.length > 0) continue;
+      for (const item of part.taken) {
+        if (handling.has(item.id)) continue;
+        handling.set(item.id, part);
+        part.held.push(item.id);
+      }
+    }
+  };
+
+  /** Drops `part`'s marks and wakes the workers waiting for it. */
+  const release = (part: Part<T>): void => {
+    if (handling !== undefined) for (const id of part.held) if (handling.get(id) === part) handling.delete(id);
+    part.held = [];
+    const waiters = part.waiters;
+    part.waiters = undefined;
+    if (waiters !== undefined) for (const wake of waiters) wake();
+  };
+
+  /** Once `part`'s outcome is counted: it is no longer live, and lets go of its items. */
+  const settle = (part: Part<T>): void => {
+    live.delete(part);
+    release(part);
+    forget();
+  };
+
+  /** Resolves once `busy.holder` no longer holds the item (at once if it already let go). */
+  const outcomeOf = (busy: ItemBusy<T>): Promise<void> | undefined => {
+    const holder = busy.holder;
+    if (holder === undefined || handling?.get(busy.id) !== holder) return undefined;
+    return new Promise<void>((resolve) => (holder.waiters ??= []).push(resolve));
+  };
   const report = (error: unknown, item: T | undefined) => {
     try {
       options.onError?.(error, item);
@@ -204,6 +300,7 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   const handle = async (tr: Transaction, part: Part<T>, items: BatchItem<T>[]): Promise<void> => {
     part.taken = items;
     if (items.length === 0) return;
+    mark(part, items);
     const started = shared !== undefined ? clock() : undefined;
     for (const item of items) {
       part.failing = item;
@@ -221,7 +318,14 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
 
   /** A worker's part in a transaction of its own: its take, then its handlers. */
   const runPart = async (tr: Transaction, part: Part<T>, takeSpread: number): Promise<Batch<T>> => {
+    const thrown = part.thrown;
+    part.thrown = undefined;
+    // Its handler threw in a shared transaction (the combiner now runs each part alone): that run is
+    // the one counted, not run again.
+    if (thrown !== undefined) throw thrown.error;
     part.attempts++;
+    part.since = departures;
+    release(part);
     part.failing = undefined;
     part.taken = [];
     const b = await source.takeBatch(tr, batchSize, takeSpread, poisoned());
@@ -238,6 +342,9 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
   const runParts = async (tr: Transaction, parts: Part<T>[]): Promise<Settled<Batch<T>>[]> => {
     for (const part of parts) {
       part.attempts++;
+      part.since = departures;
+      release(part);
+      part.thrown = undefined;
       part.failing = undefined;
       part.taken = [];
     }
@@ -247,7 +354,14 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
     const idle = b.idle === undefined ? undefined : sharedIdle(b.idle, parts.length);
     for (let i = 0; i < parts.length; i++) {
       const items = b.items.length <= i * batchSize ? [] : b.items.slice(i * batchSize, (i + 1) * batchSize);
-      await handle(tr, parts[i], items);
+      try {
+        await handle(tr, parts[i], items);
+      } catch (err) {
+        // The attempt fails and each part runs alone: only the part whose handler threw keeps its marks.
+        if (!(err instanceof ItemBusy)) parts[i].thrown = { error: err };
+        for (const part of parts) if (part !== parts[i] || err instanceof ItemBusy) release(part);
+        throw err;
+      }
       // The dead-lettered and poisoned items are the first worker's to count.
       const first = i === 0 ? { deadLettered: b.deadLettered, poisoned: b.poisoned } : { deadLettered: 0 };
       // A worker without an item while others have some takes again at once (and then waits if the
@@ -266,44 +380,72 @@ export function startConsumer<T>(source: ConsumerSource<T>, handler: QueueHandle
         )
       : undefined;
   const merged = { operation: {}, runMany: (tr: Transaction, parts: Part<T>[]) => runParts(tr, parts) };
+  /** A worker's part in transactions of its own, which mark their items (see `handling`). */
+  const runOwnPart = async (part: Part<T>): Promise<Batch<T>> => {
+    if (ownRuns++ === 0) markShared();
+    try {
+      return await source.runOwn((tr) => runPart(tr, part, spread));
+    } finally {
+      ownRuns--;
+    }
+  };
   const run = (part: Part<T>): Promise<Batch<T>> =>
     shared !== undefined && sharing()
       ? shared.submit((tr) => runPart(tr, part, sharedSpread), { ...merged, arg: part } as Merge<unknown, Batch<T>>)
-      : source.runOwn((tr) => runPart(tr, part, spread));
+      : handling === undefined
+        ? source.runOwn((tr) => runPart(tr, part, spread))
+        : runOwnPart(part);
 
   const worker = async (): Promise<void> => {
     const pause = new FailurePause();
     while (!stopping.signal.aborted) {
-      const part: Part<T> = { attempts: 0, failing: undefined, taken: [] };
+      const part: Part<T> = { attempts: 0, failing: undefined, taken: [], held: [], waiters: undefined, thrown: undefined, since: departures };
       let batch: Batch<T>;
+      live.add(part);
       try {
         batch = await run(part);
       } catch (err) {
+        if (err instanceof ItemBusy) {
+          // The aborted attempt committed nothing; the take runs again once the item's outcome is known.
+          stats.retries += part.attempts;
+          settle(part);
+          const outcome = outcomeOf(err as ItemBusy<T>);
+          if (outcome !== undefined) await outcome;
+          continue;
+        }
         stats.retries += Math.max(0, part.attempts - 1);
         const failing = part.failing;
         const blamed = failing !== undefined ? [failing] : part.taken;
-        if (blamed.length === 0) throw err;
+        if (blamed.length === 0) {
+          settle(part);
+          throw err;
+        }
         stats.failures++;
         report(err, failing?.value);
         if (backoff !== undefined && failing !== undefined) {
           // The handler's item waits out its backoff in the scheduled area; the worker goes on at once.
-          if ((await source.deferFailed(failing.id, backoff, maxAttempts, err)) === 'dead-lettered') stats.deadLettered++;
+          const deferred = await source.deferFailed(failing.id, backoff, maxAttempts, err).finally(() => settle(part));
+          if (deferred === 'dead-lettered') stats.deadLettered++;
           continue;
         }
         for (const item of blamed) failures.set(item.id, (failures.get(item.id) ?? 0) + 1);
+        settle(part);
         const failed = blamed.map((item) => ({ jobId: item.jobId, attempts: failures.get(item.id) ?? 1 }));
         await source.failed(failed, err).catch((e: unknown) => report(e, undefined));
         await sleep(pause.next(), stopping.signal);
         continue;
       }
+      // The items' outcome is known: a stale take of one that failed before sees it gone, then the
+      // workers waiting for them go on.
+      if (batch.poisoned !== undefined) retire(batch.poisoned);
+      if (failures.size > 0) retire(batch.items.filter((item) => failures.has(item.id)).map((item) => item.id));
+      settle(part);
       stats.retries += part.attempts - 1;
       pause.reset();
       stats.deadLettered += batch.deadLettered;
-      for (const id of batch.poisoned ?? []) failures.delete(id);
       if (batch.items.length > 0) {
         stats.consumed += batch.items.length;
         stats.batches++;
-        if (failures.size > 0) for (const item of batch.items) failures.delete(item.id);
       } else if (batch.idle !== undefined) {
         await waitForChange(batch.idle.watch, batch.idle.wakeInMs, stopping.signal);
       }
@@ -348,6 +490,27 @@ interface Part<T> {
   failing: BatchItem<T> | undefined;
   /** The items taken in the current attempt. */
   taken: BatchItem<T>[];
+  /** Ids of the items this part has marked as its own (see `mark`). */
+  held: string[];
+  /** Workers waiting for this part to let go of an item. */
+  waiters: (() => void)[] | undefined;
+  /** The departures (items gone, see `retire`) when its current attempt began. */
+  since: number;
+  /** The error its handler threw in a shared attempt, which its run alone reports instead of running. */
+  thrown: { readonly error: unknown } | undefined;
+}
+
+/**
+ * Aborts a worker's attempt that took an item another worker of the consumer is handling (`holder`),
+ * or one that has failed `maxAttempts` times since the take (no holder). Never leaves the consumer.
+ */
+class ItemBusy<T = unknown> extends Error {
+  constructor(
+    readonly id: string,
+    readonly holder: Part<T> | undefined,
+  ) {
+    super('the item is being handled by another worker of this consumer');
+  }
 }
 
 /**
