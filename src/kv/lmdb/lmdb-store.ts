@@ -1,5 +1,6 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
+import { join } from 'path';
 import { compareBytes } from '../contract/bytes';
 import { isKvError, kvError } from '../contract/errors';
 import type { KeyValue } from '../contract/types';
@@ -33,6 +34,14 @@ import { openFailure, readFailure, writeFailure } from './store-failure';
  *   flush lock shared by the processes, and LMDB's recovery of that lock from a process killed while
  *   holding it resets the store's transaction counter without the write lock: the soak test met it
  *   as MDB_PANIC and as commits refused with MDB_BAD_TXN (docs/reliability.md).
+ * - Opening: the `lmdb` package's LMDB sets the store's shared transaction counter (`mti_txnid` in
+ *   `lock.mdb`) to the newest meta page it read while opening, without the write lock (upstream LMDB
+ *   fixed this as ITS#9496; the package's copy, 3.5.6, still has it). A commit by another process between
+ *   that read and that write is then lost: the next writer begins from the meta page before it and
+ *   overwrites it, and a process reading that commit's pages may crash. So every open and every write
+ *   transaction of the store holds the write lock of a second, empty LMDB environment in the folder
+ *   ({@link GATE_FOLDER}): opens and commits, in any process, never overlap. The gate is never written,
+ *   so its own open does it no harm; a process killed holding it is recovered by LMDB as usual.
  * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
  *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
  *   `openFailure`).
@@ -59,6 +68,11 @@ const STALE_READERS_CHECK_MS = 5_000;
  * `appendfsync everysec`), while it commits.
  */
 const FAST_FLUSH_MS = 1_000;
+/**
+ * The folder, inside the store's, of the empty LMDB environment whose write lock every open and every
+ * write transaction of the store holds (see the module's notes on opening).
+ */
+export const GATE_FOLDER = 'open-gate';
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 /** Stands for the end of the user keyspace in range bounds (see {@link userKeys}). */
@@ -387,6 +401,8 @@ export class LmdbStore {
 
   private constructor(
     private readonly root: RootDatabase<Buffer, Buffer>,
+    /** The empty environment whose write lock the store's opens and commits hold ({@link GATE_FOLDER}). */
+    private readonly gate: RootDatabase,
     private readonly dbs: StoreDatabases,
     /** The folder of the store. */
     readonly path: string,
@@ -398,6 +414,20 @@ export class LmdbStore {
     const flags = lmdbPackage().TransactionFlags;
     // Committed on this thread, not flushed (an MDB_NOSYNC environment).
     this.writeFlags = flags.ABORTABLE | flags.SYNCHRONOUS_COMMIT | flags.NO_SYNC_FLUSH;
+  }
+
+  /**
+   * Runs `fn` holding the write lock of the store's gate ({@link GATE_FOLDER}), which it takes before
+   * any lock of the store: a write transaction of the gate that is always aborted (it writes nothing).
+   */
+  private static holdingGate<T>(gate: RootDatabase, fn: () => T): T {
+    const { ABORT, TransactionFlags } = lmdbPackage();
+    let result: T | undefined;
+    gate.transactionSync(() => {
+      result = fn();
+      return ABORT;
+    }, TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT);
+    return result as T;
   }
 
   /**
@@ -415,6 +445,22 @@ export class LmdbStore {
   static open(path: string, initialVersion: bigint, durability: 'sync' | 'fast' = 'sync'): LmdbStore {
     assertRoomToOpen(path);
     assertOpenable(path);
+    let gate: RootDatabase;
+    try {
+      gate = lmdbPackage().open({ path: join(path, GATE_FOLDER), noSubdir: false, noSync: true, maxDbs: 1, maxReaders: MAX_READERS });
+    } catch (err) {
+      throw openFailure(err, path);
+    }
+    try {
+      // No commit of any process lands while LMDB opens the store (see the module's notes on opening).
+      return LmdbStore.holdingGate(gate, () => LmdbStore.openInGate(path, gate, initialVersion, durability));
+    } catch (err) {
+      void gate.close();
+      throw isKvError(err) ? err : openFailure(err, path);
+    }
+  }
+
+  private static openInGate(path: string, gate: RootDatabase, initialVersion: bigint, durability: 'sync' | 'fast'): LmdbStore {
     let root: RootDatabase<Buffer, Buffer>;
     try {
       root = lmdbPackage().open<Buffer, Buffer>({
@@ -470,7 +516,7 @@ export class LmdbStore {
       const created = dbs.meta.get(META_FORMAT) === undefined;
       if (created) root.transactionSync(initialize);
       else initialize();
-      const store = new LmdbStore(root, dbs, path, durability === 'fast');
+      const store = new LmdbStore(root, gate, dbs, path, durability === 'fast');
       if (created) store.unflushed = true; // flushed with the first commit's flush, or on close
       return store;
     } catch (err) {
@@ -513,17 +559,20 @@ export class LmdbStore {
   async write<T>(fn: (writer: StoreWriter) => T): Promise<T> {
     let thrown: { error: unknown } | undefined;
     try {
-      const result = this.root.transactionSync(() => {
-        this.writing = true;
-        try {
-          return fn(this.writer);
-        } catch (error) {
-          thrown = { error };
-          throw error;
-        } finally {
-          this.writing = false;
-        }
-      }, this.writeFlags);
+      // No other process opens the store meanwhile (see the module's notes on opening).
+      const result = LmdbStore.holdingGate(this.gate, () =>
+        this.root.transactionSync(() => {
+          this.writing = true;
+          try {
+            return fn(this.writer);
+          } catch (error) {
+            thrown = { error };
+            throw error;
+          } finally {
+            this.writing = false;
+          }
+        }, this.writeFlags),
+      );
       this.unflushed = true;
       if (this.flushesInBackground) this.flushTimer ??= setTimeout(() => this.backgroundFlush(), FAST_FLUSH_MS).unref();
       return result;
@@ -606,16 +655,20 @@ export class LmdbStore {
     if (this.unflushed || this.flushing) await this.flush().catch(() => undefined);
     this.closed = true;
     await this.root.close();
+    await this.gate.close();
   }
 }
+
+let loadedPackage: typeof LmdbPackage | undefined;
 
 /**
  * The package, loaded on first use: its native binary is only needed by programs that open an lmdb
  * store, not by every program that imports the KV layer.
  */
 function lmdbPackage(): typeof LmdbPackage {
+  if (loadedPackage) return loadedPackage;
   try {
-    return require('lmdb') as typeof LmdbPackage;
+    return (loadedPackage = require('lmdb') as typeof LmdbPackage);
   } catch (err) {
     throw new Error(`the lmdb engine needs the 'lmdb' package and its prebuilt binary for this platform: ${String(err)}`);
   }
