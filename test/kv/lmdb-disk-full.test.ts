@@ -4,6 +4,7 @@ import { constants, tmpdir } from 'os';
 import { join } from 'path';
 import { ErrorCodes } from '../../src/kv/contract/errors';
 import { openLmdbDatabase } from '../../src/kv/lmdb';
+import { closeIdleGates } from '../../src/kv/lmdb/lmdb-store';
 import { writeFailure } from '../../src/kv/lmdb/store-failure';
 import { compileScript, Worker } from './lmdb/child-processes';
 import type { DiskFullReport, StepOutcome } from './lmdb/disk-full-worker';
@@ -40,7 +41,9 @@ beforeAll(() => {
   }
 });
 
-afterAll(() => {
+afterAll(async () => {
+  // The gates of the stores this process closed are still open, on the tmpfs.
+  await closeIdleGates();
   if (tmpfs) execFileSync('umount', [tmpfs]);
   rmSync(root, { recursive: true, force: true });
 });

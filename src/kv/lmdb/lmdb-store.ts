@@ -1,6 +1,6 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
-import { join } from 'path';
+import { join, resolve } from 'path';
 import { compareBytes } from '../contract/bytes';
 import { isKvError, kvError } from '../contract/errors';
 import type { KeyValue } from '../contract/types';
@@ -42,6 +42,13 @@ import { openFailure, readFailure, writeFailure } from './store-failure';
  *   transaction of the store holds the write lock of a second, empty LMDB environment in the folder
  *   ({@link GATE_FOLDER}): opens and commits, in any process, never overlap. The gate is never written,
  *   so its own open does it no harm; a process killed holding it is recovered by LMDB as usual.
+ * - Closing: the package's LMDB, unlike upstream, destroys the shared mutexes in `lock.mdb` when the
+ *   process closing an environment is its last user. A process that opens it at that moment keeps the
+ *   destroyed mutexes: every open and every transaction of it fails with EINVAL ("Invalid argument")
+ *   until every process has closed the environment. So a store's environment is closed holding the
+ *   gate too, and a process keeps its gates open ({@link Gates}) while it uses them and for a while
+ *   after: a gate is closed only when the process has more than {@link IDLE_GATES} unused ones, or
+ *   exits (the package closes what is open then, without the gate: see docs/reliability.md).
  * - Failures: a damaged data file is refused before LMDB maps it (`assertOpenable`), a store is not
  *   opened on a full disk (`assertRoomToOpen`), and LMDB's errors become typed errors (`writeFailure`,
  *   `openFailure`).
@@ -73,6 +80,8 @@ const FAST_FLUSH_MS = 1_000;
  * write transaction of the store holds (see the module's notes on opening).
  */
 export const GATE_FOLDER = 'open-gate';
+/** How many gates of stores it no longer has open a process keeps open (see the module's notes on closing). */
+const IDLE_GATES = 64;
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 /** Stands for the end of the user keyspace in range bounds (see {@link userKeys}). */
@@ -447,7 +456,7 @@ export class LmdbStore {
     assertOpenable(path);
     let gate: RootDatabase;
     try {
-      gate = lmdbPackage().open({ path: join(path, GATE_FOLDER), noSubdir: false, noSync: true, maxDbs: 1, maxReaders: MAX_READERS });
+      gate = gates.acquire(path);
     } catch (err) {
       throw openFailure(err, path);
     }
@@ -455,7 +464,7 @@ export class LmdbStore {
       // No commit of any process lands while LMDB opens the store (see the module's notes on opening).
       return LmdbStore.holdingGate(gate, () => LmdbStore.openInGate(path, gate, initialVersion, durability));
     } catch (err) {
-      void gate.close();
+      gates.release(path);
       throw isKvError(err) ? err : openFailure(err, path);
     }
   }
@@ -654,12 +663,86 @@ export class LmdbStore {
     this.flushTimer = undefined;
     if (this.unflushed || this.flushing) await this.flush().catch(() => undefined);
     this.closed = true;
-    await this.root.close();
-    await this.gate.close();
+    // No other process opens the store while LMDB closes it here (see the module's notes on closing).
+    // The package closes at once when no write of its own is pending (the store makes none); otherwise
+    // it closes after them, without the gate.
+    let closing: Promise<void> | undefined;
+    try {
+      LmdbStore.holdingGate(this.gate, () => {
+        closing = this.root.close();
+      });
+    } catch {
+      // The gate failed (its lock file is unusable): the store still closes, without it.
+      closing ??= this.root.close();
+    }
+    await closing;
+    gates.release(this.path);
   }
 }
 
 let loadedPackage: typeof LmdbPackage | undefined;
+
+/**
+ * The gates ({@link GATE_FOLDER}) this process has open, by store folder: a gate stays open while a
+ * store of its folder is, and after, among the {@link IDLE_GATES} most recently released ones (see the
+ * module's notes on closing). One gate per folder, whichever stores of it are open.
+ */
+class Gates {
+  private readonly open = new Map<string, { gate: RootDatabase; users: number }>();
+
+  acquire(path: string): RootDatabase {
+    const key = resolve(path);
+    let entry = this.open.get(key);
+    if (!entry) {
+      const gate = lmdbPackage().open({ path: join(path, GATE_FOLDER), noSubdir: false, noSync: true, maxDbs: 1, maxReaders: MAX_READERS });
+      entry = { gate, users: 0 };
+    }
+    // Most recently used last (the map keeps insertion order).
+    this.open.delete(key);
+    this.open.set(key, entry);
+    entry.users++;
+    return entry.gate;
+  }
+
+  release(path: string): void {
+    const key = resolve(path);
+    const entry = this.open.get(key);
+    if (!entry) return;
+    entry.users--;
+    let idle = 0;
+    for (const other of this.open.values()) if (other.users === 0) idle++;
+    for (const [otherKey, other] of this.open) {
+      if (idle <= IDLE_GATES) break;
+      if (other.users > 0) continue;
+      this.open.delete(otherKey);
+      idle--;
+      void other.gate.close();
+    }
+  }
+
+  /** Closes the gates of folders this process has no store of open. */
+  async closeIdle(): Promise<void> {
+    const closing: Array<Promise<void>> = [];
+    for (const [key, entry] of this.open) {
+      if (entry.users > 0) continue;
+      this.open.delete(key);
+      closing.push(entry.gate.close());
+    }
+    await Promise.all(closing);
+  }
+}
+
+const gates = new Gates();
+
+/**
+ * Closes the gates ({@link GATE_FOLDER}) this process keeps open for stores it has closed, so that
+ * nothing of it holds files in their folders (before unmounting their filesystem, say). A store of
+ * such a folder opened at the same moment by another process may then fail to open (see the module's
+ * notes on closing).
+ */
+export function closeIdleGates(): Promise<void> {
+  return gates.closeIdle();
+}
 
 /**
  * The package, loaded on first use: its native binary is only needed by programs that open an lmdb

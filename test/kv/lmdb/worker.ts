@@ -12,6 +12,8 @@
  *   transaction writing `tx/<seq>/a`, `/b`, `/c`; after each commit resolves, `committed <seq>`.
  * - `commits <path> <count>`: `count` increments of `other`, one after another, saying `retry <code>
  *   <message>` for each error it retries; then `done`.
+ * - `cycle <path> <ms>`: for `ms` milliseconds, opens the store, sets a key, closes it, again and again;
+ *   then `cycled <succeeded> <failed> <first error>`.
  * - `watch <path> <key>`: watches `key`, says `watching`, then `fired <true|false>` when it settles.
  * - `set <path> <key> <value>`: sets `key`; then `set`.
  * - `read <path>`: reads `key` in a transaction it never ends, says `reading`, and waits to be killed.
@@ -102,6 +104,28 @@ function describe(err: unknown): string {
   return `${String(code)} ${err instanceof Error ? err.message : String(err)}`.replace(/\n/g, ' ');
 }
 
+async function cycle(path: string, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  let succeeded = 0;
+  let failed = 0;
+  let first = '';
+  for (let i = 0; Date.now() < until; i++) {
+    try {
+      const db = openLmdbDatabase({ path });
+      try {
+        await db.set(`cycle/${process.pid}`, String(i));
+        succeeded++;
+      } finally {
+        await db.close();
+      }
+    } catch (err) {
+      failed++;
+      first ||= describe(err);
+    }
+  }
+  say(`cycled ${succeeded} ${failed} ${first}`);
+}
+
 async function watch(db: Database, key: string): Promise<void> {
   const tr = db.createTransaction();
   const watching = tr.watch(key);
@@ -112,6 +136,8 @@ async function watch(db: Database, key: string): Promise<void> {
 
 async function main(): Promise<void> {
   const [mode, path, ...args] = process.argv.slice(2);
+  // Opens and closes the store itself, again and again.
+  if (mode === 'cycle') return cycle(path, Number(args[0]));
   const durability: LmdbDurability = mode === 'stream' && args[0] === 'fast' ? 'fast' : 'sync';
   const db = openLmdbDatabase({ path, durability });
   try {
