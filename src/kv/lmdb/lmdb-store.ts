@@ -1,5 +1,6 @@
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
+import { statSync } from 'fs';
 import { join, resolve } from 'path';
 import { compareBytes } from '../contract/bytes';
 import { isKvError, kvError } from '../contract/errors';
@@ -688,14 +689,20 @@ let loadedPackage: typeof LmdbPackage | undefined;
  * module's notes on closing). One gate per folder, whichever stores of it are open.
  */
 class Gates {
-  private readonly open = new Map<string, { gate: RootDatabase; users: number }>();
+  private readonly open = new Map<string, { gate: RootDatabase; users: number; lockFile: string }>();
 
   acquire(path: string): RootDatabase {
     const key = resolve(path);
     let entry = this.open.get(key);
+    if (entry && entry.users === 0 && entry.lockFile !== lockFileIdentity(path)) {
+      // The folder was deleted (or replaced) since: this gate is no longer the one other processes open.
+      this.open.delete(key);
+      void entry.gate.close();
+      entry = undefined;
+    }
     if (!entry) {
       const gate = lmdbPackage().open({ path: join(path, GATE_FOLDER), noSubdir: false, noSync: true, maxDbs: 1, maxReaders: MAX_READERS });
-      entry = { gate, users: 0 };
+      entry = { gate, users: 0, lockFile: lockFileIdentity(path) };
     }
     // Most recently used last (the map keeps insertion order).
     this.open.delete(key);
@@ -733,6 +740,12 @@ class Gates {
 }
 
 const gates = new Gates();
+
+/** Which file the lock file of the gate of the store in `path` is (device and inode), or '' if none. */
+function lockFileIdentity(path: string): string {
+  const stats = statSync(join(path, GATE_FOLDER, 'lock.mdb'), { throwIfNoEntry: false });
+  return stats ? `${stats.dev}:${stats.ino}` : '';
+}
 
 /**
  * Closes the gates ({@link GATE_FOLDER}) this process keeps open for stores it has closed, so that
