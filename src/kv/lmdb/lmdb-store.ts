@@ -82,7 +82,7 @@ const FAST_FLUSH_MS = 1_000;
  */
 export const GATE_FOLDER = 'open-gate';
 /** How many gates of stores it no longer has open a process keeps open (see the module's notes on closing). */
-const IDLE_GATES = 64;
+const IDLE_GATES = 16;
 /** The byte in front of every user key in the `data` database. */
 const DATA_PREFIX = 0x00;
 /** Stands for the end of the user keyspace in range bounds (see {@link userKeys}). */
