@@ -18,7 +18,10 @@
  *   `members-ledger`: the set's size = its members = the ledger.
  *
  * Output, one line each: `ready` once it handles SIGTERM, `error <message>` for an operation that
- * failed (which the soak reports), and `closed` after a clean close.
+ * failed (which the soak reports), and `closed` after a clean close. After each operation resolves,
+ * before the next begins, what it committed, for the soak to find in the store (a commit that
+ * resolved must be there, whatever was killed since): `counted` (a counter operation), `pushed <id>`,
+ * `logged <token>` (a mutateIn).
  */
 import { writeSync } from 'fs';
 import type { LmdbDurability } from '../src/kv/lmdb';
@@ -49,26 +52,29 @@ async function main(): Promise<void> {
   let seq = 0;
   const token = () => `${slot}.${incarnation}.${seq++}`;
   const operations: Array<() => Promise<unknown>> = [
-    () =>
-      db.transact(async (tr) => {
+    async () => {
+      await db.transact(async (tr) => {
         await c.counter('hits').add(1, { tr });
         await c.counter('exact').incr(1, { tr });
         await c.counter(`ledger-${slot}`).add(1, { tr });
-      }),
-    () => {
+      });
+      say('counted');
+    },
+    async () => {
       const id = token();
-      return db.transact(async (tr) => {
+      await db.transact(async (tr) => {
         if (await pushed.add(id, { tr })) await jobs.push(id, { tr });
       });
+      say(`pushed ${id}`);
     },
     () =>
       db.transact(async (tr) => {
         const id = await jobs.pop({ tr });
         if (id !== undefined && !(await popped.add(id, { tr }))) await c.counter('duplicates').add(1, { tr });
       }),
-    () => {
+    async () => {
       const value = token();
-      return c.mutateIn(
+      await c.mutateIn(
         'profile',
         [
           MutateInSpec.increment('n', 1, { createPath: true }),
@@ -77,6 +83,7 @@ async function main(): Promise<void> {
         ],
         { storeSemantics: 'upsert' },
       );
+      say(`logged ${value}`);
     },
     () => {
       const removing = mine.length > 0 && random() < 0.3;

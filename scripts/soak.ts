@@ -86,8 +86,17 @@ interface Slot {
   stderr: string;
 }
 
+/** What the workers said their resolved operations committed (scripts/soak-worker.ts), to find in the store. */
+interface Resolved {
+  /** Counter operations, by slot (its ledger counter counts them, and those a kill interrupted after they committed). */
+  readonly counted: number[];
+  readonly pushed: Set<string>;
+  readonly logged: Set<string>;
+}
+
 class Soak {
   readonly findings: string[] = [];
+  readonly resolved: Resolved;
   private readonly slots: Slot[];
   private readonly random: () => number;
   private kills = 0;
@@ -103,6 +112,7 @@ class Soak {
     private readonly scratch: string,
   ) {
     this.random = seededRandom(options.seed);
+    this.resolved = { counted: new Array<number>(options.workers).fill(0), pushed: new Set(), logged: new Set() };
     this.slots = Array.from({ length: options.workers }, (_, index) => ({
       index,
       incarnation: 0,
@@ -164,6 +174,9 @@ class Soak {
       partial = lines.pop()!;
       for (const line of lines) {
         if (line === 'ready') slot.ready = true;
+        else if (line === 'counted') this.resolved.counted[slot.index]++;
+        else if (line.startsWith('pushed ')) this.resolved.pushed.add(line.slice(7));
+        else if (line.startsWith('logged ')) this.resolved.logged.add(line.slice(7));
         else if (line.startsWith('error ')) this.findings.push(`${name}: operation failed: ${line.slice(6)}`);
       }
     });
@@ -218,7 +231,7 @@ class Soak {
 }
 
 /** Checks every invariant of the workers' operations on the store; returns what does not hold, and the counts. */
-async function checkInvariants(path: string, workers: number): Promise<{ problems: string[]; counts: Record<string, number> }> {
+async function checkInvariants(path: string, workers: number, resolved: Resolved): Promise<{ problems: string[]; counts: Record<string, number> }> {
   const problems: string[] = [];
   const db = await open({ path });
   try {
@@ -228,6 +241,13 @@ async function checkInvariants(path: string, workers: number): Promise<{ problem
     let ledgers = 0;
     for (let slot = 0; slot < workers; slot++) ledgers += await c.counter(`ledger-${slot}`).get();
     if (hits !== ledgers || exact !== ledgers) problems.push(`counters: hits ${hits}, exact ${exact}, ledgers ${ledgers}`);
+    // Every operation a worker saw resolve is in the store: a lost commit keeps the invariants above
+    // (each one writes its ledger with what it counts), so it shows only here.
+    for (let slot = 0; slot < workers; slot++) {
+      const ledger = await c.counter(`ledger-${slot}`).get();
+      if (ledger < resolved.counted[slot])
+        problems.push(`lost commits: slot ${slot}'s ledger is ${ledger}, its workers saw ${resolved.counted[slot]} counter operations resolve`);
+    }
 
     const pushed = new Set(await c.set<string>('pushed').values());
     const popped = new Set(await c.set<string>('popped').values());
@@ -238,6 +258,9 @@ async function checkInvariants(path: string, workers: number): Promise<{ problem
     if (queuedSet.size !== queued.length) problems.push(`queue: ${queued.length - queuedSet.size} jobs queued twice`);
     for (const id of queued) if (popped.has(id)) problems.push(`queue: job ${id} was popped and is still queued`);
     for (const id of [...popped, ...queued]) if (!pushed.has(id)) problems.push(`queue: job ${id} was never pushed`);
+    const lostPushes = [...resolved.pushed].filter((id) => !pushed.has(id));
+    if (lostPushes.length > 0)
+      problems.push(`lost commits: ${lostPushes.length} pushes resolved but are not in the store, e.g. ${lostPushes.slice(0, 3).join(', ')}`);
     const lost = [...pushed].filter((id) => !popped.has(id) && !queuedSet.has(id));
     if (lost.length > 0) problems.push(`queue: ${lost.length} pushed jobs are neither popped nor queued, e.g. ${lost.slice(0, 3).join(', ')}`);
     if ((await c.queue('jobs').size()) !== queued.length) problems.push(`queue: size ${await c.queue('jobs').size()}, ${queued.length} jobs`);
@@ -250,6 +273,10 @@ async function checkInvariants(path: string, workers: number): Promise<{ problem
         problems.push(`mutateIn: n ${profile.n}, log of ${profile.log.length}, last ${profile.last} vs ${profile.log[profile.log.length - 1]}`);
       }
     }
+    const logged = new Set((await c.exists('profile')) ? ((await c.get('profile')).content as { log: string[] }).log : []);
+    const lostLogs = [...resolved.logged].filter((value) => !logged.has(value));
+    if (lostLogs.length > 0)
+      problems.push(`lost commits: ${lostLogs.length} mutateIns resolved but are not in the store, e.g. ${lostLogs.slice(0, 3).join(', ')}`);
 
     const members = c.set<string>('members');
     const size = await members.size();
@@ -281,7 +308,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const soak = new Soak(options, store, worker, scratch);
   await soak.run();
-  const { problems, counts } = await checkInvariants(store, options.workers);
+  const { problems, counts } = await checkInvariants(store, options.workers, soak.resolved);
   const report = await checkLmdbStore(store);
   const findings = [...soak.findings, ...problems, ...report.problems.map((problem) => `checkLmdbStore: ${problem}`)];
 
