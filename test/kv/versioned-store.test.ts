@@ -1,6 +1,7 @@
 import { compareBytes, int64LE } from '../../src/kv/contract/bytes';
 import { applyAtomicOp } from '../../src/kv/client/atomic-ops';
 import type { Mutation } from '../../src/kv/client/mutation';
+import BTree from 'sorted-btree';
 import { VersionedStore } from '../../src/kv/memory/versioned-store';
 import { Random, testSeed } from '../support/random';
 
@@ -71,4 +72,117 @@ describe('VersionedStore.apply', () => {
     }
     expect(held.length).toBeGreaterThan(40);
   });
+
+  /** Counts `BTree.editRange` calls (the store's general range replacement) while `body` runs. */
+  function countingEditRanges<T>(body: (count: () => number) => T): T {
+    const spy = jest.spyOn(BTree.prototype, 'editRange');
+    try {
+      return body(() => spy.mock.calls.length);
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  const docKey = (doc: number, leaf: number): Buffer => Buffer.from(`d${String(doc).padStart(3, '0')}/${String(leaf).padStart(2, '0')}`);
+  /** A document's range: a clear of it, then a set of each of its keys (as a document rewrite does). */
+  function rewrite(doc: number, leaves: readonly number[], value: (leaf: number) => Buffer): Mutation[] {
+    const begin = Buffer.from(`d${String(doc).padStart(3, '0')}/`);
+    const end = Buffer.from(`d${String(doc).padStart(3, '0')}0`);
+    return [{ type: 'clearRange', begin, end }, ...leaves.map((leaf): Mutation => ({ type: 'set', key: docKey(doc, leaf), value: value(leaf) }))];
+  }
+
+  it(`replaces ranges (a clear, then sets inside it) as a model does, in place or not, leaving held snapshots as they were (seed ${seed})`, () => {
+    const rnd = new Random(seed + 1);
+    const store = new VersionedStore(1n);
+    const model = new Map<string, Buffer>();
+    let held: { data: ReturnType<VersionedStore['snapshot']>; expected: string[] }[] = [];
+    const shapes = new Map<number, number[]>();
+    let version = 1n;
+    const commits = 1500;
+    const edits = countingEditRanges((count) => {
+      // 300 documents of up to 12 keys each: thousands of keys, so ranges straddle leaves and levels.
+      for (let commit = 0; commit < commits; commit++) {
+        const read = rnd.chance(0.04);
+        if (read) held.push({ data: store.snapshot(), expected: contents(store) });
+        const doc = rnd.int(300);
+        const stored = shapes.get(doc);
+        // Mostly the same keys again (in-place candidates), else others (more, fewer or different).
+        const shape =
+          stored !== undefined && rnd.chance(0.7)
+            ? stored
+            : stored !== undefined && stored.length > 1 && rnd.chance(0.3)
+              ? stored.slice(rnd.int(2), stored.length - 1 + rnd.int(2))
+              : [...new Set(Array.from({ length: 1 + rnd.int(12) }, () => rnd.int(20)))].sort((a, b) => a - b);
+        const prefix = `d${String(doc).padStart(3, '0')}/`;
+        for (const k of [...model.keys()]) if (k.startsWith(prefix)) model.delete(k);
+        // In either order: the store sorts them.
+        const values = new Map(shape.map((leaf) => [leaf, Buffer.from([rnd.int(256), rnd.int(256)])]));
+        const mutations = rewrite(doc, rnd.chance(0.5) ? shape : [...shape].reverse(), (leaf) => values.get(leaf)!);
+        for (const [leaf, value] of values) model.set(docKey(doc, leaf).toString(), value);
+        shapes.set(doc, shape);
+        version++;
+        store.apply(mutations, version, NO_STAMP, read);
+        if (commit % 50 === 0) expect(contents(store)).toEqual(modelContents(model));
+        // Readers come and go: now and then every held snapshot is checked and let go.
+        if (held.length > 0 && rnd.chance(0.1)) {
+          for (const { data, expected } of held) expect(pairsOf(data)).toEqual(expected);
+          held = [];
+        }
+      }
+      return count();
+    });
+    expect(contents(store)).toEqual(modelContents(model));
+    for (const { data, expected } of held) expect(pairsOf(data)).toEqual(expected);
+    // Some replacements went in place, others (new or other keys, nodes a snapshot shares) through editRange.
+    expect(edits).toBeGreaterThan(150);
+    expect(commits - edits).toBeGreaterThan(150);
+  });
+
+  it('rewrites the same keys in place unless a snapshot shares their nodes, or the keys differ', () => {
+    const store = new VersionedStore(1n);
+    const leaves = [1, 2, 3, 5, 8, 13];
+    let version = 1n;
+    const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
+    for (let doc = 0; doc < 400; doc++) apply(rewrite(doc, leaves, (leaf) => Buffer.from([leaf])));
+    countingEditRanges((edits) => {
+      for (let doc = 0; doc < 400; doc++) apply(rewrite(doc, leaves, (leaf) => Buffer.from([leaf, 1])));
+      expect(edits()).toBe(0);
+      // The keys of one more leaf, one fewer (first or last), one other: the general path, once each.
+      apply(rewrite(7, [...leaves, 21], (leaf) => Buffer.from([leaf, 2])));
+      apply(rewrite(8, leaves.slice(1), (leaf) => Buffer.from([leaf, 2])));
+      apply(rewrite(9, [0, ...leaves.slice(1)], (leaf) => Buffer.from([leaf, 2])));
+      apply(rewrite(10, leaves.slice(0, -1), (leaf) => Buffer.from([leaf, 2])));
+      expect(edits()).toBe(4);
+      // A reader holds the tree: the next commit copies the paths it changes, and the snapshot stays.
+      const snapshot = store.snapshot();
+      const expected = pairsOf(snapshot);
+      apply(
+        rewrite(100, leaves, (leaf) => Buffer.from([leaf, 3])),
+        true,
+      );
+      expect(edits()).toBe(5);
+      // The path copied for that commit is the store's own again; the rest is still shared.
+      apply(rewrite(100, leaves, (leaf) => Buffer.from([leaf, 4])));
+      expect(edits()).toBe(5);
+      apply(rewrite(300, leaves, (leaf) => Buffer.from([leaf, 4])));
+      expect(edits()).toBe(6);
+      expect(pairsOf(snapshot)).toEqual(expected);
+    });
+    const pairs = contents(store);
+    expect(pairs).toHaveLength(400 * 6 + 1 - 1 - 1);
+    expect(pairs).not.toContain(`${docKey(10, 13).toString()}=0d01`);
+    expect(pairs).toContain(`${docKey(100, 13).toString()}=0d04`);
+    expect(pairs).toContain(`${docKey(7, 21).toString()}=1502`);
+    expect(pairs).not.toContain(`${docKey(8, 1).toString()}=0101`);
+    expect(pairs).toContain(`${docKey(9, 0).toString()}=0002`);
+    expect(pairs).toContain(`${docKey(299, 8).toString()}=0801`);
+  });
 });
+
+function pairsOf(data: ReturnType<VersionedStore['snapshot']>): string[] {
+  const out: string[] = [];
+  data.forEachPair((k, v) => {
+    out.push(`${k.toString()}=${v.toString('hex')}`);
+  });
+  return out;
+}

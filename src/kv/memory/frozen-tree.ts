@@ -2,7 +2,7 @@ import type BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { StoredPairs } from '../client/read-your-writes';
-import { compareFrom, leafHolding, leafIndex, rootOf, searchFrom, type TreeNode } from './tree-nodes';
+import { compareFrom, leafHolding, leafIndex, rootOf, searchedShared, searchFrom, type TreeNode } from './tree-nodes';
 
 type Pair = [Buffer, Buffer];
 
@@ -71,29 +71,14 @@ export class FrozenTree implements StoredPairs {
     let i: number;
     for (;;) {
       const keys = node.keys;
-      let lo = 0;
-      let hi = keys.length;
-      let sharedLo = shared;
-      let sharedHi = shared;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        const c = compareFrom(keys[mid], begin, sharedLo < sharedHi ? sharedLo : sharedHi);
-        if (c < 0) {
-          lo = mid + 1;
-          sharedLo = -c - 1;
-        } else {
-          hi = mid;
-          sharedHi = c === 0 ? begin.length : c - 1;
-        }
-      }
-      i = lo;
+      i = searchFrom(keys, begin, 0, keys.length, shared, shared);
       if (node.children === undefined) break;
       if (i === keys.length) return;
       path[depth] = node;
       at[depth] = i;
       depth++;
       // Child i holds keys above key i - 1 (or the node's own lower bound) and up to key i.
-      shared = sharedLo < sharedHi ? sharedLo : sharedHi;
+      shared = searchedShared();
       node = node.children[i];
     }
     // Every key from here on is at or after `begin`, so those before `end` share the bytes these two share.

@@ -1,4 +1,5 @@
 import type BTree from 'sorted-btree';
+import { compareBytes } from '../contract/bytes';
 
 /*
  * `sorted-btree`'s nodes as the memory engine reads them directly (see {@link TreeNode}): a descent
@@ -47,6 +48,10 @@ export function compareFrom(a: Uint8Array, b: Uint8Array, from: number): number 
   }
   return a.length === b.length ? 0 : a.length < b.length ? -(n + 1) : n + 1;
 }
+/** What the last {@link searchFrom} knew at its end (see {@link searchedShared}, {@link searchedSharedHi}). */
+let endSharedLo = 0;
+let endSharedHi = 0;
+
 /**
  * The first position in `keys[lo..hi]` whose key is at or after `target`, where the keys there lie
  * between two keys that share `sharedLo` and `sharedHi` leading bytes with `target` (`hi` when none
@@ -64,7 +69,23 @@ export function searchFrom(keys: readonly Buffer[], target: Buffer, lo: number, 
       sharedHi = c === 0 ? target.length : c - 1;
     }
   }
+  endSharedLo = sharedLo;
+  endSharedHi = sharedHi;
   return lo;
+}
+
+/**
+ * The leading bytes the target of the last {@link searchFrom} shares with both keys bracketing the
+ * position it returned: every key of the child there shares them too, so the search one level down
+ * starts from them.
+ */
+export function searchedShared(): number {
+  return endSharedLo < endSharedHi ? endSharedLo : endSharedHi;
+}
+
+/** The leading bytes the target of the last {@link searchFrom} shares with the key at the position it returned. */
+export function searchedSharedHi(): number {
+  return endSharedHi;
 }
 
 /** The position in the leaf {@link leafHolding} last returned (read it right after the call). */
@@ -87,29 +108,15 @@ export function leafHolding(root: TreeNode, key: Buffer, ownedOnly: boolean): Tr
   for (;;) {
     if (ownedOnly && node.isShared === true) return undefined;
     const keys = node.keys;
-    let lo = 0;
-    let hi = keys.length;
-    let sharedLo = shared;
-    let sharedHi = shared;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      const c = compareFrom(keys[mid], key, sharedLo < sharedHi ? sharedLo : sharedHi);
-      if (c < 0) {
-        lo = mid + 1;
-        sharedLo = -c - 1;
-      } else {
-        hi = mid;
-        sharedHi = c === 0 ? key.length : c - 1;
-      }
-    }
+    const lo = searchFrom(keys, key, 0, keys.length, shared, shared);
     if (lo === keys.length) return undefined;
     if (node.children === undefined) {
-      // The key at `lo` is the first at or after `key`, and shares `sharedHi` bytes with it.
-      if (sharedHi !== key.length || keys[lo].length !== key.length) return undefined;
+      // The key at `lo` is the first at or after `key`: it is `key` if it shares all of it and no more.
+      if (searchedSharedHi() !== key.length || keys[lo].length !== key.length) return undefined;
       heldAt = lo;
       return node;
     }
-    shared = sharedLo < sharedHi ? sharedLo : sharedHi;
+    shared = searchedShared();
     node = node.children[lo];
   }
 }
@@ -125,4 +132,110 @@ export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonl
   // A leaf made without values shares one empty array with every such leaf: never written here.
   if (leaf === undefined || leaf.values.length !== leaf.keys.length) return undefined;
   return { leaf, index: heldAt };
+}
+
+/** The internal nodes on the path {@link replaceOwnedRange} descended, and the child taken in each. */
+const pathNodes: TreeNode[] = [];
+const pathAt: number[] = [];
+/** Where {@link replaceOwnedRange} found each of its keys, before it writes any value. */
+const heldLeaves: TreeNode[] = [];
+const heldIndexes: number[] = [];
+/** What {@link nextLeaf} returns for a leaf it may not write: one under a node shared with another tree. */
+const SHARED: TreeNode = { keys: [], values: [] };
+
+/**
+ * Gives the sorted, unique `keys`, all inside `[begin, end)`, the `values` in place, if the keys the
+ * tree stores in `[begin, end)` are exactly `keys` and no node on the paths to them is shared with
+ * another tree; returns false, having changed nothing, otherwise. This is a range clear followed by
+ * the sets of `keys`, as a document rewritten with the same shape does it: one descent (as
+ * {@link leafHolding}'s) and a walk along the leaves, where the tree's own `editRange` compares every
+ * key in full at each level and calls back for each pair.
+ */
+export function replaceOwnedRange(
+  tree: BTree<Buffer, Buffer>,
+  begin: Buffer,
+  end: Buffer,
+  keys: readonly Buffer[],
+  values: readonly Buffer[],
+): boolean {
+  const root = rootOf(tree);
+  if (root === undefined || keys.length === 0) return false;
+  let node = root;
+  let depth = 0;
+  let shared = 0;
+  let at: number;
+  // Down to the first stored key at or after `begin`.
+  for (;;) {
+    if (node.isShared === true) return false;
+    const nodeKeys = node.keys;
+    const lo = searchFrom(nodeKeys, begin, 0, nodeKeys.length, shared, shared);
+    if (lo === nodeKeys.length) return false;
+    if (node.children === undefined) {
+      at = lo;
+      break;
+    }
+    pathNodes[depth] = node;
+    pathAt[depth] = lo;
+    depth++;
+    shared = searchedShared();
+    node = node.children[lo];
+  }
+  let leaf = node;
+  for (let found = 0; found < keys.length; found++) {
+    while (at === leaf.keys.length) {
+      const next = nextLeaf(depth, true);
+      if (next === undefined || next === SHARED) return abandon();
+      leaf = next;
+      at = 0;
+    }
+    // A leaf made without values shares one empty array with every such leaf: never written here.
+    if (leaf.values.length !== leaf.keys.length || !equalBytes(leaf.keys[at], keys[found])) return abandon();
+    heldLeaves[found] = leaf;
+    heldIndexes[found] = at++;
+  }
+  // No other stored key may lie in the range: the one after the last found must be at or after `end`.
+  while (at === leaf.keys.length) {
+    const next = nextLeaf(depth, false);
+    if (next === undefined) break;
+    leaf = next;
+    at = 0;
+  }
+  if (at < leaf.keys.length && compareBytes(leaf.keys[at], end) < 0) return abandon();
+  for (let i = 0; i < keys.length; i++) heldLeaves[i].values[heldIndexes[i]] = values[i];
+  abandon();
+  return true;
+}
+
+/** Forgets the nodes {@link replaceOwnedRange} held (so that they are not kept alive); false. */
+function abandon(): false {
+  heldLeaves.length = 0;
+  pathNodes.length = 0;
+  return false;
+}
+
+/**
+ * The leaf after the one {@link pathNodes} leads to (a `depth`-level path), moving the path there;
+ * `undefined` after the last leaf; {@link SHARED} when `owned` and a node on the way is shared.
+ */
+function nextLeaf(depth: number, owned: boolean): TreeNode | undefined {
+  let level = depth - 1;
+  while (level >= 0 && pathAt[level] + 1 >= pathNodes[level].children!.length) level--;
+  if (level < 0) return undefined;
+  let node = pathNodes[level].children![++pathAt[level]];
+  for (;;) {
+    if (owned && node.isShared === true) return SHARED;
+    if (node.children === undefined) return node;
+    level++;
+    pathNodes[level] = node;
+    pathAt[level] = 0;
+    node = node.children[0];
+  }
+}
+
+/** Whether `a` and `b` hold the same bytes. */
+function equalBytes(a: Buffer, b: Buffer): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = n - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -6,7 +6,7 @@ import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
-import { ownedLeafOf } from './tree-nodes';
+import { ownedLeafOf, replaceOwnedRange } from './tree-nodes';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
@@ -33,6 +33,11 @@ const later = (_key: Buffer, _stored: Buffer, written: Buffer): Buffer => writte
 
 /** What a range replacement's scan tells `editRange` of a stored key that is not written again. */
 const DELETE = Object.freeze({ delete: true });
+
+/** The one key and value of a one-key replacement, as {@link replaceOwnedRange} takes them. */
+const EMPTY = Buffer.alloc(0);
+const ONE_KEY: Buffer[] = [EMPTY];
+const ONE_VALUE: Buffer[] = [EMPTY];
 
 /** A point write that can follow a range clear in one replacement (see {@link VersionedStore.apply}). */
 type PointSet = Extract<Mutation, { type: 'set' | 'setVersionstampedValue' }>;
@@ -163,8 +168,11 @@ export class VersionedStore {
 
   /**
    * Clears `[begin, end)` and then applies the point sets `mutations[from, to)`, all inside it, as
-   * one replacement: one `editRange` scan gives each stored key its new value or deletes it, then the
-   * keys not stored before are inserted ({@link RUN_MIN} or more into an emptied range: in one union).
+   * one replacement. When the range stores exactly those keys on paths of the store's own (a document
+   * or map value rewritten with the same shape, no reader holding the nodes), their values are
+   * replaced in place (`replaceOwnedRange`). Otherwise one `editRange` scan gives each stored key its
+   * new value or deletes it, then the keys not stored before are inserted ({@link RUN_MIN} or more
+   * into an emptied range: in one union).
    */
   private replaceRange(begin: Buffer, end: Buffer, mutations: readonly Mutation[], from: number, to: number, versionstamp: () => Buffer): void {
     if (to - from === 1) {
@@ -172,6 +180,11 @@ export class VersionedStore {
       const m = mutations[from] as PointSet;
       const key = m.key;
       const replace = { value: m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp()) };
+      ONE_KEY[0] = key;
+      ONE_VALUE[0] = replace.value;
+      const inPlace = replaceOwnedRange(this.data, begin, end, ONE_KEY, ONE_VALUE);
+      ONE_KEY[0] = ONE_VALUE[0] = EMPTY;
+      if (inPlace) return;
       let stored = false;
       this.data.editRange(begin, end, false, (at) => {
         if (stored || compareBytes(at, key) !== 0) return DELETE;
@@ -191,6 +204,8 @@ export class VersionedStore {
       values.push(m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp()));
     }
     if (!sorted) [keys, values] = sortedLastWins(keys, values);
+    // The same keys as stored (a document rewritten with the same shape): their values, in place.
+    if (replaceOwnedRange(this.data, begin, end, keys, values)) return;
     // Indexes of the keys the scan did not find stored, in order.
     const fresh: number[] = [];
     let next = 0;
