@@ -2,6 +2,7 @@ import { compareBytes, int64LE } from '../../src/kv/contract/bytes';
 import { applyAtomicOp } from '../../src/kv/client/atomic-ops';
 import type { Mutation } from '../../src/kv/client/mutation';
 import BTree from 'sorted-btree';
+import { rootOf, type TreeNode } from '../../src/kv/memory/tree-nodes';
 import { VersionedStore } from '../../src/kv/memory/versioned-store';
 import { Random, testSeed } from '../support/random';
 
@@ -62,6 +63,8 @@ describe('VersionedStore.apply', () => {
       version++;
       store.apply(mutations, version, NO_STAMP, read);
       expect(contents(store)).toEqual(modelContents(model));
+      // The tree's invariants: each internal node's keys and cached sizes, node sizes, key order.
+      checkTree(store.snapshot());
     }
     for (const { data, expected } of held) {
       const now: string[] = [];
@@ -71,6 +74,57 @@ describe('VersionedStore.apply', () => {
       expect(now).toEqual(expected);
     }
     expect(held.length).toBeGreaterThan(40);
+  });
+
+  it(`inserts and deletes keys as a queue and random writers do, splitting and merging leaves (seed ${seed})`, () => {
+    const rnd = new Random(seed + 2);
+    const store = new VersionedStore(1n);
+    const model = new Map<string, Buffer>();
+    let held: { data: ReturnType<VersionedStore['snapshot']>; expected: string[] }[] = [];
+    let version = 1n;
+    // A queue's items pushed at the end of its range and popped from its front, among other keys
+    // inserted and cleared at random: leaves fill, split, empty and merge.
+    let head = 0;
+    let tail = 0;
+    const item = (n: number) => `q/${String(n).padStart(6, '0')}`;
+    const other = () => `${rnd.pick(['a', 'm', 'z'])}/${String(rnd.int(3000)).padStart(5, '0')}`;
+    for (let commit = 0; commit < 3000; commit++) {
+      const read = rnd.chance(0.03);
+      if (read) held.push({ data: store.snapshot(), expected: contents(store) });
+      const mutations: Mutation[] = [];
+      for (let n = 1 + rnd.int(4); n > 0; n--) {
+        const choice = rnd.int(10);
+        const value = Buffer.from([rnd.int(256)]);
+        if (choice < 3) {
+          mutations.push({ type: 'set', key: Buffer.from(item(tail)), value });
+          model.set(item(tail++), value);
+        } else if (choice < 6 && head < tail) {
+          mutations.push({ type: 'clear', key: Buffer.from(item(head)) });
+          model.delete(item(head++));
+        } else if (choice < 8) {
+          const k = other();
+          mutations.push({ type: 'set', key: Buffer.from(k), value });
+          model.set(k, value);
+        } else {
+          const k = other();
+          mutations.push({ type: 'clear', key: Buffer.from(k) });
+          model.delete(k);
+        }
+      }
+      store.apply(mutations, ++version, NO_STAMP, read);
+      if (commit % 100 === 0) {
+        expect(contents(store)).toEqual(modelContents(model));
+        checkTree(store.snapshot());
+      }
+      if (held.length > 0 && rnd.chance(0.05)) {
+        for (const { data, expected } of held) expect(pairsOf(data)).toEqual(expected);
+        held = [];
+      }
+    }
+    expect(contents(store)).toEqual(modelContents(model));
+    checkTree(store.snapshot());
+    for (const { data, expected } of held) expect(pairsOf(data)).toEqual(expected);
+    expect(model.size).toBeGreaterThan(500);
   });
 
   /** Counts `BTree.editRange` calls (the store's general range replacement) while `body` runs. */
@@ -122,7 +176,10 @@ describe('VersionedStore.apply', () => {
         shapes.set(doc, shape);
         version++;
         store.apply(mutations, version, NO_STAMP, read);
-        if (commit % 50 === 0) expect(contents(store)).toEqual(modelContents(model));
+        if (commit % 50 === 0) {
+          expect(contents(store)).toEqual(modelContents(model));
+          checkTree(store.snapshot());
+        }
         // Readers come and go: now and then every held snapshot is checked and let go.
         if (held.length > 0 && rnd.chance(0.1)) {
           for (const { data, expected } of held) expect(pairsOf(data)).toEqual(expected);
@@ -185,4 +242,39 @@ function pairsOf(data: ReturnType<VersionedStore['snapshot']>): string[] {
     out.push(`${k.toString()}=${v.toString('hex')}`);
   });
   return out;
+}
+
+/**
+ * Checks what `sorted-btree` keeps of its tree (its own `checkValid` compares keys by identity, which
+ * an overwrite of a Buffer key already breaks): every node within the size limit, no empty leaf below
+ * the root, keys ascending within and across nodes, each internal node's key i equal to the largest
+ * key under child i and its cached size the number of pairs under it.
+ */
+function checkTree(tree: ReturnType<VersionedStore['snapshot']>): void {
+  const root = rootOf(tree);
+  if (root === undefined) throw new Error('the tree is not laid out as tree-nodes.ts reads it');
+  let previous: Buffer | undefined;
+  const visit = (node: TreeNode, depth: number): { size: number; max: Buffer | undefined } => {
+    expect(node.keys.length).toBeLessThanOrEqual(tree.maxNodeSize);
+    if (node.children === undefined) {
+      // An empty root shares the tree's array of undefined values.
+      if (node.keys.length > 0) expect(node.values).toHaveLength(node.keys.length);
+      if (depth > 0) expect(node.keys.length).toBeGreaterThan(0);
+      for (const key of node.keys) {
+        if (previous !== undefined) expect(compareBytes(previous, key)).toBe(-1);
+        previous = key;
+      }
+      return { size: node.keys.length, max: node.keys[node.keys.length - 1] };
+    }
+    expect(node.children).toHaveLength(node.keys.length);
+    let size = 0;
+    node.children.forEach((child, i) => {
+      const sub = visit(child, depth + 1);
+      expect(compareBytes(node.keys[i], sub.max!)).toBe(0);
+      size += sub.size;
+    });
+    expect((node as TreeNode & { _size: number })._size).toBe(size);
+    return { size, max: node.keys[node.keys.length - 1] };
+  };
+  expect(visit(root, 0).size).toBe(tree.size);
 }
