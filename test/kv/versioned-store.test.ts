@@ -127,6 +127,40 @@ describe('VersionedStore.apply', () => {
     expect(model.size).toBeGreaterThan(500);
   });
 
+  it('applies the sets after a range clear that lie outside it, ascending or not, on their own', () => {
+    const store = new VersionedStore(1n);
+    let version = 1n;
+    const apply = (mutations: Mutation[]) => store.apply(mutations, ++version, NO_STAMP, false);
+    for (let doc = 0; doc < 100; doc++) apply(rewrite(doc, [1, 2, 3], (leaf) => Buffer.from([leaf])));
+    // Document 5 rewritten, then keys of documents 6 and 4 set in the same commit: after the
+    // replacement, ascending past its end (6) and not (4), neither cleared nor taken as part of it.
+    const set = (doc: number, leaf: number, value: number): Mutation => ({ type: 'set', key: docKey(doc, leaf), value: Buffer.from([value]) });
+    const first = apply([...rewrite(5, [1, 2, 3], () => Buffer.from([9])), set(6, 7, 7), set(6, 8, 8)]);
+    const second = apply([...rewrite(5, [2, 3], () => Buffer.from([10])), set(4, 9, 9), set(5, 4, 10)]);
+    // What watches are told: the replaced range, and each key set outside it.
+    const told = (applied: ReturnType<typeof apply>) => [
+      ...applied.ranges.map((r) => `${r.begin.toString()}..${r.end.toString()}`),
+      ...applied.keys.map(String),
+    ];
+    expect(told(first)).toEqual(['d005/..d0050', docKey(6, 7).toString(), docKey(6, 8).toString()]);
+    expect(told(second)).toEqual(['d005/..d0050', docKey(4, 9).toString(), docKey(5, 4).toString()]);
+    const pairs = contents(store).filter((pair) => /^d00[456]\//.test(pair));
+    expect(pairs).toEqual([
+      `${docKey(4, 1).toString()}=01`,
+      `${docKey(4, 2).toString()}=02`,
+      `${docKey(4, 3).toString()}=03`,
+      `${docKey(4, 9).toString()}=09`,
+      `${docKey(5, 2).toString()}=0a`,
+      `${docKey(5, 3).toString()}=0a`,
+      `${docKey(5, 4).toString()}=0a`,
+      `${docKey(6, 1).toString()}=01`,
+      `${docKey(6, 2).toString()}=02`,
+      `${docKey(6, 3).toString()}=03`,
+      `${docKey(6, 7).toString()}=07`,
+      `${docKey(6, 8).toString()}=08`,
+    ]);
+  });
+
   /** Counts `BTree.editRange` calls (the store's general range replacement) while `body` runs. */
   function countingEditRanges<T>(body: (count: () => number) => T): T {
     const spy = jest.spyOn(BTree.prototype, 'editRange');
@@ -253,27 +287,32 @@ function pairsOf(data: ReturnType<VersionedStore['snapshot']>): string[] {
 function checkTree(tree: ReturnType<VersionedStore['snapshot']>): void {
   const root = rootOf(tree);
   if (root === undefined) throw new Error('the tree is not laid out as tree-nodes.ts reads it');
+  // Plain checks, not `expect` per key: this runs after hundreds of commits of thousands of keys.
+  const fail = (what: string) => {
+    throw new Error(`tree invariant broken: ${what}`);
+  };
   let previous: Buffer | undefined;
   const visit = (node: TreeNode, depth: number): { size: number; max: Buffer | undefined } => {
-    expect(node.keys.length).toBeLessThanOrEqual(tree.maxNodeSize);
+    if (node.keys.length > tree.maxNodeSize) fail(`a node of ${node.keys.length} keys`);
     if (node.children === undefined) {
       // An empty root shares the tree's array of undefined values.
-      if (node.keys.length > 0) expect(node.values).toHaveLength(node.keys.length);
-      if (depth > 0) expect(node.keys.length).toBeGreaterThan(0);
+      if (node.keys.length > 0 && node.values.length !== node.keys.length) fail('a leaf with more or fewer values than keys');
+      if (depth > 0 && node.keys.length === 0) fail('an empty leaf below the root');
       for (const key of node.keys) {
-        if (previous !== undefined) expect(compareBytes(previous, key)).toBe(-1);
+        if (previous !== undefined && compareBytes(previous, key) >= 0) fail(`${key.toString()} after ${previous.toString()}`);
         previous = key;
       }
       return { size: node.keys.length, max: node.keys[node.keys.length - 1] };
     }
-    expect(node.children).toHaveLength(node.keys.length);
+    if (node.children.length !== node.keys.length) fail('an internal node with more or fewer children than keys');
     let size = 0;
     node.children.forEach((child, i) => {
       const sub = visit(child, depth + 1);
-      expect(compareBytes(node.keys[i], sub.max!)).toBe(0);
+      if (sub.max === undefined || compareBytes(node.keys[i], sub.max) !== 0)
+        fail(`internal key ${node.keys[i].toString()} is not its child's largest`);
       size += sub.size;
     });
-    expect((node as TreeNode & { _size: number })._size).toBe(size);
+    if ((node as TreeNode & { _size: number })._size !== size) fail(`an internal node's cached size is not the ${size} pairs under it`);
     return { size, max: node.keys[node.keys.length - 1] };
   };
   expect(visit(root, 0).size).toBe(tree.size);

@@ -181,6 +181,10 @@ export function replaceOwnedRange(
     node = node.children[lo];
   }
   let leaf = node;
+  // Keys inside the range share the bytes `begin` and `end` share: the stored keys are compared with
+  // `keys` past those, and the last one found with `end` in full (so that all found are inside).
+  const c = compareFrom(begin, end, 0);
+  const inRange = c < 0 ? -c - 1 : 0;
   for (let found = 0; found < keys.length; found++) {
     while (at === leaf.keys.length) {
       const next = nextLeaf(depth, true);
@@ -189,10 +193,11 @@ export function replaceOwnedRange(
       at = 0;
     }
     // A leaf made without values shares one empty array with every such leaf: never written here.
-    if (leaf.values.length !== leaf.keys.length || !equalBytes(leaf.keys[at], keys[found])) return abandon();
+    if (leaf.values.length !== leaf.keys.length || !equalFrom(leaf.keys[at], keys[found], inRange)) return abandon();
     heldLeaves[found] = leaf;
     heldIndexes[found] = at++;
   }
+  if (compareBytes(leaf.keys[at - 1], end) >= 0) return abandon();
   // No other stored key may lie in the range: the one after the last found must be at or after `end`.
   while (at === leaf.keys.length) {
     const next = nextLeaf(depth, false);
@@ -232,10 +237,10 @@ function nextLeaf(depth: number, owned: boolean): TreeNode | undefined {
   }
 }
 
-/** Whether `a` and `b` hold the same bytes. */
-function equalBytes(a: Buffer, b: Buffer): boolean {
+/** Whether `a` and `b` hold the same bytes past their first `from` (compared from the end: keys of one range differ there). */
+function equalFrom(a: Buffer, b: Buffer, from: number): boolean {
   const n = a.length;
   if (n !== b.length) return false;
-  for (let i = n - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
+  for (let i = n - 1; i >= from; i--) if (a[i] !== b[i]) return false;
   return true;
 }

@@ -111,10 +111,9 @@ export class VersionedStore {
     for (let i = 0; i < mutations.length;) {
       const m = mutations[i];
       if (m.type === 'clearRange') {
-        let end = i + 1;
-        while (end < mutations.length && isPointSetIn(mutations[end], m.begin, m.end)) end++;
+        const end = pointSetRun(mutations, i + 1, m.begin, m.end);
         if (end > i + 1) {
-          this.replaceRange(m.begin, m.end, mutations, i + 1, end, versionstamp);
+          this.replaceRange(m.begin, m.end, mutations, i + 1, end, versionstamp, runAscends);
           ranges.push({ begin: m.begin, end: m.end });
           i = end;
           continue;
@@ -174,7 +173,15 @@ export class VersionedStore {
    * new value or deletes it, then the keys not stored before are inserted ({@link RUN_MIN} or more
    * into an emptied range: in one union).
    */
-  private replaceRange(begin: Buffer, end: Buffer, mutations: readonly Mutation[], from: number, to: number, versionstamp: () => Buffer): void {
+  private replaceRange(
+    begin: Buffer,
+    end: Buffer,
+    mutations: readonly Mutation[],
+    from: number,
+    to: number,
+    versionstamp: () => Buffer,
+    ascending: boolean,
+  ): void {
     if (to - from === 1) {
       // One key (a map's scalar value): no arrays to sort and match.
       const m = mutations[from] as PointSet;
@@ -199,7 +206,7 @@ export class VersionedStore {
     let sorted = true;
     for (let i = from; i < to; i++) {
       const m = mutations[i] as PointSet;
-      if (sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
+      if (!ascending && sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
       keys.push(m.key);
       values.push(m.type === 'set' ? m.value : fillVersionstamp(m.value, versionstamp()));
     }
@@ -281,6 +288,36 @@ export class VersionedStore {
         break;
     }
   }
+}
+
+/** Whether the run {@link pointSetRun} last returned has strictly ascending keys. */
+let runAscends = false;
+
+/**
+ * The end of the run of point sets from `mutations[from]` whose keys are in `[begin, end)` (the sets a
+ * range clear is applied together with), and whether its keys ascend ({@link runAscends}). A document
+ * rewrite's keys ascend, so each is compared with the one before it and only the first and the last
+ * with the range's bounds (instead of every key with both); a run that does not ascend is checked key
+ * by key from where it stops ascending.
+ */
+function pointSetRun(mutations: readonly Mutation[], from: number, begin: Buffer, end: Buffer): number {
+  let to = from;
+  let previous: Buffer | undefined;
+  for (; to < mutations.length; to++) {
+    const m = mutations[to];
+    if (m.type !== 'set' && m.type !== 'setVersionstampedValue') break;
+    if (previous === undefined ? compareBytes(m.key, begin) < 0 : compareBytes(previous, m.key) >= 0) break;
+    previous = m.key;
+  }
+  runAscends = true;
+  if (previous !== undefined && compareBytes(previous, end) >= 0) {
+    // The ascending run leaves the range: it ends at its first key at or after `end`.
+    let inside = from;
+    while (compareBytes((mutations[inside] as PointSet).key, end) < 0) inside++;
+    return inside;
+  }
+  for (; to < mutations.length && isPointSetIn(mutations[to], begin, end); to++) runAscends = false;
+  return to;
 }
 
 /** Whether `m` sets a key (or a versionstamped value at one) in `[begin, end)`. */
