@@ -137,9 +137,10 @@ export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonl
 /** The internal nodes on the path {@link replaceOwnedRange} descended, and the child taken in each. */
 const pathNodes: TreeNode[] = [];
 const pathAt: number[] = [];
-/** Where {@link replaceOwnedRange} found each of its keys, before it writes any value. */
-const heldLeaves: TreeNode[] = [];
-const heldIndexes: number[] = [];
+/** Where {@link replaceOwnedRange} found its keys before it writes any value: runs of keys, one per leaf. */
+const runLeaves: TreeNode[] = [];
+const runAt: number[] = [];
+const runFrom: number[] = [];
 /** What {@link nextLeaf} returns for a leaf it may not write: one under a node shared with another tree. */
 const SHARED: TreeNode = { keys: [], values: [] };
 
@@ -185,19 +186,25 @@ export function replaceOwnedRange(
   // `keys` past those, and the last one found with `end` in full (so that all found are inside).
   const c = compareFrom(begin, end, 0);
   const inRange = c < 0 ? -c - 1 : 0;
+  // The keys are found in runs, one per leaf: where each run starts in its leaf and in `keys`.
+  let runs = 0;
   for (let found = 0; found < keys.length; found++) {
-    while (at === leaf.keys.length) {
-      const next = nextLeaf(depth, true);
-      if (next === undefined || next === SHARED) return abandon();
-      leaf = next;
-      at = 0;
+    if (found === 0 || at === leaf.keys.length) {
+      while (at === leaf.keys.length) {
+        const next = nextLeaf(depth, true);
+        if (next === undefined || next === SHARED) return forget(runs, false);
+        leaf = next;
+        at = 0;
+      }
+      // A leaf made without values shares one empty array with every such leaf: never written here.
+      if (leaf.values.length !== leaf.keys.length) return forget(runs, false);
+      runLeaves[runs] = leaf;
+      runAt[runs] = at;
+      runFrom[runs++] = found;
     }
-    // A leaf made without values shares one empty array with every such leaf: never written here.
-    if (leaf.values.length !== leaf.keys.length || !equalFrom(leaf.keys[at], keys[found], inRange)) return abandon();
-    heldLeaves[found] = leaf;
-    heldIndexes[found] = at++;
+    if (!equalFrom(leaf.keys[at++], keys[found], inRange)) return forget(runs, false);
   }
-  if (compareBytes(leaf.keys[at - 1], end) >= 0) return abandon();
+  if (compareBytes(leaf.keys[at - 1], end) >= 0) return forget(runs, false);
   // No other stored key may lie in the range: the one after the last found must be at or after `end`.
   while (at === leaf.keys.length) {
     const next = nextLeaf(depth, false);
@@ -205,17 +212,23 @@ export function replaceOwnedRange(
     leaf = next;
     at = 0;
   }
-  if (at < leaf.keys.length && compareBytes(leaf.keys[at], end) < 0) return abandon();
-  for (let i = 0; i < keys.length; i++) heldLeaves[i].values[heldIndexes[i]] = values[i];
-  abandon();
-  return true;
+  if (at < leaf.keys.length && compareBytes(leaf.keys[at], end) < 0) return forget(runs, false);
+  runFrom[runs] = keys.length;
+  for (let r = 0; r < runs; r++) {
+    const stored = runLeaves[r].values;
+    let i = runAt[r];
+    for (let k = runFrom[r]; k < runFrom[r + 1]; k++) stored[i++] = values[k];
+  }
+  return forget(runs, true);
 }
 
-/** Forgets the nodes {@link replaceOwnedRange} held (so that they are not kept alive); false. */
-function abandon(): false {
-  heldLeaves.length = 0;
-  pathNodes.length = 0;
-  return false;
+/**
+ * Returns `result`, first letting go of the leaves {@link replaceOwnedRange} held when they were
+ * many (a few are left to the next call, which overwrites them).
+ */
+function forget(runs: number, result: boolean): boolean {
+  if (runs > 4) runLeaves.length = 0;
+  return result;
 }
 
 /**
