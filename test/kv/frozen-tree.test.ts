@@ -8,8 +8,8 @@ import { testSeed } from '../support/random';
 /**
  * The memory engine's stored pairs as range reads take them: `collect` returns the pairs of
  * `[begin, end)` in either direction up to a total, whether the range is short or long, within a leaf
- * or across many (ascending reads walk the tree's nodes; descending ones compare their first pairs
- * with the end, then stop on the last key), and appends after what the output already holds.
+ * or across many (both directions walk the tree's nodes, leaf after leaf), and appends after what the
+ * output already holds.
  */
 describe('FrozenTree.collect', () => {
   const seed = testSeed();

@@ -9,6 +9,9 @@ type Pair = [Buffer, Buffer];
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const NOTHING: Iterator<Pair> = { next: () => DONE };
 
+/** Pairs a descending read may still take for which it compares each key with the range's beginning, not searches for it. */
+const FEW_PAIRS = 8;
+
 /** Pairs a descending range read compares with its end before it looks its last key up instead. */
 const SHORT_RANGE = 16;
 
@@ -25,6 +28,9 @@ export class FrozenTree implements StoredPairs {
   /** An ascending read's path from the root: the internal nodes, and the child taken in each. */
   private readonly path: TreeNode[] = [];
   private readonly at: number[] = [];
+  /** How many internal nodes the last {@link descend} recorded, and where in its leaf it stopped. */
+  private depth = 0;
+  private position = 0;
 
   constructor(private readonly tree: BTree<Buffer, Buffer>) {
     this.root = rootOf(tree);
@@ -51,29 +57,47 @@ export class FrozenTree implements StoredPairs {
    * with a leaf's last key, and in the leaf that holds the range's end searching for it the same way. A
    * short read (a document, a page of index entries: most reads) is one descent and a few pairs, so the
    * descent is its cost; an indexed query reads one such range per document.
+   *
+   * Descending, the same from `end` down, leaf after leaf to the left, comparing `begin` with a leaf's
+   * first key: the last few keys of a range (a list's or a queue's last item, which pushes read) are
+   * one descent, where the tree's own `entriesReversed` compares whole keys at each level and makes a
+   * path array and a pair per step.
    */
   collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     if (out.length >= total) return;
-    if (!reverse && this.root !== undefined) {
-      this.collectAscending(this.root, begin, end, total, out);
+    if (this.root !== undefined) {
+      if (reverse) this.collectDescending(this.root, begin, end, total, out);
+      else this.collectAscending(this.root, begin, end, total, out);
       return;
     }
     this.collectByIterator(begin, end, reverse, total, out);
   }
 
-  private collectAscending(root: TreeNode, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+  /**
+   * Down to the leaf where `target` would go, recording the internal nodes in {@link path} and
+   * {@link at} ({@link depth} of them); {@link position} is then the first key there at or after
+   * `target`. A binary search per level skips the bytes `target` shares with both keys bracketing it:
+   * the keys between them share those bytes too (the keys of one collection share a long prefix).
+   * Past every key under a node, it goes down the node's last child with `pastEnd` (a descending
+   * read: the nearest keys before `target` are there), and stops otherwise (`undefined`).
+   */
+  private descend(root: TreeNode, target: Buffer, pastEnd: boolean): TreeNode | undefined {
     const { path, at } = this;
     let depth = 0;
     let node = root;
-    // A binary search per level that skips the bytes `begin` shares with both keys bracketing it: the
-    // keys between them share those bytes too (the keys of one collection share a long prefix).
     let shared = 0;
-    let i: number;
     for (;;) {
       const keys = node.keys;
-      i = searchFrom(keys, begin, 0, keys.length, shared, shared);
-      if (node.children === undefined) break;
-      if (i === keys.length) return;
+      let i = searchFrom(keys, target, 0, keys.length, shared, shared);
+      if (node.children === undefined) {
+        this.depth = depth;
+        this.position = i;
+        return node;
+      }
+      if (i === keys.length) {
+        if (!pastEnd || i === 0) return undefined;
+        i--;
+      }
       path[depth] = node;
       at[depth] = i;
       depth++;
@@ -81,6 +105,50 @@ export class FrozenTree implements StoredPairs {
       shared = searchedShared();
       node = node.children[i];
     }
+  }
+
+  private collectDescending(root: TreeNode, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+    const { path, at } = this;
+    // The leaf where `end` would go: the last key before it is there, or in a leaf to the left.
+    let node = this.descend(root, end, true);
+    if (node === undefined) return;
+    const depth = this.depth;
+    let i = this.position;
+    for (;;) {
+      const { keys, values } = node;
+      // Keys `[0, i)` of this leaf are before `end`. When its first key is before `begin` too, the range
+      // begins in this leaf: at `stop`, searched for, or (a few pairs wanted) met key by key.
+      const begins = i > 0 && compareBytes(keys[0], begin) < 0;
+      const byKey = begins && total - out.length <= FEW_PAIRS;
+      const stop = begins && !byKey ? searchFrom(keys, begin, 0, i, 0, 0) : 0;
+      for (let k = i - 1; k >= stop; k--) {
+        if (byKey && compareBytes(keys[k], begin) < 0) return;
+        out.push({ key: keys[k], value: values[k] });
+        if (out.length >= total) return;
+      }
+      if (begins) return;
+      // The leaf before: up to the nearest ancestor with a child to the left, then down its rightmost path.
+      let d = depth - 1;
+      while (d >= 0 && at[d] === 0) d--;
+      if (d < 0) return;
+      at[d]--;
+      node = (path[d].children as TreeNode[])[at[d]];
+      for (let q = d + 1; q < depth; q++) {
+        const children = node.children as TreeNode[];
+        path[q] = node;
+        at[q] = children.length - 1;
+        node = children[at[q]];
+      }
+      i = node.keys.length;
+    }
+  }
+
+  private collectAscending(root: TreeNode, begin: Buffer, end: Buffer, total: number, out: KeyValue[]): void {
+    const { path, at } = this;
+    let node = this.descend(root, begin, false);
+    if (node === undefined) return;
+    const depth = this.depth;
+    let i = this.position;
     // Every key from here on is at or after `begin`, so those before `end` share the bytes these two share.
     const c = compareFrom(begin, end, 0);
     const sharedRange = c < 0 ? -c - 1 : 0;
