@@ -49,7 +49,7 @@ function mergeCoalesced(a: readonly KeyRange[], b: readonly KeyRange[]): KeyRang
 }
 
 /** Appends `range`, beginning at or after every range of coalesced `out`, merging it with the last one. */
-function appendCoalesced(out: KeyRange[], range: KeyRange): void {
+export function appendCoalesced(out: KeyRange[], range: KeyRange): void {
   const last = out[out.length - 1];
   if (last !== undefined && compareBytes(range.begin, last.end) <= 0) {
     if (compareBytes(range.end, last.end) > 0) out[out.length - 1] = { begin: last.begin, end: range.end };
@@ -59,7 +59,7 @@ function appendCoalesced(out: KeyRange[], range: KeyRange): void {
 }
 
 /** In sorted, disjoint `ranges`: the index of the first range whose end is after `key`. */
-function firstEndingAfter(ranges: readonly KeyRange[], key: Buffer): number {
+export function firstEndingAfter(ranges: readonly KeyRange[], key: Buffer): number {
   let lo = 0;
   let hi = ranges.length;
   while (lo < hi) {

@@ -5,7 +5,7 @@ import type { AtomicOp } from '../contract/types';
 import { applyAtomicOp } from './atomic-ops';
 import type { Mutation } from './mutation';
 import type { KeyRange } from '../contract/key-range';
-import { coalesceRanges, RangeSet } from './range-set';
+import { appendCoalesced, coalesceRanges, firstEndingAfter, RangeSet } from './range-set';
 import { possibleKeys, type VersionstampTemplate } from './versionstamp-template';
 
 /** An atomic operation waiting for the stored value it applies to. */
@@ -121,11 +121,45 @@ export class WriteSet {
 
   /** The write conflict ranges, sorted and coalesced. */
   writeConflicts(): KeyRange[] {
-    const points = this.writtenKeys().map((key) => ({ begin: key, end: keyAfter(key) }));
-    if (this.conflictRanges.length === 0) return points;
-    // Both inputs sorted: the sort inside coalesceRanges only merges two runs.
-    const ranges = coalesceRanges(this.conflictRanges);
-    return coalesceRanges(mergeSorted(points, ranges));
+    // Empty ranges (an explicit range with begin = end) are dropped by the coalescing.
+    const ranges = this.conflictRanges.length === 0 ? [] : coalesceRanges(this.conflictRanges);
+    if (ranges.length === 0) return this.writtenKeys().map(pointRange);
+    // A key written inside a cleared or added range adds nothing to it (a document rewrite: the clear
+    // of the document, then its keys): only the keys outside every range become ranges of their own,
+    // merged in among the ranges, which are sorted and disjoint.
+    const keys = sortUnique(this.keysOutside(ranges));
+    const out: KeyRange[] = [];
+    let r = 0;
+    for (const key of keys) {
+      // A range beginning before `key` ends at or before it, as `key` is in none.
+      while (r < ranges.length && compareBytes(ranges[r].begin, key) < 0) appendCoalesced(out, ranges[r++]);
+      appendCoalesced(out, pointRange(key));
+    }
+    while (r < ranges.length) appendCoalesced(out, ranges[r++]);
+    return out;
+  }
+
+  /**
+   * The keys written one by one that lie in none of the sorted, disjoint `ranges`, unsorted and
+   * possibly repeated. Keys written one after another mostly fall in the same range (a document's
+   * keys in its clear): that range is tried first, and the others searched only when it misses.
+   */
+  private keysOutside(ranges: readonly KeyRange[]): Buffer[] {
+    const keys: Buffer[] = [];
+    let hint = 0;
+    const consider = (key: Buffer): void => {
+      const hinted = ranges[hint];
+      if (compareBytes(hinted.begin, key) <= 0 && compareBytes(key, hinted.end) < 0) return;
+      const i = rangeIndexContaining(ranges, key);
+      if (i < 0) keys.push(key);
+      else hint = i;
+    };
+    if (this.index) {
+      this.index.forEach((_, key) => consider(key));
+    } else {
+      for (const m of this.mutations) if (m.type !== 'clearRange' && m.type !== 'setVersionstampedKey') consider(m.key);
+    }
+    return keys;
   }
 
   /**
@@ -261,12 +295,17 @@ export class WriteSet {
  */
 export function sortedUniqueKeys(mutations: readonly Mutation[]): Buffer[] {
   const keys: Buffer[] = [];
-  let sorted = true;
   for (const m of mutations) {
     if (m.type === 'clearRange' || m.type === 'setVersionstampedKey') continue;
-    if (sorted && keys.length > 0 && compareBytes(keys[keys.length - 1], m.key) >= 0) sorted = false;
     keys.push(m.key);
   }
+  return sortUnique(keys);
+}
+
+/** `keys` sorted and without duplicates, in place. Keys already in strict order cost one comparison each. */
+function sortUnique(keys: Buffer[]): Buffer[] {
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = compareBytes(keys[i - 1], keys[i]) < 0;
   if (sorted) return keys;
   keys.sort(compareBytes);
   let n = 1;
@@ -277,20 +316,18 @@ export function sortedUniqueKeys(mutations: readonly Mutation[]): Buffer[] {
   return keys;
 }
 
+/** The conflict range of the one key `key`: `[key, key + '\x00')`. */
+function pointRange(key: Buffer): KeyRange {
+  return { begin: key, end: keyAfter(key) };
+}
+
+/** In sorted, disjoint `ranges`: the index of the range containing `key`, or -1. */
+function rangeIndexContaining(ranges: readonly KeyRange[], key: Buffer): number {
+  const i = firstEndingAfter(ranges, key);
+  return i < ranges.length && compareBytes(ranges[i].begin, key) <= 0 ? i : -1;
+}
+
 /** Bytes of the conflict range `[key, key + '\x00')`. */
 function keyConflictBytes(key: Buffer): number {
   return 2 * key.length + 1;
-}
-
-/** Two lists sorted by begin, merged into one. */
-function mergeSorted(a: readonly KeyRange[], b: readonly KeyRange[]): KeyRange[] {
-  const out: KeyRange[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    out.push(compareBytes(a[i].begin, b[j].begin) <= 0 ? a[i++] : b[j++]);
-  }
-  while (i < a.length) out.push(a[i++]);
-  while (j < b.length) out.push(b[j++]);
-  return out;
 }
