@@ -127,6 +127,36 @@ describe('VersionedStore.apply', () => {
     expect(model.size).toBeGreaterThan(500);
   });
 
+  it("removes a queue head in place, all but each leaf's last key, unless a snapshot shares the leaf", () => {
+    const store = new VersionedStore(1n);
+    let version = 1n;
+    const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
+    const item = (n: number) => Buffer.from(`q/${String(n).padStart(6, '0')}`);
+    for (let n = 0; n < 2000; n += 100)
+      apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: item(n + i), value: Buffer.from([i]) })));
+    const pop = (n: number, read = false) => apply([{ type: 'clear', key: item(n) }], read);
+    countingEditRanges((edits) => {
+      // Pops from the front: in place, but for the last key of each leaf (which its parent keeps).
+      for (let n = 0; n < 200; n++) pop(n);
+      const throughTree = edits();
+      expect(throughTree).toBeGreaterThan(0);
+      expect(throughTree).toBeLessThan(200 / 8);
+      // A key not stored: nothing to remove, and no edit.
+      pop(5);
+      expect(edits()).toBe(throughTree);
+      // A reader holds the tree: the pop copies the path it changes, so the snapshot stays whole.
+      const snapshot = store.snapshot();
+      const expected = pairsOf(snapshot);
+      pop(200, true);
+      expect(edits()).toBe(throughTree + 1);
+      expect(pairsOf(snapshot)).toEqual(expected);
+    });
+    const pairs = contents(store);
+    expect(pairs).toHaveLength(2000 - 201);
+    expect(pairs[0]).toBe(`${item(201).toString()}=${Buffer.from([1]).toString('hex')}`);
+    checkTree(store.snapshot());
+  });
+
   it('applies the sets after a range clear that lie outside it, ascending or not, on their own', () => {
     const store = new VersionedStore(1n);
     let version = 1n;

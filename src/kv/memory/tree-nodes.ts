@@ -134,9 +134,78 @@ export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonl
   return { leaf, index: heldAt };
 }
 
-/** The internal nodes on the path {@link replaceOwnedRange} descended, and the child taken in each. */
+/**
+ * The internal nodes on the path {@link replaceOwnedRange} or {@link deleteOwned} descended, and the
+ * child taken in each (by {@link replaceOwnedRange}).
+ */
 const pathNodes: TreeNode[] = [];
 const pathAt: number[] = [];
+
+/** An internal node's cached count of the pairs under it, as `sorted-btree` 2.x keeps it. */
+interface SizedNode {
+  _size: number;
+}
+
+/**
+ * Removes `key` from `tree` in place, where `BTree.delete` would change nothing but the key's leaf and
+ * its ancestors' cached sizes: the path to the key is the tree's own (no node on it shared with another
+ * tree), the key is not its leaf's largest (which each ancestor keeps as the leaf's key), and the leaf
+ * is not left for a merge (`BTree.delete` merges a leaf left at half the node size or less with a
+ * neighbour when both fit in one node, and a neighbour at half or less with it). Then the key and its
+ * value leave the leaf and each ancestor's cached size drops by one: one descent as
+ * {@link leafHolding}'s, where `BTree.delete` goes through `editRange` (each level's range search, a
+ * callback per pair, each ancestor's key and size recomputed). Returns true when `key` is gone
+ * (including when it was never stored), false (having changed nothing) when `BTree.delete` should
+ * remove it. A queue pop's removal of its head item is the case this is for: all but the last key of
+ * each leaf go in place.
+ */
+export function deleteOwned(tree: BTree<Buffer, Buffer>, key: Buffer): boolean {
+  const root = rootOf(tree);
+  if (root === undefined) return false;
+  let node = root;
+  let depth = 0;
+  let shared = 0;
+  let taken = 0;
+  for (;;) {
+    const keys = node.keys;
+    const lo = searchFrom(keys, key, 0, keys.length, shared, shared);
+    // Past every key under this node: not stored.
+    if (lo === keys.length) return true;
+    if (node.children === undefined) {
+      if (searchedSharedHi() !== key.length || keys[lo].length !== key.length) return true;
+      const n = keys.length;
+      const values = node.values;
+      if (node.isShared === true || lo === n - 1 || values.length !== n) return false;
+      if (depth > 0 && n - 1 <= tree.maxNodeSize >> 1 && mayMerge(pathNodes[depth - 1].children!, taken, n - 1, tree.maxNodeSize)) return false;
+      for (let i = lo + 1; i < n; i++) {
+        keys[i - 1] = keys[i];
+        values[i - 1] = values[i];
+      }
+      keys.pop();
+      values.pop();
+      for (let d = 0; d < depth; d++) (pathNodes[d] as unknown as SizedNode)._size--;
+      return true;
+    }
+    if (node.isShared === true || typeof (node as unknown as Partial<SizedNode>)._size !== 'number') return false;
+    pathNodes[depth++] = node;
+    taken = lo;
+    shared = searchedShared();
+    node = node.children[lo];
+  }
+}
+
+/**
+ * Whether `BTree.delete` would merge child `at` of `siblings`, left with `size` keys (at most half of
+ * `max`), with a neighbour: with the next one if both fit in one node, with the one before if that is
+ * at most half full too and both fit.
+ */
+function mayMerge(siblings: readonly TreeNode[], at: number, size: number, max: number): boolean {
+  const after = siblings[at + 1];
+  if (after !== undefined && after.keys.length + size <= max) return true;
+  const before = at > 0 ? siblings[at - 1] : undefined;
+  return before !== undefined && before.keys.length <= max >> 1 && before.keys.length + size <= max;
+}
+
 /** Where {@link replaceOwnedRange} found its keys before it writes any value: runs of keys, one per leaf. */
 const runLeaves: TreeNode[] = [];
 const runAt: number[] = [];

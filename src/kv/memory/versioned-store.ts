@@ -6,7 +6,7 @@ import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
-import { ownedLeafOf, replaceOwnedRange } from './tree-nodes';
+import { deleteOwned, ownedLeafOf, replaceOwnedRange } from './tree-nodes';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
@@ -251,6 +251,14 @@ export class VersionedStore {
     else found.leaf.values[found.index] = value;
   }
 
+  /**
+   * Removes `key`: in place when its leaf is the store's own and keeps enough keys (see
+   * `deleteOwned`), as a queue pop removes its head item; otherwise through `BTree.delete`.
+   */
+  private remove(key: Buffer): void {
+    if (!deleteOwned(this.data, key)) this.data.delete(key);
+  }
+
   private applyOne(m: Mutation, versionstamp: () => Buffer, keys: Buffer[], ranges: KeyRange[]): void {
     const data = this.data;
     switch (m.type) {
@@ -259,7 +267,7 @@ export class VersionedStore {
         keys.push(m.key);
         break;
       case 'clear':
-        data.delete(m.key);
+        this.remove(m.key);
         keys.push(m.key);
         break;
       case 'clearRange':
@@ -270,7 +278,7 @@ export class VersionedStore {
         // One descent when the key is stored on a path of the store's own: read and replaced there.
         const found = ownedLeafOf(data, m.key);
         const value = applyAtomicOp(m.op, found === undefined ? data.get(m.key) : found.leaf.values[found.index], m.operand);
-        if (value === undefined) data.delete(m.key);
+        if (value === undefined) this.remove(m.key);
         else if (found !== undefined) found.leaf.values[found.index] = value;
         else data.set(m.key, value);
         keys.push(m.key);
