@@ -1,5 +1,6 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
+import { approximateSizeNow } from '../../kv/client/hand-over';
 import { lastingCombinerFor, type Combiner, type Merge, type RunTransaction, type Settled } from '../combiner';
 import { ContextSlot, DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
@@ -23,13 +24,15 @@ import type { MutationResult } from '../types';
  *   insert first deleted an expired document) fails the shared attempt, and every call of the batch
  *   then runs alone;
  * - once the transaction holds {@link BATCH_BYTES}, the batch ends (the next call goes into the next
- *   one), so that the largest document a single write may hold still fits FDB's 10 MB. Asking the
- *   size costs a turn of the event loop (every KV operation settles on a later turn), so it is asked
- *   after the first call and then only when the calls so far, at the rate they wrote, could reach
- *   the budget, or {@link SIZE_CHECK_CALLS} calls after the last check: calls that write a few kB each
- *   share a batch of 32 with 4 checks instead of 31. A large write among small ones can therefore
- *   go past the budget by what those unchecked calls write; a batch that goes past FDB's 10 MB fails
- *   with transaction_too_large, and its calls then run alone, as after any failure.
+ *   one), so that the largest document a single write may hold still fits FDB's 10 MB. The memory
+ *   and LMDB engines' transactions know their size at once (`approximateSizeNow`): it is checked
+ *   before every call. Elsewhere asking it costs a turn of the event loop (every KV operation settles
+ *   on a later turn), so it is asked after the first call and then only when the calls so far, at
+ *   the rate they wrote, could reach the budget, or {@link SIZE_CHECK_CALLS} calls after the last
+ *   check: calls that write a few kB each share a batch of 32 with 4 checks instead of 31. A large
+ *   write among small ones can therefore go past the budget by what those unchecked calls write; a
+ *   batch that goes past FDB's 10 MB fails with transaction_too_large, and its calls then run alone,
+ *   as after any failure.
  */
 
 /** The bytes (as `getApproximateSize` counts them) after which a write batch takes no more calls. */
@@ -174,12 +177,18 @@ async function runWrites(tr: Transaction, calls: WriteCall[]): Promise<Settled<R
     const ran = outcomes.length;
     if (ran > 0) {
       if (documents.has(call.document)) break;
-      // Twice the bytes per call so far, for each call since the last check.
-      const reach = size + ((ran - checked) * 2 * size) / Math.max(checked, 1);
-      if (checked === 0 || reach >= BATCH_BYTES || ran - checked >= SIZE_CHECK_CALLS) {
-        size = await tr.getApproximateSize();
-        checked = ran;
-        if (size >= BATCH_BYTES) break;
+      // The memory and LMDB engines' transactions know their size at once: checked before every call.
+      const known = approximateSizeNow(tr);
+      if (known !== undefined) {
+        if (known >= BATCH_BYTES) break;
+      } else {
+        // Twice the bytes per call so far, for each call since the last check.
+        const reach = size + ((ran - checked) * 2 * size) / Math.max(checked, 1);
+        if (checked === 0 || reach >= BATCH_BYTES || ran - checked >= SIZE_CHECK_CALLS) {
+          size = await tr.getApproximateSize();
+          checked = ran;
+          if (size >= BATCH_BYTES) break;
+        }
       }
     }
     documents.add(call.document);

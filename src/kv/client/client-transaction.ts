@@ -469,6 +469,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return settleOnNextTurn(() => this.approximateSize());
   }
 
+  /**
+   * What {@link getApproximateSize} resolves to, now: for a layer that checks a batch's size between
+   * calls (through `approximateSizeNow` in `hand-over.ts`, not part of the contract).
+   */
+  approximateSizeNow(): number {
+    return this.approximateSize();
+  }
+
   // ---- lifecycle
 
   getCommittedVersion(): bigint {

@@ -1,5 +1,6 @@
 import type { Transaction } from '../contract/types';
 import { ClientTransaction } from './client-transaction';
+import { StagedTransaction } from './staged-transaction';
 
 /**
  * `tr.set(key, value)` for a layer that hands the Buffers over: it made them for this write and never
@@ -48,4 +49,20 @@ export function clearHandedOver(tr: Transaction, key: Buffer): void {
 export function addHandedOver(tr: Transaction, key: Buffer, operand: Buffer): void {
   if (tr instanceof ClientTransaction) tr.addHandedOver(key, operand);
   else tr.add(key, operand);
+}
+
+/**
+ * What `tr.getApproximateSize()` would resolve to, now, for the memory and LMDB engines' transactions
+ * and stages of them, which know it without asking anyone: a layer that checks a batch's size between
+ * calls waits no turn of the event loop for it. `undefined` for any other transaction (FoundationDB's,
+ * a wrapper): ask `getApproximateSize`.
+ */
+export function approximateSizeNow(tr: Transaction): number | undefined {
+  let staged = 0;
+  for (;;) {
+    if (tr instanceof ClientTransaction) return tr.approximateSizeNow() + staged;
+    if (!(tr instanceof StagedTransaction)) return undefined;
+    staged += tr.stagedBytes;
+    tr = tr.parent;
+  }
 }

@@ -242,6 +242,11 @@ export class StagedTransaction extends TransactionShorthands implements Transact
     return (await this.parent.getApproximateSize()) + this.writes.bytes;
   }
 
+  /** The bytes the staged writes will add to the parent's size when applied. */
+  get stagedBytes(): number {
+    return this.writes.bytes;
+  }
+
   // ---- lifecycle
 
   /** @throws KvError client_invalid_operation (2000), always: apply the stage, and commit the parent. */
