@@ -206,6 +206,64 @@ function mayMerge(siblings: readonly TreeNode[], at: number, size: number, max: 
   return before !== undefined && before.keys.length <= max >> 1 && before.keys.length + size <= max;
 }
 
+/** Per level of the path {@link putOwned} descended: whether `key` goes past every key under that node. */
+const pathPast: boolean[] = [];
+
+/**
+ * Gives `key` the value `value` in place, where `BTree.set` would change nothing but the key's leaf and
+ * its ancestors' keys and cached sizes: the path to where the key goes is the tree's own (no node on it
+ * shared with another tree) and, when the key is not stored yet, its leaf has room for one more (else
+ * `BTree.set` splits it). A stored key gets the value; a new one goes into the leaf, each ancestor's
+ * cached size grows by one, and where it goes past every key under an ancestor (an append at the end
+ * of the tree, such as a list push or a queue's versionstamped item in a store that ends with them)
+ * that ancestor keeps it as its last child's key. One descent as {@link leafHolding}'s, where
+ * `BTree.set` compares whole keys at each level and recomputes each ancestor's key and size. Returns
+ * false, having changed nothing, when `BTree.set` should write it. The tree keeps `key` itself.
+ */
+export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer): boolean {
+  const root = rootOf(tree);
+  if (root === undefined) return false;
+  let node = root;
+  let depth = 0;
+  let shared = 0;
+  for (;;) {
+    if (node.isShared === true) return false;
+    const keys = node.keys;
+    const n = keys.length;
+    let at = searchFrom(keys, key, 0, n, shared, shared);
+    if (node.children === undefined) {
+      const values = node.values;
+      if (values.length !== n) return false;
+      if (at < n && searchedSharedHi() === key.length && keys[at].length === key.length) {
+        values[at] = value;
+        return true;
+      }
+      // A leaf made without values shares one empty array with every such leaf: never written here.
+      if (n === 0 || n >= tree.maxNodeSize) return false;
+      for (let i = n; i > at; i--) {
+        keys[i] = keys[i - 1];
+        values[i] = values[i - 1];
+      }
+      keys[at] = key;
+      values[at] = value;
+      for (let d = 0; d < depth; d++) {
+        const ancestor = pathNodes[d];
+        (ancestor as unknown as SizedNode)._size++;
+        if (pathPast[d]) ancestor.keys[ancestor.keys.length - 1] = key;
+      }
+      return true;
+    }
+    if (typeof (node as unknown as Partial<SizedNode>)._size !== 'number' || n === 0) return false;
+    // Past every key under this node: the key goes at the end of its last child, which it then ends.
+    const past = at === n;
+    if (past) at = n - 1;
+    pathNodes[depth] = node;
+    pathPast[depth++] = past;
+    shared = searchedShared();
+    node = node.children[at];
+  }
+}
+
 /** Where {@link replaceOwnedRange} found its keys before it writes any value: runs of keys, one per leaf. */
 const runLeaves: TreeNode[] = [];
 const runAt: number[] = [];

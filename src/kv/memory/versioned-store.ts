@@ -6,7 +6,7 @@ import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
-import { deleteOwned, ownedLeafOf, replaceOwnedRange } from './tree-nodes';
+import { deleteOwned, ownedLeafOf, putOwned, replaceOwnedRange } from './tree-nodes';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
@@ -240,15 +240,13 @@ export class VersionedStore {
   }
 
   /**
-   * Gives `key` the value `value`: in place when the key is stored and the path to it is the store's
-   * own (see `ownedLeafOf`), with one descent that compares only the bytes past the keys' shared prefix
-   * and rewrites nothing else (`BTree.set` also rewrites each level's largest key); otherwise through
-   * `BTree.set`. Overwrites are most writes of a 1-caller structure operation (a counter, a version key).
+   * Gives `key` the value `value`: in place when the path to it is the store's own and, for a new key,
+   * its leaf has room (see `putOwned`), with one descent that compares only the bytes past the keys'
+   * shared prefix; otherwise through `BTree.set`. Overwrites are most writes of a 1-caller structure
+   * operation (a counter, a version key); appends (a list's or a queue's new item) most of the rest.
    */
   private put(key: Buffer, value: Buffer): void {
-    const found = ownedLeafOf(this.data, key);
-    if (found === undefined) this.data.set(key, value);
-    else found.leaf.values[found.index] = value;
+    if (!putOwned(this.data, key, value)) this.data.set(key, value);
   }
 
   /**
@@ -280,13 +278,13 @@ export class VersionedStore {
         const value = applyAtomicOp(m.op, found === undefined ? data.get(m.key) : found.leaf.values[found.index], m.operand);
         if (value === undefined) this.remove(m.key);
         else if (found !== undefined) found.leaf.values[found.index] = value;
-        else data.set(m.key, value);
+        else this.put(m.key, value);
         keys.push(m.key);
         break;
       }
       case 'setVersionstampedKey': {
         const key = fillVersionstamp(m.key, versionstamp());
-        data.set(key, m.value);
+        this.put(key, m.value);
         keys.push(key);
         break;
       }
