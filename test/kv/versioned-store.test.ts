@@ -157,6 +157,42 @@ describe('VersionedStore.apply', () => {
     checkTree(store.snapshot());
   });
 
+  it('appends keys in place, at the end of the store and inside it, but where BTree.set splits a leaf', () => {
+    const store = new VersionedStore(1n);
+    let version = 1n;
+    const apply = (mutations: Mutation[]) => store.apply(mutations, ++version, NO_STAMP, false);
+    const key = (list: string, n: number) => Buffer.from(`${list}/${String(n).padStart(6, '0')}`);
+    // Two lists, 'b' inside the store (keys of 'c' after it) and 'z' at its end, and their version keys.
+    for (const list of ['a', 'b', 'c', 'z']) apply([{ type: 'set', key: Buffer.from(`${list}/v`), value: Buffer.from([0]) }]);
+    const sets = jest.spyOn(BTree.prototype, 'set');
+    try {
+      for (let n = 0; n < 3000; n++) {
+        for (const list of ['b', 'z']) {
+          apply([
+            { type: 'set', key: key(list, n), value: Buffer.from([n & 0xff]) },
+            { type: 'set', key: Buffer.from(`${list}/v`), value: Buffer.from([n & 0xff]) },
+          ]);
+        }
+        if (n % 500 === 0) apply([{ type: 'set', key: key('c', n), value: Buffer.from([1]) }]);
+        if (n % 1000 === 999) checkTree(store.snapshot());
+      }
+      // A full leaf passes its first pair to the leaf before it while that has room (as BTree.set
+      // does); only when both are full does BTree.set split it: about one append in 32.
+      expect(sets.mock.calls.length).toBeGreaterThan(6000 / 64);
+      expect(sets.mock.calls.length).toBeLessThan(6000 / 16);
+    } finally {
+      sets.mockRestore();
+    }
+    const pairs = contents(store);
+    expect(pairs).toHaveLength(4 + 2 * 3000 + 6);
+    expect(pairs.filter((p) => p.startsWith('b/0')).map((p) => p.slice(0, 8))).toEqual(
+      Array.from({ length: 3000 }, (_, n) => key('b', n).toString()),
+    );
+    expect(pairs[pairs.length - 2]).toBe(`${key('z', 2999).toString()}=${Buffer.from([2999 & 0xff]).toString('hex')}`);
+    expect(pairs[pairs.length - 1]).toBe(`z/v=${Buffer.from([2999 & 0xff]).toString('hex')}`);
+    checkTree(store.snapshot());
+  });
+
   it('applies the sets after a range clear that lie outside it, ascending or not, on their own', () => {
     const store = new VersionedStore(1n);
     let version = 1n;

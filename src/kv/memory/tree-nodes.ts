@@ -226,11 +226,16 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
   let node = root;
   let depth = 0;
   let shared = 0;
+  // Once `key` is past every key under a node, it is past every key under the node's last child too:
+  // below there it goes at the end of each node, with nothing to search or compare.
+  let past = false;
+  // The child taken in the last internal node.
+  let taken = 0;
   for (;;) {
     if (node.isShared === true) return false;
     const keys = node.keys;
-    const n = keys.length;
-    let at = searchFrom(keys, key, 0, n, shared, shared);
+    let n = keys.length;
+    let at = past ? n : searchFrom(keys, key, 0, n, shared, shared);
     if (node.children === undefined) {
       const values = node.values;
       if (values.length !== n) return false;
@@ -239,7 +244,14 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
         return true;
       }
       // A leaf made without values shares one empty array with every such leaf: never written here.
-      if (n === 0 || n >= tree.maxNodeSize) return false;
+      if (n === 0) return false;
+      if (n >= tree.maxNodeSize) {
+        // Full: as `BTree.set` does before it splits a leaf, its first pair moves to the end of the
+        // leaf before it (under the same parent) if that has room and the key goes after that pair.
+        if (depth === 0 || at === 0 || !shiftLeft(pathNodes[depth - 1], taken, node, tree.maxNodeSize)) return false;
+        n--;
+        at--;
+      }
       for (let i = n; i > at; i--) {
         keys[i] = keys[i - 1];
         values[i] = values[i - 1];
@@ -255,13 +267,41 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
     }
     if (typeof (node as unknown as Partial<SizedNode>)._size !== 'number' || n === 0) return false;
     // Past every key under this node: the key goes at the end of its last child, which it then ends.
-    const past = at === n;
-    if (past) at = n - 1;
+    if (at === n) {
+      at = n - 1;
+      past = true;
+    } else {
+      shared = searchedShared();
+    }
     pathNodes[depth] = node;
     pathPast[depth++] = past;
-    shared = searchedShared();
+    taken = at;
     node = node.children[at];
   }
+}
+
+/**
+ * Moves the first pair of `leaf`, child `at` of `parent`, to the end of the child before it, if that is
+ * the tree's own and has room, and makes the moved key that child's key in `parent`; false, having
+ * changed nothing, otherwise. Every ancestor's cached size stays: both leaves are under `parent`.
+ */
+function shiftLeft(parent: TreeNode, at: number, leaf: TreeNode, max: number): boolean {
+  if (at === 0) return false;
+  const left = parent.children![at - 1];
+  const size = left.keys.length;
+  if (left.isShared === true || size >= max || left.values.length !== size) return false;
+  const { keys, values } = leaf;
+  left.keys.push(keys[0]);
+  left.values.push(values[0]);
+  const n = keys.length;
+  for (let i = 1; i < n; i++) {
+    keys[i - 1] = keys[i];
+    values[i - 1] = values[i];
+  }
+  keys.pop();
+  values.pop();
+  parent.keys[at - 1] = left.keys[size];
+  return true;
 }
 
 /** Where {@link replaceOwnedRange} found its keys before it writes any value: runs of keys, one per leaf. */
