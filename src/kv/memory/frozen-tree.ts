@@ -86,9 +86,12 @@ export class FrozenTree implements StoredPairs {
     let depth = 0;
     let node = root;
     let shared = 0;
+    // Once `target` is past every key under a node, it is past every key under its last child too:
+    // below there the descent takes each node's last child, searching nothing.
+    let past = false;
     for (;;) {
       const keys = node.keys;
-      let i = searchFrom(keys, target, 0, keys.length, shared, shared);
+      let i = past ? keys.length : searchFrom(keys, target, 0, keys.length, shared, shared);
       if (node.children === undefined) {
         this.depth = depth;
         this.position = i;
@@ -97,12 +100,14 @@ export class FrozenTree implements StoredPairs {
       if (i === keys.length) {
         if (!pastEnd || i === 0) return undefined;
         i--;
+        past = true;
+      } else {
+        // Child i holds keys above key i - 1 (or the node's own lower bound) and up to key i.
+        shared = searchedShared();
       }
       path[depth] = node;
       at[depth] = i;
       depth++;
-      // Child i holds keys above key i - 1 (or the node's own lower bound) and up to key i.
-      shared = searchedShared();
       node = node.children[i];
     }
   }
