@@ -135,8 +135,8 @@ export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonl
 }
 
 /**
- * The internal nodes on the path {@link replaceOwnedRange} or {@link deleteOwned} descended, and the
- * child taken in each (by {@link replaceOwnedRange}).
+ * The internal nodes on the path {@link replaceOwnedRange}, {@link deleteOwned} or {@link putOwned}
+ * descended, and the child taken in each (by {@link replaceOwnedRange}).
  */
 const pathNodes: TreeNode[] = [];
 const pathAt: number[] = [];
@@ -212,7 +212,8 @@ const pathPast: boolean[] = [];
 /**
  * Gives `key` the value `value` in place, where `BTree.set` would change nothing but the key's leaf and
  * its ancestors' keys and cached sizes: the path to where the key goes is the tree's own (no node on it
- * shared with another tree) and, when the key is not stored yet, its leaf has room for one more (else
+ * shared with another tree) and, when the key is not stored yet, its leaf has room for one more, or the
+ * leaf before it has (the leaf then passes its first pair there, as `BTree.set` does; with neither,
  * `BTree.set` splits it). A stored key gets the value; a new one goes into the leaf, each ancestor's
  * cached size grows by one, and where it goes past every key under an ancestor (an append at the end
  * of the tree, such as a list push or a queue's versionstamped item in a store that ends with them)
