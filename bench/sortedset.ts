@@ -106,7 +106,7 @@ async function main(): Promise<void> {
             ours = Math.max(ours, await opsPerSecond(callers, ms, op.ours(c, op.name === 'add' ? base : members)));
             theirs = Math.max(theirs, await opsPerSecond(callers, ms, op.redis(redis, op.name === 'add' ? base : members)));
           }
-          const row = { pairing: pairing.label, operation: op.name, callers, ours, redis: theirs, ratio: ours / theirs };
+          const row = { engine: pairing.engine, pairing: pairing.label, operation: op.name, callers, ours, redis: theirs, ratio: ours / theirs };
           rows.push(row);
           console.log(`${row.pairing.padEnd(42)} ${row.operation.padEnd(15)} ${String(callers).padStart(2)} callers  ${row.ratio.toFixed(2)}x`);
         }
