@@ -121,17 +121,67 @@ export function leafHolding(root: TreeNode, key: Buffer, ownedOnly: boolean): Tr
   }
 }
 
-/**
- * The leaf holding `key` and its position there, if `key` is stored and no node on the path to it is
- * shared with another tree: the leaf's values may then be replaced in place without changing any
- * other tree (what `BTree.set` does after copying the shared nodes on the path). `undefined` otherwise.
+/*
+ * The leaf the last owned descent of the commit being applied reached ({@link ownedLeafOf},
+ * {@link putOwned}), where the next key is looked up first: the keys one commit writes are often in
+ * one leaf (a structure's size, its counters and its version key). It lives only while
+ * `VersionedStore.apply` runs, which forgets it ({@link forgetLeaf}) as it starts, before every write
+ * through the tree's own methods (which may split, merge or copy leaves) and as it ends. In between, a
+ * leaf found on a path of the tree's own stays in the tree and its own (the writes in place here move
+ * no leaf out of it), and a key between its first and last keys can only be in it.
  */
-export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): { readonly leaf: TreeNode; readonly index: number } | undefined {
+let lastTree: BTree<Buffer, Buffer> | undefined;
+let lastLeaf: TreeNode | undefined;
+
+/** Forgets the leaf remembered for the commit being applied (see above). */
+export function forgetLeaf(): void {
+  lastTree = undefined;
+  lastLeaf = undefined;
+}
+
+/**
+ * Where `key` is in the leaf remembered for `tree`, when it is stored there; -1 when no leaf is
+ * remembered, `key` lies outside it, or it is not stored. Two comparisons with the leaf's first and
+ * last keys, then a search between them from the bytes they share with `key`.
+ */
+function inLastLeaf(tree: BTree<Buffer, Buffer>, key: Buffer): number {
+  const leaf = lastLeaf;
+  if (leaf === undefined || lastTree !== tree) return -1;
+  const keys = leaf.keys;
+  const n = keys.length;
+  if (n === 0) return -1;
+  const first = compareFrom(key, keys[0], 0);
+  if (first <= 0) return first === 0 ? 0 : -1;
+  const last = compareFrom(key, keys[n - 1], 0);
+  if (last >= 0) return last === 0 ? n - 1 : -1;
+  const at = searchFrom(keys, key, 1, n - 1, first - 1, -last - 1);
+  return searchedSharedHi() === key.length && keys[at].length === key.length ? at : -1;
+}
+
+/** Remembers `leaf`, reached on a path of `tree`'s own, for the rest of the commit being applied. */
+function rememberLeaf(tree: BTree<Buffer, Buffer>, leaf: TreeNode): void {
+  lastTree = tree;
+  lastLeaf = leaf;
+}
+
+/**
+ * The leaf holding `key` (its position there is then {@link leafIndex}), if `key` is stored and no
+ * node on the path to it is shared with another tree: the leaf's values may then be replaced in place
+ * without changing any other tree (what `BTree.set` does after copying the shared nodes on the path).
+ * `undefined` otherwise. Looks in the leaf remembered for the commit being applied first.
+ */
+export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): TreeNode | undefined {
+  const at = inLastLeaf(tree, key);
+  if (at >= 0) {
+    heldAt = at;
+    return lastLeaf;
+  }
   const root = rootOf(tree);
   const leaf = root === undefined ? undefined : leafHolding(root, key, true);
   // A leaf made without values shares one empty array with every such leaf: never written here.
   if (leaf === undefined || leaf.values.length !== leaf.keys.length) return undefined;
-  return { leaf, index: heldAt };
+  rememberLeaf(tree, leaf);
+  return leaf;
 }
 
 /**
@@ -222,6 +272,11 @@ const pathPast: boolean[] = [];
  * false, having changed nothing, when `BTree.set` should write it. The tree keeps `key` itself.
  */
 export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer): boolean {
+  const remembered = inLastLeaf(tree, key);
+  if (remembered >= 0) {
+    lastLeaf!.values[remembered] = value;
+    return true;
+  }
   const root = rootOf(tree);
   if (root === undefined) return false;
   let node = root;
@@ -242,6 +297,7 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
       if (values.length !== n) return false;
       if (at < n && searchedSharedHi() === key.length && keys[at].length === key.length) {
         values[at] = value;
+        rememberLeaf(tree, node);
         return true;
       }
       // A leaf made without values shares one empty array with every such leaf: never written here.
@@ -264,6 +320,7 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
         (ancestor as unknown as SizedNode)._size++;
         if (pathPast[d]) ancestor.keys[ancestor.keys.length - 1] = key;
       }
+      rememberLeaf(tree, node);
       return true;
     }
     if (typeof (node as unknown as Partial<SizedNode>)._size !== 'number' || n === 0) return false;

@@ -6,7 +6,7 @@ import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
-import { deleteOwned, ownedLeafOf, putOwned, replaceOwnedRange } from './tree-nodes';
+import { deleteOwned, forgetLeaf, leafIndex, ownedLeafOf, putOwned, replaceOwnedRange } from './tree-nodes';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
@@ -100,6 +100,16 @@ export class VersionedStore {
    * {@link snapshot} returned): it is then kept as it is, frozen, and the commit writes to a clone.
    */
   apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer, read: boolean): AppliedCommit {
+    // The leaf the in-place writes remember lives only within one apply (tree-nodes.ts).
+    forgetLeaf();
+    try {
+      return this.applyAll(mutations, version, versionstamp, read);
+    } finally {
+      forgetLeaf();
+    }
+  }
+
+  private applyAll(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer, read: boolean): AppliedCommit {
     if (read) {
       const next = this.data.clone();
       this.data.freeze();
@@ -162,6 +172,7 @@ export class VersionedStore {
 
   /** Merges `keys` (sorted, unique, none stored, no stored key among them) with their values in one union. */
   private union(keys: Buffer[], values: Buffer[]): void {
+    forgetLeaf();
     this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
   }
 
@@ -192,6 +203,7 @@ export class VersionedStore {
       const inPlace = replaceOwnedRange(this.data, begin, end, ONE_KEY, ONE_VALUE);
       ONE_KEY[0] = ONE_VALUE[0] = EMPTY;
       if (inPlace) return;
+      forgetLeaf();
       let stored = false;
       this.data.editRange(begin, end, false, (at) => {
         if (stored || compareBytes(at, key) !== 0) return DELETE;
@@ -213,6 +225,7 @@ export class VersionedStore {
     if (!sorted) [keys, values] = sortedLastWins(keys, values);
     // The same keys as stored (a document rewritten with the same shape): their values, in place.
     if (replaceOwnedRange(this.data, begin, end, keys, values)) return;
+    forgetLeaf();
     // Indexes of the keys the scan did not find stored, in order.
     const fresh: number[] = [];
     let next = 0;
@@ -246,7 +259,9 @@ export class VersionedStore {
    * operation (a counter, a version key); appends (a list's or a queue's new item) most of the rest.
    */
   private put(key: Buffer, value: Buffer): void {
-    if (!putOwned(this.data, key, value)) this.data.set(key, value);
+    if (putOwned(this.data, key, value)) return;
+    forgetLeaf();
+    this.data.set(key, value);
   }
 
   /**
@@ -254,7 +269,9 @@ export class VersionedStore {
    * `deleteOwned`), as a queue pop removes its head item; otherwise through `BTree.delete`.
    */
   private remove(key: Buffer): void {
-    if (!deleteOwned(this.data, key)) this.data.delete(key);
+    if (deleteOwned(this.data, key)) return;
+    forgetLeaf();
+    this.data.delete(key);
   }
 
   private applyOne(m: Mutation, versionstamp: () => Buffer, keys: Buffer[], ranges: KeyRange[]): void {
@@ -269,15 +286,17 @@ export class VersionedStore {
         keys.push(m.key);
         break;
       case 'clearRange':
+        forgetLeaf();
         data.deleteRange(m.begin, m.end, false);
         ranges.push({ begin: m.begin, end: m.end });
         break;
       case 'atomic': {
         // One descent when the key is stored on a path of the store's own: read and replaced there.
         const found = ownedLeafOf(data, m.key);
-        const value = applyAtomicOp(m.op, found === undefined ? data.get(m.key) : found.leaf.values[found.index], m.operand);
+        const index = leafIndex();
+        const value = applyAtomicOp(m.op, found === undefined ? data.get(m.key) : found.values[index], m.operand);
         if (value === undefined) this.remove(m.key);
-        else if (found !== undefined) found.leaf.values[found.index] = value;
+        else if (found !== undefined) found.values[index] = value;
         else this.put(m.key, value);
         keys.push(m.key);
         break;
