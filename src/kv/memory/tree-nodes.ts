@@ -121,32 +121,58 @@ export function leafHolding(root: TreeNode, key: Buffer, ownedOnly: boolean): Tr
   }
 }
 
-/*
- * The leaf the last owned descent of the commit being applied reached ({@link ownedLeafOf},
- * {@link putOwned}), where the next key is looked up first: the keys one commit writes are often in
- * one leaf (a structure's size, its counters and its version key). It lives only while
- * `VersionedStore.apply` runs, which forgets it ({@link forgetLeaf}) as it starts, before every write
- * through the tree's own methods (which may split, merge or copy leaves) and as it ends. In between, a
- * leaf found on a path of the tree's own stays in the tree and its own (the writes in place here move
- * no leaf out of it), and a key between its first and last keys can only be in it.
+/**
+ * The last two leaves that in-place writes to one store's tree reached ({@link ownedLeafOf},
+ * {@link putOwned}), where the next key is looked up first: the keys a commit writes are often in
+ * one leaf (a queue's size, counters and version key), and the next commit on the same structure
+ * writes the same leaves again (a list's version key and its last item). A key between a leaf's first
+ * and last keys can only be in that leaf, and a leaf found on a path of the tree's own stays in the
+ * tree and its own while the tree is written only in place (the writes here move no leaf out of it).
+ * The store makes it {@link forget} them before every write through the tree's own methods (a delete
+ * or a range clear may merge a leaf out of the tree) and never uses them for another tree (a commit
+ * that finds readers writes to a clone).
  */
-let lastTree: BTree<Buffer, Buffer> | undefined;
-let lastLeaf: TreeNode | undefined;
+export class RecentLeaves {
+  private tree: BTree<Buffer, Buffer> | undefined;
+  private recent: TreeNode | undefined;
+  private before: TreeNode | undefined;
 
-/** Forgets the leaf remembered for the commit being applied (see above). */
-export function forgetLeaf(): void {
-  lastTree = undefined;
-  lastLeaf = undefined;
+  forget(): void {
+    this.tree = this.recent = this.before = undefined;
+  }
+
+  /** The remembered leaf of `tree` that holds `key` (its position is then {@link leafIndex}), if any. */
+  find(tree: BTree<Buffer, Buffer>, key: Buffer): TreeNode | undefined {
+    if (tree !== this.tree) return undefined;
+    const recent = this.recent;
+    if (recent !== undefined && (heldAt = positionIn(recent, key)) >= 0) return recent;
+    const before = this.before;
+    if (before === undefined || (heldAt = positionIn(before, key)) < 0) return undefined;
+    this.before = recent;
+    this.recent = before;
+    return before;
+  }
+
+  /** Remembers `leaf`, reached on a path of `tree`'s own. */
+  remember(tree: BTree<Buffer, Buffer>, leaf: TreeNode): void {
+    if (tree !== this.tree) {
+      this.tree = tree;
+      this.before = undefined;
+    } else if (leaf === this.recent) {
+      return;
+    } else {
+      this.before = this.recent;
+    }
+    this.recent = leaf;
+  }
 }
 
 /**
- * Where `key` is in the leaf remembered for `tree`, when it is stored there; -1 when no leaf is
- * remembered, `key` lies outside it, or it is not stored. Two comparisons with the leaf's first and
- * last keys, then a search between them from the bytes they share with `key`.
+ * Where `key` is in `leaf`, when it is stored there; -1 when it lies outside the leaf's keys or is not
+ * stored. Two comparisons with the leaf's first and last keys, then a search between them from the
+ * bytes they share with `key`.
  */
-function inLastLeaf(tree: BTree<Buffer, Buffer>, key: Buffer): number {
-  const leaf = lastLeaf;
-  if (leaf === undefined || lastTree !== tree) return -1;
+function positionIn(leaf: TreeNode, key: Buffer): number {
   const keys = leaf.keys;
   const n = keys.length;
   if (n === 0) return -1;
@@ -158,29 +184,20 @@ function inLastLeaf(tree: BTree<Buffer, Buffer>, key: Buffer): number {
   return searchedSharedHi() === key.length && keys[at].length === key.length ? at : -1;
 }
 
-/** Remembers `leaf`, reached on a path of `tree`'s own, for the rest of the commit being applied. */
-function rememberLeaf(tree: BTree<Buffer, Buffer>, leaf: TreeNode): void {
-  lastTree = tree;
-  lastLeaf = leaf;
-}
-
 /**
  * The leaf holding `key` (its position there is then {@link leafIndex}), if `key` is stored and no
  * node on the path to it is shared with another tree: the leaf's values may then be replaced in place
  * without changing any other tree (what `BTree.set` does after copying the shared nodes on the path).
- * `undefined` otherwise. Looks in the leaf remembered for the commit being applied first.
+ * `undefined` otherwise. Looks in the leaves `recent` remembers first, and remembers the one found.
  */
-export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer): TreeNode | undefined {
-  const at = inLastLeaf(tree, key);
-  if (at >= 0) {
-    heldAt = at;
-    return lastLeaf;
-  }
+export function ownedLeafOf(tree: BTree<Buffer, Buffer>, key: Buffer, recent?: RecentLeaves): TreeNode | undefined {
+  const remembered = recent?.find(tree, key);
+  if (remembered !== undefined) return remembered;
   const root = rootOf(tree);
   const leaf = root === undefined ? undefined : leafHolding(root, key, true);
   // A leaf made without values shares one empty array with every such leaf: never written here.
   if (leaf === undefined || leaf.values.length !== leaf.keys.length) return undefined;
-  rememberLeaf(tree, leaf);
+  recent?.remember(tree, leaf);
   return leaf;
 }
 
@@ -271,10 +288,10 @@ const pathPast: boolean[] = [];
  * `BTree.set` compares whole keys at each level and recomputes each ancestor's key and size. Returns
  * false, having changed nothing, when `BTree.set` should write it. The tree keeps `key` itself.
  */
-export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer): boolean {
-  const remembered = inLastLeaf(tree, key);
-  if (remembered >= 0) {
-    lastLeaf!.values[remembered] = value;
+export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer, recent?: RecentLeaves): boolean {
+  const remembered = recent?.find(tree, key);
+  if (remembered !== undefined) {
+    remembered.values[heldAt] = value;
     return true;
   }
   const root = rootOf(tree);
@@ -297,7 +314,7 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
       if (values.length !== n) return false;
       if (at < n && searchedSharedHi() === key.length && keys[at].length === key.length) {
         values[at] = value;
-        rememberLeaf(tree, node);
+        recent?.remember(tree, node);
         return true;
       }
       // A leaf made without values shares one empty array with every such leaf: never written here.
@@ -320,7 +337,7 @@ export function putOwned(tree: BTree<Buffer, Buffer>, key: Buffer, value: Buffer
         (ancestor as unknown as SizedNode)._size++;
         if (pathPast[d]) ancestor.keys[ancestor.keys.length - 1] = key;
       }
-      rememberLeaf(tree, node);
+      recent?.remember(tree, node);
       return true;
     }
     if (typeof (node as unknown as Partial<SizedNode>)._size !== 'number' || n === 0) return false;

@@ -6,7 +6,7 @@ import { applyAtomicOp } from '../client/atomic-ops';
 import type { Mutation } from '../client/mutation';
 import type { KeyRange } from '../contract/key-range';
 import { fillVersionstamp } from '../client/versionstamp-template';
-import { deleteOwned, forgetLeaf, leafIndex, ownedLeafOf, putOwned, replaceOwnedRange } from './tree-nodes';
+import { deleteOwned, leafIndex, ownedLeafOf, putOwned, RecentLeaves, replaceOwnedRange } from './tree-nodes';
 
 /** What a commit changed, for watches. */
 export interface AppliedCommit {
@@ -55,6 +55,11 @@ type PointSet = Extract<Mutation, { type: 'set' | 'setVersionstampedValue' }>;
  */
 export class VersionedStore {
   private data = new BTree<Buffer, Buffer>(undefined, compareBytes);
+  /**
+   * The leaves the last in-place writes reached, where the next writes look first; forgotten before
+   * every write through the tree's own methods (see `RecentLeaves`).
+   */
+  private readonly recent = new RecentLeaves();
   private currentVersion: bigint;
 
   constructor(initialVersion: bigint) {
@@ -100,16 +105,6 @@ export class VersionedStore {
    * {@link snapshot} returned): it is then kept as it is, frozen, and the commit writes to a clone.
    */
   apply(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer, read: boolean): AppliedCommit {
-    // The leaf the in-place writes remember lives only within one apply (tree-nodes.ts).
-    forgetLeaf();
-    try {
-      return this.applyAll(mutations, version, versionstamp, read);
-    } finally {
-      forgetLeaf();
-    }
-  }
-
-  private applyAll(mutations: readonly Mutation[], version: bigint, versionstamp: () => Buffer, read: boolean): AppliedCommit {
     if (read) {
       const next = this.data.clone();
       this.data.freeze();
@@ -172,7 +167,7 @@ export class VersionedStore {
 
   /** Merges `keys` (sorted, unique, none stored, no stored key among them) with their values in one union. */
   private union(keys: Buffer[], values: Buffer[]): void {
-    forgetLeaf();
+    this.recent.forget();
     this.data = union(this.data, bulkLoad(keys, values, this.data.maxNodeSize, compareBytes), later);
   }
 
@@ -203,7 +198,7 @@ export class VersionedStore {
       const inPlace = replaceOwnedRange(this.data, begin, end, ONE_KEY, ONE_VALUE);
       ONE_KEY[0] = ONE_VALUE[0] = EMPTY;
       if (inPlace) return;
-      forgetLeaf();
+      this.recent.forget();
       let stored = false;
       this.data.editRange(begin, end, false, (at) => {
         if (stored || compareBytes(at, key) !== 0) return DELETE;
@@ -225,7 +220,7 @@ export class VersionedStore {
     if (!sorted) [keys, values] = sortedLastWins(keys, values);
     // The same keys as stored (a document rewritten with the same shape): their values, in place.
     if (replaceOwnedRange(this.data, begin, end, keys, values)) return;
-    forgetLeaf();
+    this.recent.forget();
     // Indexes of the keys the scan did not find stored, in order.
     const fresh: number[] = [];
     let next = 0;
@@ -259,8 +254,8 @@ export class VersionedStore {
    * operation (a counter, a version key); appends (a list's or a queue's new item) most of the rest.
    */
   private put(key: Buffer, value: Buffer): void {
-    if (putOwned(this.data, key, value)) return;
-    forgetLeaf();
+    if (putOwned(this.data, key, value, this.recent)) return;
+    this.recent.forget();
     this.data.set(key, value);
   }
 
@@ -270,7 +265,7 @@ export class VersionedStore {
    */
   private remove(key: Buffer): void {
     if (deleteOwned(this.data, key)) return;
-    forgetLeaf();
+    this.recent.forget();
     this.data.delete(key);
   }
 
@@ -286,13 +281,13 @@ export class VersionedStore {
         keys.push(m.key);
         break;
       case 'clearRange':
-        forgetLeaf();
+        this.recent.forget();
         data.deleteRange(m.begin, m.end, false);
         ranges.push({ begin: m.begin, end: m.end });
         break;
       case 'atomic': {
         // One descent when the key is stored on a path of the store's own: read and replaced there.
-        const found = ownedLeafOf(data, m.key);
+        const found = ownedLeafOf(data, m.key, this.recent);
         const index = leafIndex();
         const value = applyAtomicOp(m.op, found === undefined ? data.get(m.key) : found.values[index], m.operand);
         if (value === undefined) this.remove(m.key);
