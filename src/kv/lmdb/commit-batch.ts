@@ -44,8 +44,11 @@ export interface BatchContext {
   readonly now: number;
   readonly conflicts: StoredConflictLog;
   readonly faults: FaultInjector | undefined;
-  /** Told the batch's version and write conflict ranges (coalesced) when some transaction of it commits. */
-  readonly recorded?: (version: bigint, ranges: readonly KeyRange[]) => void;
+  /**
+   * Told the batch's version and write conflict ranges (coalesced), and the store's version before
+   * it, when some transaction of it commits.
+   */
+  readonly recorded?: (version: bigint, ranges: readonly KeyRange[], previous: bigint) => void;
 }
 
 /**
@@ -68,7 +71,8 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
   const { now, conflicts, faults } = context;
   // Read only when a transaction of the batch has read conflicts to check (blind writes have none).
   const storeHorizon = () => conflicts.storeHorizon(writer);
-  const version = nextVersion(conflicts.catchUp(writer), now);
+  const previous = conflicts.catchUp(writer);
+  const version = nextVersion(previous, now);
   // Each committed transaction's write conflict ranges, coalesced.
   const written: (readonly KeyRange[])[] = [];
   const outcomes: CommitOutcome[] = [];
@@ -95,7 +99,7 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
     // A combined call's batch is often one transaction: its ranges are the batch's.
     const ranges = written.length === 1 ? written[0] : coalesceRanges(written.flat());
     writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges }));
-    context.recorded?.(version, ranges);
+    context.recorded?.(version, ranges, previous);
     writer.setLastVersion(version);
     conflicts.prune(writer, now, version);
   }

@@ -6,6 +6,7 @@ import type { KeyWatch } from '../client/key-watch';
 import { commitBatch, type CommitOutcome, type CommitRequest } from './commit-batch';
 import { GroupCommit, type Durability } from './group-commit';
 import type { LmdbStore } from './lmdb-store';
+import { RangeCache } from './range-cache';
 import { ReadSnapshots, type ReadSnapshot } from './read-snapshot';
 import { StoreWatches } from './store-watches';
 import { StoredConflictLog } from './stored-conflict-log';
@@ -22,7 +23,9 @@ export class LmdbCluster {
   private readonly watches: StoreWatches;
   private closed = false;
   /** The version and write ranges of the batch being committed, for the watches once it is. */
-  private batchWrites: { version: bigint; ranges: readonly KeyRange[] } | undefined;
+  private batchWrites: { version: bigint; previous: bigint; ranges: readonly KeyRange[] } | undefined;
+  /** Recently read ranges (see `RangeCache`); none when the engine was opened without a cache. */
+  private readonly cache: RangeCache | undefined;
 
   constructor(
     private readonly store: LmdbStore,
@@ -30,8 +33,11 @@ export class LmdbCluster {
     /** The clock in ms. */
     readonly now: () => number,
     faults: FaultInjector | undefined,
+    /** Bytes the range cache may hold; 0 for none. */
+    readCacheBytes: number,
   ) {
-    this.snapshots = new ReadSnapshots(store);
+    this.cache = readCacheBytes > 0 ? new RangeCache(readCacheBytes) : undefined;
+    this.snapshots = new ReadSnapshots(store, this.cache);
     this.watches = new StoreWatches(store);
     this.commits = new GroupCommit(
       store,
@@ -42,12 +48,15 @@ export class LmdbCluster {
           now: this.now(),
           conflicts: this.conflicts,
           faults,
-          recorded: (version, ranges) => (this.batchWrites = { version, ranges }),
+          recorded: (version, ranges, previous) => (this.batchWrites = { version, previous, ranges }),
         });
       },
       () => this.conflicts.reset(),
       () => {
-        if (this.batchWrites) this.watches.committed(this.batchWrites.version, this.batchWrites.ranges);
+        const written = this.batchWrites;
+        if (written === undefined) return;
+        this.cache?.committed(written.previous, written.version, written.ranges);
+        this.watches.committed(written.version, written.ranges);
       },
     );
   }

@@ -27,7 +27,17 @@ export interface LmdbEngineOptions {
   faults?: FaultInjectionOptions;
   /** Clock in ms (default Date.now): versions follow it, and transactions age by it. */
   now?: () => number;
+  /**
+   * Bytes of recently read ranges kept in memory (default {@link DEFAULT_READ_CACHE_BYTES}, 16 MiB;
+   * 0 for none): a full range read (a whole document, a subtree) read again is answered from memory
+   * while no commit of any process has written into it since. Results are what the store holds at
+   * the reader's version either way; see `RangeCache`.
+   */
+  readCacheBytes?: number;
 }
+
+/** The range cache's default size: 16 MiB. */
+export const DEFAULT_READ_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The durable embedded engine: FoundationDB's semantics on an LMDB store in one folder, which several
@@ -61,8 +71,8 @@ export class LmdbEngine implements Engine {
   /**
    * Opens (or creates) the store at `options.path`.
    *
-   * @throws KvError invalid_option_value (2006) for an unknown durability or fault fractions outside
-   *   [0, 1]; file_corrupt (1522) for a damaged store (see `assertOpenable`); incompatible_protocol_version
+   * @throws KvError invalid_option_value (2006) for an unknown durability, fault fractions outside
+   *   [0, 1] or a negative or fractional `readCacheBytes`; file_corrupt (1522) for a damaged store (see `assertOpenable`); incompatible_protocol_version
    *   (2100) for a store of another format; file_not_writable (1514) on a full disk; io_error (1510)
    *   when LMDB cannot open the folder.
    */
@@ -74,10 +84,14 @@ export class LmdbEngine implements Engine {
     if (typeof options.path !== 'string' || options.path.length === 0) {
       throw kvError('invalid_option_value', 'path must name the folder of the store');
     }
+    const readCacheBytes = options.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
+    if (typeof readCacheBytes !== 'number' || !(readCacheBytes >= 0) || !Number.isSafeInteger(readCacheBytes)) {
+      throw kvError('invalid_option_value', `readCacheBytes must be a whole number of bytes, 0 or more, not ${String(readCacheBytes)}`);
+    }
     const now = options.now ?? Date.now;
     const faults = options.faults ? new FaultInjector(options.faults) : undefined;
     const store = LmdbStore.open(options.path, versionAt(now()), durability);
-    this.cluster = new LmdbCluster(store, durability, now, faults);
+    this.cluster = new LmdbCluster(store, durability, now, faults, readCacheBytes);
   }
 
   /** @throws KvError client_invalid_operation (2000) once the engine is closed. */

@@ -2,6 +2,7 @@ import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';
 import { conflictRecordTime } from './conflict-record';
 import type { LmdbStore, StoreSnapshot } from './lmdb-store';
+import type { RangeCache } from './range-cache';
 
 /**
  * How long past the 5-second limit a snapshot may be kept for a transaction that neither commits nor
@@ -26,6 +27,8 @@ export class ReadSnapshot {
     readonly version: bigint,
     readonly store: StoreSnapshot,
     private readonly onRelease: (snapshot: ReadSnapshot) => void,
+    /** The engine's cache of recently read ranges, if it keeps one. */
+    readonly cache: RangeCache | undefined,
   ) {}
 
   get isReleased(): boolean {
@@ -70,7 +73,10 @@ export class ReadSnapshots {
   private readonly held = new Set<ReadSnapshot>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly store: LmdbStore) {}
+  constructor(
+    private readonly store: LmdbStore,
+    private readonly cache: RangeCache | undefined,
+  ) {}
 
   /** The latest committed version with its data, held once for the caller (give it back with `drop`). */
   take(): ReadSnapshot {
@@ -88,10 +94,15 @@ export class ReadSnapshots {
       latest.take();
       return latest;
     }
-    const snapshot = new ReadSnapshot(version, fresh, (released) => {
-      this.held.delete(released);
-      if (this.latest === released) this.latest = undefined;
-    });
+    const snapshot = new ReadSnapshot(
+      version,
+      fresh,
+      (released) => {
+        this.held.delete(released);
+        if (this.latest === released) this.latest = undefined;
+      },
+      this.cache,
+    );
     this.held.add(snapshot);
     this.latest = snapshot;
     snapshot.take();

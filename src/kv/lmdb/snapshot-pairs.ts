@@ -32,10 +32,30 @@ export class SnapshotPairs implements StoredPairs {
     return this.snapshot.store.get(key);
   }
 
+  /**
+   * Through the engine's range cache when it keeps one (see `RangeCache`): a range kept and unchanged
+   * since is answered from it (a limited read takes its first or last pairs), and a full ascending
+   * read is kept.
+   */
   collect(begin: Buffer, end: Buffer, reverse: boolean, total: number, out: KeyValue[]): void {
     if (out.length >= total) return;
-    this.snapshot.assertReadable();
-    this.snapshot.store.collect(begin, end, reverse, total - out.length, out);
+    const { snapshot } = this;
+    snapshot.assertReadable();
+    const cache = snapshot.cache;
+    if (cache === undefined) {
+      snapshot.store.collect(begin, end, reverse, total - out.length, out);
+      return;
+    }
+    const kept = cache.lookup(snapshot.store, snapshot.version, begin, end);
+    if (kept !== undefined) {
+      const n = Math.min(kept.length, total - out.length);
+      if (reverse) for (let i = kept.length - 1; i >= kept.length - n; i--) out.push(kept[i]);
+      else for (let i = 0; i < n; i++) out.push(kept[i]);
+      return;
+    }
+    const first = out.length;
+    snapshot.store.collect(begin, end, reverse, total - first, out);
+    if (!reverse && total === Infinity) cache.keep(snapshot.store, snapshot.version, begin, end, out.slice(first));
   }
 
   *ascending(begin: Buffer, end: Buffer): Generator<[Buffer, Buffer]> {
