@@ -16,6 +16,10 @@
  *   n = log's length and last = log's last entry (no partial mutateIn).
  * - set: a new member added to the set `members`, or one of this worker's deleted, with the change in
  *   `members-ledger`: the set's size = its members = the ledger.
+ * - read-mostly document: the document `config` read whole (answered by the LMDB engine's range cache
+ *   while no process wrote it since) with the counter `config-writes` in one transaction, which one
+ *   time in ten writes both: its `version` must equal the counter; each read that disagrees is
+ *   counted in `config-stale` (a cache answering with what another process's commit replaced).
  *
  * Output, one line each: `ready` once it handles SIGTERM, `error <message>` for an operation that
  * failed (which the soak reports), and `closed` after a clean close. After each operation resolves,
@@ -97,6 +101,16 @@ async function main(): Promise<void> {
           if (!removing) mine.push(member);
         });
     },
+    () =>
+      db.transact(async (tr) => {
+        const config = (await c.exists('config', { tr })) ? ((await c.get('config', { tr })).content as { version: number }) : { version: 0 };
+        const writes = await c.counter('config-writes').get({ tr });
+        if (config.version !== writes) await c.counter('config-stale').add(1, { tr });
+        if (random() < 0.1) {
+          await c.upsert('config', { version: writes + 1, by: token() }, { tr });
+          await c.counter('config-writes').add(1, { tr });
+        }
+      }),
   ];
 
   while (!stopping) {

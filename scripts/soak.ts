@@ -284,9 +284,23 @@ async function checkInvariants(path: string, workers: number, resolved: Resolved
     const ledger = await c.counter('members-ledger').get();
     if (size !== values.length || size !== ledger) problems.push(`set: size ${size}, ${values.length} members, ledger ${ledger}`);
 
+    const stale = await c.counter('config-stale').get();
+    const configWrites = await c.counter('config-writes').get();
+    const config = (await c.exists('config')) ? ((await c.get('config')).content as { version: number }).version : 0;
+    if (stale !== 0) problems.push(`read cache: ${stale} reads of config disagreed with the counter written with it`);
+    if (config !== configWrites) problems.push(`read cache: config is at version ${config}, its counter at ${configWrites}`);
+
     return {
       problems,
-      counts: { counterOps: ledgers, pushes: pushed.size, pops: popped.size, queued: queued.length, mutateIns: mutations, setMembers: values.length },
+      counts: {
+        counterOps: ledgers,
+        pushes: pushed.size,
+        pops: popped.size,
+        queued: queued.length,
+        mutateIns: mutations,
+        setMembers: values.length,
+        configWrites,
+      },
     };
   } finally {
     await db.close();
