@@ -90,6 +90,22 @@ describe('lmdb engine: several processes on one store', () => {
     expect(String(await db.get('signal'))).toBe('after');
   });
 
+  it('reads a range again from memory only while no other process has written into it', async () => {
+    const path = newStore();
+    const db = open(path);
+    await db.set('doc/a', '1');
+    const values = async () => (await db.getRangeAll('doc/', 'doc0')).map((kv) => `${kv.key.toString()}=${kv.value.toString()}`);
+    // Read twice: the second answered by the range cache.
+    expect(await values()).toEqual(['doc/a=1']);
+    expect(await values()).toEqual(['doc/a=1']);
+    await start('set', path, 'elsewhere', 'x').succeeded(60_000);
+    expect(await values()).toEqual(['doc/a=1']);
+    await start('set', path, 'doc/a', '2').succeeded(60_000);
+    expect(await values()).toEqual(['doc/a=2']);
+    await start('set', path, 'doc/b', '3').succeeded(60_000);
+    expect(await values()).toEqual(['doc/a=2', 'doc/b=3']);
+  });
+
   it('fires a watch in another process on a commit in this one', async () => {
     const path = newStore();
     const db = open(path);
