@@ -30,7 +30,8 @@ import type { StoreReader } from './lmdb-store';
  * The pairs a hit returns are the ones first read, shared by every reader: the engine's results are
  * read-only (`contract/types.ts`), as the memory engine's range reads are.
  *
- * Costs: a lookup builds one string of the bounds and checks the commits since the range was last
+ * Costs: a lookup of bounds whose lengths some kept range has builds one string of the bounds (of
+ * others, nothing) and checks the commits since the range was last
  * checked (usually none or a few: each check moves `at` up to the reader's version); keeping a range
  * is one map entry; a commit of this process adds its ranges' array to a list of at most
  * {@link MAX_COMMITS}. Bounded by bytes (least recently used ranges go first); when most ranges it
@@ -38,6 +39,12 @@ import type { StoreReader } from './lmdb-store';
  */
 export class RangeCache {
   private readonly ranges = new Map<string, CachedRange>();
+  /**
+   * How many kept ranges have each pair of bound lengths ({@link lengthsOf}): a read whose bounds'
+   * lengths no kept range has (a list's last item, a queue's head, beside kept documents) is told
+   * so without building the string of its bounds.
+   */
+  private readonly lengths = new Map<number, number>();
   private bytes = 0;
   /** Ranges dropped (written into, or evicted) since the last count, and those of them never read again. */
   private dropped = 0;
@@ -66,7 +73,7 @@ export class RangeCache {
    * that version), if kept and unchanged since; `undefined` otherwise.
    */
   lookup(reader: StoreReader, version: bigint, begin: Buffer, end: Buffer): readonly KeyValue[] | undefined {
-    if (this.ranges.size === 0) return undefined;
+    if (this.ranges.size === 0 || !this.lengths.has(lengthsOf(begin, end))) return undefined;
     const id = rangeId(begin, end);
     const range = this.ranges.get(id);
     // Kept at a later version than the reader's: it may have changed between the two.
@@ -103,6 +110,8 @@ export class RangeCache {
       if (this.resting > 0) return;
     }
     this.ranges.set(id, { begin, end, pairs, bytes, at: version, hit: false });
+    const lengths = lengthsOf(begin, end);
+    this.lengths.set(lengths, (this.lengths.get(lengths) ?? 0) + 1);
     this.bytes += bytes;
     // Least recently used first (the map's order); the loop ends early if a drop empties the map.
     for (const [oldest, range] of this.ranges) {
@@ -156,6 +165,7 @@ export class RangeCache {
 
   private dropAll(version: bigint): false {
     this.ranges.clear();
+    this.lengths.clear();
     this.bytes = 0;
     this.forgetCommits(version);
     return false;
@@ -217,6 +227,10 @@ export class RangeCache {
    */
   private drop(id: string, range: CachedRange): void {
     this.ranges.delete(id);
+    const lengths = lengthsOf(range.begin, range.end);
+    const left = this.lengths.get(lengths)! - 1;
+    if (left === 0) this.lengths.delete(lengths);
+    else this.lengths.set(lengths, left);
     this.bytes -= range.bytes;
     this.dropped++;
     if (!range.hit) this.wasted++;
@@ -262,6 +276,11 @@ interface CommitWrites {
   readonly high: Buffer;
   /** Sorted and coalesced. */
   readonly ranges: readonly KeyRange[];
+}
+
+/** The lengths of a range's bounds as one number (keys are at most a few thousand bytes). */
+function lengthsOf(begin: Buffer, end: Buffer): number {
+  return begin.length * 0x10000 + end.length;
 }
 
 /** The bounds as one string (latin1 holds each byte as one character; U+0100 cannot occur in it). */
