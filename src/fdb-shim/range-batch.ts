@@ -1,3 +1,4 @@
+import { copyOf } from '../kv/contract/bytes';
 import { firstGreaterOrEqual, firstGreaterThan } from '../kv/contract/key-selector';
 import type { KeySelector, KeyValue, ReadTransaction } from '../kv/contract/types';
 import type { NativeKeyValueList } from './native-api';
@@ -5,6 +6,15 @@ import type { BatchLimits } from './streaming-mode';
 
 /** The size of a pair assumed before any is read, to size the first read of a byte-limited batch. */
 const ASSUMED_PAIR_BYTES = 64;
+
+/**
+ * A pair as the addon returns it: Buffers of the caller's own, which it may change (the engines'
+ * range results are read-only and may be shared: the memory engine's stored Buffers, the LMDB
+ * engine's range cache).
+ */
+function ownPair(kv: KeyValue): [Buffer, Buffer] {
+  return [copyOf(kv.key), copyOf(kv.value)];
+}
 
 /** A pair's bytes as counted against a batch's byte target. */
 function pairBytes(kv: KeyValue): number {
@@ -31,7 +41,7 @@ export async function readRangeBatch(
 ): Promise<NativeKeyValueList> {
   if (limits.bytes === Infinity) {
     const pairs = await reads.getRangeAll(begin, end, { limit: limits.rows === Infinity ? 0 : limits.rows, reverse });
-    return { results: pairs.map((kv) => [kv.key, kv.value]), more: pairs.length === limits.rows };
+    return { results: pairs.map(ownPair), more: pairs.length === limits.rows };
   }
   const results: Array<[Buffer, Buffer]> = [];
   let bytes = 0;
@@ -42,7 +52,7 @@ export async function readRangeBatch(
     const wanted = Math.max(1, Math.min(limits.rows - results.length, Math.ceil((limits.bytes - bytes) / averagePairBytes)));
     const piece = await reads.getRangeAll(from, to, { limit: wanted, reverse });
     for (const kv of piece) {
-      results.push([kv.key, kv.value]);
+      results.push(ownPair(kv));
       bytes += pairBytes(kv);
       if (bytes >= limits.bytes || results.length >= limits.rows) return { results, more: true };
     }

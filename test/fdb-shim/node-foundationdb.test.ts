@@ -415,6 +415,29 @@ describe("node-foundationdb's own tests of transaction options and read versions
       await engine.close();
     });
 
+    it('hands out range results of their own, as the addon does: changing them changes no later read', async () => {
+      await db.set('r/a', 'one');
+      await db.set('r/b', 'two');
+      for (let round = 0; round < 3; round++) {
+        const pairs = await db.getRangeAll('r/', 'r0');
+        expect(pairs.map(([key, value]) => `${key.toString()}=${value.toString()}`)).toEqual(['r/a=one', 'r/b=two']);
+        for (const [key, value] of pairs) {
+          key.fill(0x78);
+          value.fill(0x78);
+        }
+      }
+      const streamed = await db.doTn(async (tn) => {
+        const seen: string[] = [];
+        for await (const [key, value] of tn.getRange('r/', 'r0')) {
+          seen.push(`${key.toString()}=${value.toString()}`);
+          value.fill(0x78);
+        }
+        return seen;
+      });
+      expect(streamed).toEqual(['r/a=one', 'r/b=two']);
+      expect((await db.getRangeAll('r/', 'r0')).map(([, value]) => value.toString())).toEqual(['one', 'two']);
+    });
+
     it("gives doclayer's fdb adapter the engine's key limit, so documents refuse longer keys typed", async () => {
       const adapter = fromFoundationDB(db);
       expect(adapter.maxKeyBytes).toBe(engine.maxKeyBytes ?? 10_000);
