@@ -253,6 +253,16 @@ describe('RangeCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('checks a range by bounds of its own, whatever becomes of the Buffers it was given', () => {
+    const cache = new RangeCache(1 << 20);
+    const [begin, end] = [b('d/'), b('d0')];
+    cache.keep(logReader([]), 10n, begin, end, pairs('d/a'));
+    begin.fill(0x7a);
+    end.fill(0x7a);
+    cache.committed(10n, 11n, [range('d/a', 'd/b')]);
+    expect(cache.lookup(logReader([]), 11n, b('d/'), b('d0'))).toBeUndefined();
+  });
+
   it('does not answer a reader older than the version it checked the range at', () => {
     const cache = new RangeCache(1 << 20);
     cache.keep(logReader([]), 20n, b('d/'), b('d0'), pairs('d/a'));

@@ -1,5 +1,5 @@
 import { firstEndingAfter } from '../client/range-set';
-import { compareBytes } from '../contract/bytes';
+import { compareBytes, copyOf } from '../contract/bytes';
 import type { KeyRange } from '../contract/key-range';
 import type { KeyValue } from '../contract/types';
 import { decodeConflictRecord } from './conflict-record';
@@ -109,7 +109,9 @@ export class RangeCache {
       this.drop(id, old);
       if (this.resting > 0) return;
     }
-    this.ranges.set(id, { begin, end, pairs, bytes, at: version, hit: false });
+    // The bounds are checked against commits for as long as the range is kept: copies of their own,
+    // whatever the caller does with its Buffers (a copy each, beside the LMDB read that came before).
+    this.ranges.set(id, { begin: copyOf(begin), end: copyOf(end), pairs, bytes, at: version, hit: false });
     const lengths = lengthsOf(begin, end);
     this.lengths.set(lengths, (this.lengths.get(lengths) ?? 0) + 1);
     this.bytes += bytes;
