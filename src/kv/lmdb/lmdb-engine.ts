@@ -54,6 +54,8 @@ export const DEFAULT_READ_CACHE_BYTES = 16 * 1024 * 1024;
  * - Group commit: the concurrent commits of one process share an LMDB write transaction and its flush.
  *   A commit resolves once durable as {@link LmdbEngineOptions.durability} says.
  * - Watches fire on commits of any process (see `StoreWatches`).
+ * - A full range read read again is answered from memory while no commit of any process has written
+ *   into the range since (see `RangeCache` and {@link LmdbEngineOptions.readCacheBytes}).
  * - FDB's limits, except keys: at most {@link LMDB_MAX_KEY_BYTES} = 4,025 bytes (LMDB's largest key
  *   with 8 KiB pages, less one byte), key_too_large (2102) beyond.
  *
@@ -72,9 +74,9 @@ export class LmdbEngine implements Engine {
    * Opens (or creates) the store at `options.path`.
    *
    * @throws KvError invalid_option_value (2006) for an unknown durability, fault fractions outside
-   *   [0, 1] or a negative or fractional `readCacheBytes`; file_corrupt (1522) for a damaged store (see `assertOpenable`); incompatible_protocol_version
-   *   (2100) for a store of another format; file_not_writable (1514) on a full disk; io_error (1510)
-   *   when LMDB cannot open the folder.
+   *   [0, 1] or a negative or fractional `readCacheBytes`; file_corrupt (1522) for a damaged store
+   *   (see `assertOpenable`); incompatible_protocol_version (2100) for a store of another format;
+   *   file_not_writable (1514) on a full disk; io_error (1510) when LMDB cannot open the folder.
    */
   constructor(options: LmdbEngineOptions) {
     const durability = options.durability ?? 'sync';
