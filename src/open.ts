@@ -59,8 +59,9 @@ export class DocLayer extends DocumentLayer<Collection> {
  * closes what `open` created. Opening reads and writes nothing.
  *
  * @throws DocumentError INVALID_ARGUMENT for a prefix that is neither a tuple nor bytes or starts
- *   with 0xff (FDB's system keyspace), several engine options, `durability` without `path`, or a bad
- *   sweep interval; the engine's errors (KvError, FdbUnavailableError) when it cannot be opened.
+ *   with 0xff (FDB's system keyspace), several engine options, `durability` or `readCacheBytes`
+ *   without `path`, or a bad sweep interval; the engine's errors (KvError, FdbUnavailableError) when
+ *   it cannot be opened.
  */
 export function open(options: DocLayerOptions = {}): Promise<DocLayer> {
   return openDocumentLayer(options, (kv, layout, owned, settings) => new DocLayer(kv, layout, owned, settings, options.changeRetentionMs));

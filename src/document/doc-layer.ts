@@ -31,7 +31,8 @@ import type { TransactionOption } from './types';
  * Options of {@link openDocumentLayer} (and the public `open`). The engine is chosen by
  * `src/kv/open-database.ts`'s `EngineOptions`: `database` (an existing KV database, yours to close),
  * `path` (a folder for the durable embedded LMDB engine, created if missing, shared by processes) with
- * `durability`, `fdb` (a FoundationDB cluster), or `memory` (also the default without any of them).
+ * `durability` and `readCacheBytes`, `fdb` (a FoundationDB cluster), or `memory` (also the default
+ * without any of them).
  */
 export interface OpenOptions extends EngineOptions {
   /** Key prefix of everything doclayer stores; default the tuple ('doclayer'). */
@@ -94,8 +95,9 @@ export interface LayerSettings {
  * Opening reads and writes nothing.
  *
  * @throws DocumentError INVALID_ARGUMENT for a prefix that is neither a tuple nor bytes or starts
- *   with 0xff (FDB's system keyspace), several engine options, `durability` without `path`, or a bad
- *   sweep interval; the engine's errors (KvError, FdbUnavailableError) when it cannot be opened.
+ *   with 0xff (FDB's system keyspace), several engine options, `durability` or `readCacheBytes`
+ *   without `path`, or a bad sweep interval; the engine's errors (KvError, FdbUnavailableError) when
+ *   it cannot be opened.
  */
 export async function openDocumentLayer<L extends DocumentLayer<DocumentCollection>>(
   options: OpenOptions,
@@ -450,7 +452,7 @@ function engineChoice(options: EngineOptions): EngineChoice {
       'INVALID_ARGUMENT',
       err.problem === 'several-engines'
         ? `give one of database, path, fdb and memory, not ${err.given.join(' and ')}`
-        : 'durability is an option of path (the lmdb engine)',
+        : `${err.problem === 'durability-without-lmdb' ? 'durability' : 'readCacheBytes'} is an option of path (the lmdb engine)`,
       { cause: err },
     );
   }

@@ -18,6 +18,11 @@ export interface EngineOptions {
   path?: string;
   /** When an lmdb commit resolves (`'sync'` or `'fast'`): only with `path`, or an lmdb default. */
   durability?: LmdbDurability;
+  /**
+   * Bytes of recently read ranges the lmdb engine keeps in memory (`LmdbEngineOptions.readCacheBytes`:
+   * default 16 MiB, 0 for none): only with `path`, or an lmdb default.
+   */
+  readCacheBytes?: number;
   /** A FoundationDB cluster, through the optional `foundationdb` package. */
   fdb?: OpenFoundationDBOptions;
   /** A new in-memory database with these options. */
@@ -31,7 +36,7 @@ export type EngineOption = (typeof ENGINE_OPTIONS)[number];
 /** The engine {@link chooseEngine} chose, with what {@link openEngine} needs to open it. */
 export type EngineChoice =
   | { readonly engine: 'database'; readonly database: Database }
-  | { readonly engine: 'lmdb'; readonly path: string; readonly durability?: LmdbDurability }
+  | { readonly engine: 'lmdb'; readonly path: string; readonly durability?: LmdbDurability; readonly readCacheBytes?: number }
   | { readonly engine: 'fdb'; readonly fdb: OpenFoundationDBOptions }
   | { readonly engine: 'memory'; readonly memory?: MemoryEngineOptions };
 
@@ -49,8 +54,11 @@ export interface OpenedDatabase {
  */
 export class EngineChoiceError extends KvError {
   constructor(
-    /** `several-engines`: more than one engine option; `durability-without-lmdb`: `durability` for another engine. */
-    readonly problem: 'several-engines' | 'durability-without-lmdb',
+    /**
+     * `several-engines`: more than one engine option; `durability-without-lmdb`: `durability` for
+     * another engine; `read-cache-without-lmdb`: `readCacheBytes` for another engine.
+     */
+    readonly problem: 'several-engines' | 'durability-without-lmdb' | 'read-cache-without-lmdb',
     /** The engine options given, in {@link ENGINE_OPTIONS} order. */
     readonly given: readonly EngineOption[],
   ) {
@@ -58,7 +66,7 @@ export class EngineChoiceError extends KvError {
       ErrorCodes.invalid_option_value,
       problem === 'several-engines'
         ? `give at most one of ${ENGINE_OPTIONS.join(', ')}, not ${given.join(' and ')}`
-        : 'durability is an option of the lmdb engine (path)',
+        : `${problem === 'durability-without-lmdb' ? 'durability' : 'readCacheBytes'} is an option of the lmdb engine (path)`,
     );
   }
 }
@@ -70,15 +78,23 @@ const IN_MEMORY: EngineChoice = { engine: 'memory' };
  * together; each engine checks its own option values when it opens. Opens nothing.
  *
  * @param fallback the engine without an engine option: default a new in-memory database.
- * @throws EngineChoiceError for several engine options, or `durability` unless the engine is lmdb.
+ * @throws EngineChoiceError for several engine options, or `durability` or `readCacheBytes` unless
+ *   the engine is lmdb.
  */
 export function chooseEngine(options: EngineOptions, fallback: EngineChoice = IN_MEMORY): EngineChoice {
   const given = ENGINE_OPTIONS.filter((name) => options[name] !== undefined);
   if (given.length > 1) throw new EngineChoiceError('several-engines', given);
   const choice = namedEngine(options) ?? fallback;
-  if (options.durability === undefined) return choice;
-  if (choice.engine !== 'lmdb') throw new EngineChoiceError('durability-without-lmdb', given);
-  return { ...choice, durability: options.durability };
+  const { durability, readCacheBytes } = options;
+  if (durability === undefined && readCacheBytes === undefined) return choice;
+  if (choice.engine !== 'lmdb') {
+    throw new EngineChoiceError(durability !== undefined ? 'durability-without-lmdb' : 'read-cache-without-lmdb', given);
+  }
+  return {
+    ...choice,
+    ...(durability === undefined ? {} : { durability }),
+    ...(readCacheBytes === undefined ? {} : { readCacheBytes }),
+  };
 }
 
 function namedEngine(options: EngineOptions): EngineChoice | undefined {
@@ -101,7 +117,11 @@ export async function openEngine(choice: EngineChoice): Promise<OpenedDatabase> 
     case 'database':
       return { database: choice.database, owned: false, engine: choice.engine };
     case 'lmdb':
-      return { database: openLmdbDatabase({ path: choice.path, durability: choice.durability }), owned: true, engine: choice.engine };
+      return {
+        database: openLmdbDatabase({ path: choice.path, durability: choice.durability, readCacheBytes: choice.readCacheBytes }),
+        owned: true,
+        engine: choice.engine,
+      };
     case 'fdb':
       return { database: await openFoundationDB(choice.fdb), owned: true, engine: choice.engine };
     case 'memory':

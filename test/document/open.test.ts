@@ -8,6 +8,7 @@ import { join } from 'path';
 import { open, type DocLayer } from '../../src';
 import { isKvError } from '../../src/kv/contract/errors';
 import { FdbUnavailableError } from '../../src/kv/fdb';
+import { StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { expectDocumentError } from '../support/document-assertions';
 
@@ -109,10 +110,29 @@ describe('open', () => {
     if (!(err instanceof FdbUnavailableError)) expect(isKvError(err)).toBe(true);
   });
 
-  it('refuses several engines, durability without path, and bad prefixes with INVALID_ARGUMENT', async () => {
+  it('open({ path, readCacheBytes }) gives the lmdb engine its range cache size', async () => {
+    const docs = await track(open({ path: folder(), readCacheBytes: 0 }));
+    await docs.collection().upsert('d', { a: 1, b: [2, 3] });
+    const reads = jest.spyOn(StoreSnapshot.prototype, 'collect');
+    try {
+      for (let i = 0; i < 3; i++) expect((await docs.collection().get('d')).content).toEqual({ a: 1, b: [2, 3] });
+      // No cache: each whole-document get reads LMDB (with the default, only the first would).
+      expect(reads.mock.calls.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('refuses several engines, durability or readCacheBytes without path, and bad prefixes with INVALID_ARGUMENT', async () => {
     await expectDocumentError(open({ path: folder(), memory: {} }), 'INVALID_ARGUMENT');
     await expectDocumentError(open({ database: openMemoryDatabase(), fdb: {} }), 'INVALID_ARGUMENT');
     await expectDocumentError(open({ durability: 'fast' }), 'INVALID_ARGUMENT');
+    const refused = await open({ memory: {}, readCacheBytes: 1024 }).then(
+      () => undefined,
+      (err: Error & { code?: string }) => ({ code: err.code, message: err.message }),
+    );
+    expect(refused?.code).toBe('INVALID_ARGUMENT');
+    expect(refused?.message).toContain('readCacheBytes is an option of path (the lmdb engine)');
     await expectDocumentError(open({ prefix: Buffer.of(0xff) }), 'INVALID_ARGUMENT');
     await expectDocumentError(open({ prefix: 'x' as never }), 'INVALID_ARGUMENT');
     await expectDocumentError(open({ now: 5 as never }), 'INVALID_ARGUMENT');

@@ -5,6 +5,7 @@ import { fdbShim } from '../support/fdb-shim';
 import { isKvError } from '../../src/kv/contract/errors';
 import type { Database } from '../../src/kv/contract/database';
 import { LmdbEngine } from '../../src/kv/lmdb';
+import { StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { MemoryEngine, openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { chooseEngine, EngineChoiceError, openDatabase, openEngine, type EngineChoice } from '../../src/kv/open-database';
 
@@ -45,8 +46,15 @@ describe('chooseEngine', () => {
     expect(chooseEngine({}, lmdbDefault)).toEqual(lmdbDefault);
   });
 
-  it('gives durability to an lmdb fallback', () => {
+  it('gives durability and readCacheBytes to an lmdb fallback', () => {
     expect(chooseEngine({ durability: 'fast' }, lmdbDefault)).toEqual({ ...lmdbDefault, durability: 'fast' });
+    expect(chooseEngine({ readCacheBytes: 0 }, lmdbDefault)).toEqual({ ...lmdbDefault, readCacheBytes: 0 });
+    expect(chooseEngine({ path: '/data/x', readCacheBytes: 1024, durability: 'sync' })).toEqual({
+      engine: 'lmdb',
+      path: '/data/x',
+      durability: 'sync',
+      readCacheBytes: 1024,
+    });
   });
 
   it('refuses several engine options with EngineChoiceError, a KvError invalid_option_value naming them', () => {
@@ -66,6 +74,17 @@ describe('chooseEngine', () => {
     const err = thrown(() => chooseEngine({ ...options, durability: 'sync' }, fallback));
     expect(err).toBeInstanceOf(EngineChoiceError);
     expect(err).toMatchObject({ problem: 'durability-without-lmdb', code: 2006 });
+  });
+
+  it.each<[string, EngineChoice | undefined, object]>([
+    ['the in-memory default', undefined, {}],
+    ['an fdb option', lmdbDefault, { fdb: {} }],
+    ['a memory option', lmdbDefault, { memory: {} }],
+  ])('refuses readCacheBytes with %s', (_, fallback, options) => {
+    const err = thrown(() => chooseEngine({ ...options, readCacheBytes: 0 }, fallback));
+    expect(err).toBeInstanceOf(EngineChoiceError);
+    expect(err).toMatchObject({ problem: 'read-cache-without-lmdb', code: 2006 });
+    expect((err as Error).message).toBe('invalid_option_value (2006): readCacheBytes is an option of the lmdb engine (path)');
   });
 });
 
@@ -106,6 +125,22 @@ describe('openEngine', () => {
 
   it("passes on the engine's own refusal of an option value", async () => {
     await expect(openEngine({ engine: 'lmdb', path: '' })).rejects.toMatchObject({ code: 2006 });
+    await expect(openEngine({ engine: 'lmdb', path: join(root, 'bad-cache'), readCacheBytes: -1 })).rejects.toMatchObject({ code: 2006 });
+  });
+
+  it('opens an lmdb store with the range cache size it is given', async () => {
+    const path = join(root, 'cache-size');
+    const { database } = await openEngine({ engine: 'lmdb', path, readCacheBytes: 0 });
+    opened.push(database);
+    await database.transact((tr) => tr.set(Buffer.from('doc/a'), Buffer.from('1')));
+    const reads = jest.spyOn(StoreSnapshot.prototype, 'collect');
+    try {
+      for (let i = 0; i < 3; i++) await database.getRangeAll(Buffer.from('doc/'), Buffer.from('doc0'));
+      // No cache: every read reaches LMDB (with the default, the second and third would not).
+      expect(reads).toHaveBeenCalledTimes(3);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });
 
