@@ -24,6 +24,12 @@ export interface ContextStoreConfig {
    * once its callback ran) or `'fast'`.
    */
   durability?: LmdbDurability;
+  /**
+   * LMDB only (refused with `fdb` or `database`): bytes of recently read ranges the engine keeps in
+   * memory, answered again without LMDB while no commit wrote into them (default 16 MiB, 0 for none).
+   * A non-negative integer.
+   */
+  readCacheBytes?: number;
   /** A FoundationDB cluster (needs the optional `foundationdb` package and libfdb_c). */
   fdb?: {
     /** Default: FoundationDB's own lookup (`FDB_CLUSTER_FILE`, then the platform's default file). */
@@ -57,23 +63,29 @@ export function checkConfig(config: unknown): ContextStoreConfig {
   if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) throw invalidConfig('prefix is a non-empty string');
   if (c.fdb !== undefined && (typeof c.fdb !== 'object' || c.fdb === null)) throw invalidConfig('fdb is an object: { clusterFile }');
   if (c.durability !== undefined && c.durability !== 'sync' && c.durability !== 'fast') throw invalidConfig("durability is 'sync' or 'fast'");
+  if (c.readCacheBytes !== undefined && !(Number.isSafeInteger(c.readCacheBytes) && c.readCacheBytes >= 0)) {
+    throw invalidConfig('readCacheBytes is a whole number of bytes, 0 or more');
+  }
   return c;
 }
 
 /**
  * The engine the config names: `database`, `path` or `fdb`, else LMDB in {@link defaultPath}, with
- * `durability` for either LMDB store.
+ * `durability` and `readCacheBytes` for either LMDB store.
  *
- * @throws ContextStoreError INVALID_ARGUMENT for several engines, or durability with fdb or database
+ * @throws ContextStoreError INVALID_ARGUMENT for several engines, or durability or readCacheBytes with
+ *   fdb or database
  */
 function configuredEngine(config: ContextStoreConfig): EngineChoice {
-  const { database, path, fdb, durability } = config;
+  const { database, path, fdb, durability, readCacheBytes } = config;
   try {
-    return chooseEngine({ database, path, fdb, durability }, { engine: 'lmdb', path: defaultPath(config) });
+    return chooseEngine({ database, path, fdb, durability, readCacheBytes }, { engine: 'lmdb', path: defaultPath(config) });
   } catch (err) {
     if (!(err instanceof EngineChoiceError)) throw err;
     throw invalidConfig(
-      err.problem === 'several-engines' ? 'give at most one of path, fdb and database' : 'durability is an option of LMDB, not of fdb or database',
+      err.problem === 'several-engines'
+        ? 'give at most one of path, fdb and database'
+        : `${err.problem === 'durability-without-lmdb' ? 'durability' : 'readCacheBytes'} is an option of LMDB, not of fdb or database`,
     );
   }
 }

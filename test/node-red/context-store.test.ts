@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { DoclayerContextStore } from '../../src/node-red/context-store';
+import { StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
 import { fdbShim } from '../support/fdb-shim';
 import { callbackArguments, closeStores, get, keys, openStore, result, set, sharedDatabase } from './support/store-fixture';
 
@@ -40,6 +41,24 @@ describe('DoclayerContextStore engines and config', () => {
     expect(await result((cb) => two.incr('global', 'n', 1, cb))).toBe(2);
   });
 
+  it('gives readCacheBytes to its LMDB store: with 0, every read of a key reads LMDB', async () => {
+    const count = async (readCacheBytes: number | undefined): Promise<number> => {
+      const store = await openStore({ path: join(folder, `cache-${String(readCacheBytes)}`), durability: 'fast', readCacheBytes });
+      await set(store, 'global', 'k', { a: 1, b: [2, 3] });
+      const reads = jest.spyOn(StoreSnapshot.prototype, 'collect');
+      try {
+        for (let i = 0; i < 3; i++) expect(await get(store, 'global', 'k')).toEqual({ a: 1, b: [2, 3] });
+        return reads.mock.calls.length;
+      } finally {
+        reads.mockRestore();
+      }
+    };
+    const uncached = await count(0);
+    expect(uncached).toBeGreaterThanOrEqual(3);
+    // With the default size, the repeated reads of the unchanged key come from the cache.
+    expect(await count(undefined)).toBeLessThan(uncached);
+  });
+
   it('runs on a FoundationDB cluster given as fdb.clusterFile (here node-foundationdb over the fdb shim)', async () => {
     expect(fdbShim).toBeDefined();
     const store = await openStore({ fdb: { clusterFile: 'node-red-context-test.cluster' } });
@@ -63,6 +82,10 @@ describe('DoclayerContextStore engines and config', () => {
     ['a prefix that is not a string', { prefix: 3 }],
     ['an unknown durability', { durability: 'eventually' }],
     ['durability for fdb', { fdb: {}, durability: 'fast' }],
+    ['a negative readCacheBytes', { readCacheBytes: -1 }],
+    ['a fractional readCacheBytes', { readCacheBytes: 1.5 }],
+    ['a readCacheBytes that is not a number', { readCacheBytes: '16MB' }],
+    ['readCacheBytes for a database', { database: {}, readCacheBytes: 0 }],
   ])('refuses a config with %s', (_, config) => {
     expect(() => new DoclayerContextStore(config)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as Error);
   });
