@@ -11,6 +11,9 @@ import { LMDB_MAX_KEY_BYTES, LmdbEngine, openLmdbDatabase, type LmdbEngineOption
 import * as conflictRecord from '../../src/kv/lmdb/conflict-record';
 import * as rangeSet from '../../src/kv/client/range-set';
 import { LmdbStore, StoreSnapshot } from '../../src/kv/lmdb/lmdb-store';
+import { commitBatch, type CommitOutcome, type CommitRequest } from '../../src/kv/lmdb/commit-batch';
+import { StoredConflictLog } from '../../src/kv/lmdb/stored-conflict-log';
+import { keyAfter } from '../../src/kv/contract/bytes';
 import { openMemoryDatabase } from '../../src/kv/memory/memory-engine';
 import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
 import type { KeySelector, Transaction } from '../../src/kv/contract/types';
@@ -605,6 +608,69 @@ describe('LmdbEngine', () => {
         expect(coalesced.mock.calls.filter(readsA).length).toBeGreaterThan(0);
       } finally {
         coalesced.mockRestore();
+      }
+    });
+
+    it('checks a commit queued behind a full batch against that batch, though it holds no snapshot any more', async () => {
+      const db = open();
+      await db.set('k', '0');
+      // Both read 'k' at one version; each gives its snapshot back when it commits.
+      const first = db.createTransaction();
+      const last = db.createTransaction();
+      await Promise.all([first.get('k'), last.get('k')]);
+      first.set('k', '1');
+      last.set('k', '2');
+      // 1,025 commits in one turn: a batch takes 1,024, so `last` waits in the queue while the batch
+      // with `first` commits and prunes the conflicts it keeps in memory.
+      const commits = [first.commit()];
+      for (let i = 0; i < 1_023; i++) {
+        const filler = db.createTransaction();
+        filler.set(`filler/${i}`, 'x');
+        commits.push(filler.commit());
+      }
+      // A conflict with `first`, not a read version too old to check.
+      const refused = expectKvError(last.commit(), 'not_committed');
+      await Promise.all(commits);
+      await refused;
+      expect(String(await db.get('k'))).toBe('1');
+    });
+
+    it('keeps in memory only the commits after the oldest read version a transaction may still be checked at', async () => {
+      const store = LmdbStore.open(newStore(), 1_000n);
+      const conflicts = new StoredConflictLog();
+      const now = 1_000_000;
+      const key = (k: string) => Buffer.from(k);
+      const writing = (k: string, read?: { version: bigint; key: string }): CommitRequest => ({
+        readVersion: read?.version,
+        readTakenAt: read && now,
+        readConflicts: read ? [{ begin: key(read.key), end: keyAfter(key(read.key)) }] : [],
+        writeConflicts: [{ begin: key(k), end: keyAfter(key(k)) }],
+        mutations: [{ type: 'set', key: key(k), value: key('v') }],
+        bytes: 64,
+      });
+      const batch = async (request: CommitRequest, oldestRead: bigint | undefined): Promise<CommitOutcome> =>
+        (await store.write((writer) => commitBatch(writer, [request], { now, conflicts, faults: undefined, oldestRead: () => oldestRead })))[0];
+      const versionOf = (outcome: CommitOutcome) => {
+        if (!outcome.committed) throw outcome.error;
+        return outcome.version;
+      };
+      try {
+        const v1 = versionOf(await batch(writing('a'), undefined));
+        // A reader at v1 may still commit: the next commits are kept for it.
+        const v2 = versionOf(await batch(writing('a'), v1));
+        versionOf(await batch(writing('b'), v1));
+        expect(conflicts.mirroredCommits).toBe(2);
+        const conflict = await batch(writing('c', { version: v1, key: 'a' }), v1);
+        expect(conflict.committed || conflict.error.code).toBe(1020);
+        // Nobody reads any more: nothing is kept, and a read version before the last commit is too old.
+        const v4 = versionOf(await batch(writing('d'), undefined));
+        expect(conflicts.mirroredCommits).toBe(0);
+        const tooOld = await batch(writing('e', { version: v2, key: 'z' }), undefined);
+        expect(tooOld.committed || tooOld.error.code).toBe(1007);
+        // A read version at the last commit is checked: nothing was written into its reads since.
+        expect((await batch(writing('f', { version: v4 + 1n, key: 'a' }), undefined)).committed).toBe(true);
+      } finally {
+        await store.close();
       }
     });
 

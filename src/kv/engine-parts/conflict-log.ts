@@ -42,6 +42,11 @@ export class ConflictLog {
     this.horizon = initialVersion;
   }
 
+  /** How many commits the log keeps. */
+  get size(): number {
+    return this.entries.length - this.head;
+  }
+
   /** True when commits after `readVersion` have been pruned, so a conflict check is impossible. */
   isTooOld(readVersion: bigint): boolean {
     return readVersion < this.horizon;

@@ -49,6 +49,12 @@ export interface BatchContext {
    * it, when some transaction of it commits.
    */
   readonly recorded?: (version: bigint, ranges: readonly KeyRange[], previous: bigint) => void;
+  /**
+   * The oldest read version at which a transaction of this process may still be checked after this
+   * batch (one holding a read snapshot, or queued for a later batch), if any: the conflict log's
+   * mirror keeps only the commits after it. Without it, every commit of the last 5 s is kept.
+   */
+  readonly oldestRead?: () => bigint | undefined;
 }
 
 /**
@@ -101,7 +107,7 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
     writer.appendConflictRecord(version, encodeConflictRecord({ time: now, ranges }));
     context.recorded?.(version, ranges, previous);
     writer.setLastVersion(version);
-    conflicts.prune(writer, now, version);
+    conflicts.prune(writer, now, version, context.oldestRead === undefined ? -1n : context.oldestRead());
   }
   return outcomes;
 }

@@ -79,6 +79,19 @@ export class GroupCommit {
     return outcome.promise;
   }
 
+  /**
+   * The oldest read version of a queued commit that a batch will check (one with read conflicts), if
+   * any: one pass over the queue, which holds the commits made while a batch was written.
+   */
+  oldestQueuedRead(): bigint | undefined {
+    let oldest: bigint | undefined;
+    for (const { request } of this.queue) {
+      const version = request.readVersion;
+      if (version !== undefined && request.readConflicts.length > 0 && (oldest === undefined || version < oldest)) oldest = version;
+    }
+    return oldest;
+  }
+
   /** Resolves once every queued commit has been written and settled. */
   async idle(): Promise<void> {
     while (this.draining || this.settling.size > 0) {

@@ -49,6 +49,7 @@ export class LmdbCluster {
           conflicts: this.conflicts,
           faults,
           recorded: (version, ranges, previous) => (this.batchWrites = { version, previous, ranges }),
+          oldestRead: () => this.oldestRead(),
         });
       },
       () => this.conflicts.reset(),
@@ -59,6 +60,19 @@ export class LmdbCluster {
         this.watches.committed(written.version, written.ranges);
       },
     );
+  }
+
+  /**
+   * The oldest read version a transaction of this engine may still be checked at: one holding a read
+   * snapshot (every transaction that has a read version holds one until its commit) or one whose
+   * commit is queued (it gave its snapshot back when it committed). The batch being resolved is
+   * checked before its conflict log is pruned.
+   */
+  private oldestRead(): bigint | undefined {
+    const held = this.snapshots.oldestHeldVersion();
+    const queued = this.commits.oldestQueuedRead();
+    if (held === undefined) return queued;
+    return queued === undefined || held < queued ? held : queued;
   }
 
   /** The latest committed version and its data, held for the caller until it calls `drop()` on it. */

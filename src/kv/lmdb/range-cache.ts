@@ -31,11 +31,11 @@ import type { StoreReader } from './lmdb-store';
  * read-only (`contract/types.ts`), as the memory engine's range reads are.
  *
  * Costs: a lookup of bounds whose lengths some kept range has builds one string of the bounds (of
- * others, nothing) and checks the commits since the range was last
- * checked (usually none or a few: each check moves `at` up to the reader's version); keeping a range
- * is one map entry; a commit of this process adds its ranges' array to a list of at most
- * {@link MAX_COMMITS}. Bounded by bytes (least recently used ranges go first); when most ranges it
- * keeps are dropped before they are read again, it rests a while (see {@link RangeCache.drop}).
+ * others, nothing) and checks the commits since the range was last checked (usually none or a few:
+ * each check moves `at` up to the reader's version); keeping a range is one map entry; a commit of
+ * this process adds its ranges' array to a list of the last {@link KEPT_COMMITS} commits. Bounded by
+ * bytes (least recently used ranges go first); when most ranges it keeps are dropped before they are
+ * read again, it rests a while (see {@link RangeCache.drop}).
  */
 export class RangeCache {
   private readonly ranges = new Map<string, CachedRange>();
@@ -185,10 +185,10 @@ export class RangeCache {
     if (ranges.length > 0) {
       this.commits.push({ version, low: ranges[0].begin, high: ranges[ranges.length - 1].end, ranges });
     }
-    if (this.commits.length - this.head > MAX_COMMITS) {
+    if (this.commits.length - this.head > KEPT_COMMITS) {
       this.horizon = this.commits[this.head].version;
       this.head++;
-      if (this.head >= MAX_COMMITS) {
+      if (this.head >= KEPT_COMMITS) {
         this.commits = this.commits.slice(this.head);
         this.head = 0;
       }
@@ -252,10 +252,19 @@ const WINDOW = 1024;
 const MAX_WASTED_SHARE = 3 / 4;
 /** Reads the cache keeps nothing for when it rests. */
 const REST_READS = 16 * WINDOW;
-/** Most commits the cache remembers, and reads from the log at once; more since it looked drop every range. */
+/** Most commits the cache reads from the log at once; more since it looked drop every range. */
 const MAX_COMMITS = 256;
 /** Most commits a lookup checks a range against; a range not read for longer is dropped. */
 const MAX_CHECKED = 32;
+/**
+ * Commits the cache remembers. A range last checked before the oldest of them has more than
+ * {@link MAX_CHECKED} commits to be checked against, so a lookup drops it whether or not they are
+ * remembered. Remembering 256 kept the write ranges of each 1-caller LMDB commit for about 20 ms,
+ * long enough for young-generation scavenges to copy and promote them: about 500 kB a scavenge of
+ * queue pushes, and 1.5-2 ms a scavenge where it is now 0.5-0.8 ms (docs/performance.md, "The
+ * fourteenth round").
+ */
+const KEPT_COMMITS = MAX_CHECKED + 1;
 /** Bytes counted per pair and per range besides keys and values (objects, array slots, map entry). */
 const PAIR_OVERHEAD = 64;
 const RANGE_OVERHEAD = 128;

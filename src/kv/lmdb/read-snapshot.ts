@@ -144,6 +144,15 @@ export class ReadSnapshots {
     }
   }
 
+  /**
+   * The version of the oldest snapshot some transaction holds, if any. Snapshots are made at the
+   * latest version, which only increases, and `held` keeps insertion order: its first is the oldest.
+   */
+  oldestHeldVersion(): bigint | undefined {
+    for (const snapshot of this.held) return snapshot.version;
+    return undefined;
+  }
+
   /** Releases every snapshot (the engine is closing); later reads through them fail with 1007. */
   releaseAll(): void {
     for (const snapshot of [...this.held]) snapshot.release();

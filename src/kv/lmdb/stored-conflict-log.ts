@@ -28,9 +28,11 @@ const PRUNE_MAX = 1024;
  * transaction, which is what makes check-then-append atomic across processes.
  *
  * The records are mirrored in memory, in a {@link ConflictLog} (the memory engine's resolver too); each
- * commit reads only the records appended since the last one this process saw. If a write transaction
- * fails after the mirror recorded its batch, call {@link reset}: the mirror is rebuilt from the store
- * on next use.
+ * commit reads only the records appended since the last one this process saw. The mirror checks this
+ * process's transactions only, so it keeps only the commits after the oldest read version one of them
+ * may still be checked at (see {@link prune}); the store keeps 5 s of them for every process. If a write
+ * transaction fails after the mirror recorded its batch, call {@link reset}: the mirror is rebuilt from
+ * the store on next use.
  */
 export class StoredConflictLog {
   private mirror: ConflictLog | undefined;
@@ -75,6 +77,11 @@ export class StoredConflictLog {
     }
   }
 
+  /** How many commits the mirror keeps (for tests and stats). */
+  get mirroredCommits(): number {
+    return this.mirror?.size ?? 0;
+  }
+
   /** Every commit after this version is still in the store's log (read once while no other process commits). */
   storeHorizon(reader: StoreReader): bigint {
     return (this.knownHorizon ??= reader.horizon());
@@ -108,7 +115,15 @@ export class StoredConflictLog {
   }
 
   /**
-   * Drops the records older than the 5-second window from the mirror, and from the store once they
+   * Drops from the mirror the records no transaction of this process can conflict with: those at or
+   * before `oldestRead`, the oldest read version a transaction of this process may still be checked
+   * at (every one, with `undefined`: none may), and those older than the 5-second window. Only a
+   * transaction reading at an earlier version can conflict with a commit, so the check of each
+   * transaction still to come is the same; a read version older than what the mirror keeps is too
+   * old (1007), as one older than the store's log is. Each kept record holds its ranges' Buffers:
+   * kept for 5 s, they were promoted by every scavenge (about 1.2 kB a commit of a queue push).
+   *
+   * Drops the records older than the 5-second window from the store too, once they
    * are due by {@link PRUNE_LAG_MS}, advancing the store's horizon past them. Reads nothing while the
    * oldest record the last prune saw is not due by that much; then removes every due record (at most
    * {@link PRUNE_MAX}), reading 2, 4, 8, ... up to {@link PRUNE_CHUNK} records per read, so that a
@@ -116,10 +131,11 @@ export class StoredConflictLog {
    * keeps the horizon older: no conflict is missed, and transactions older than 5 s are refused by
    * their age, as before.
    */
-  prune(writer: StoreWriter, now: number, version: bigint): void {
+  prune(writer: StoreWriter, now: number, version: bigint, oldestRead: bigint | undefined): void {
     const minTime = now - Limits.maxTransactionAgeMs;
     const minVersion = version - WINDOW_VERSIONS;
-    this.mirror?.prune(minTime, minVersion);
+    if (oldestRead === undefined) this.mirror?.forgetThrough(version);
+    else this.mirror?.prune(minTime, oldestRead >= minVersion ? oldestRead + 1n : minVersion);
     const known = this.oldest;
     if (known && known.time >= minTime - PRUNE_LAG_MS && known.version >= minVersion - PRUNE_LAG_VERSIONS) return;
     let horizon: bigint | undefined;
