@@ -263,6 +263,31 @@ describe('RangeCache', () => {
     expect(cache.lookup(logReader([]), 11n, b('d/'), b('d0'))).toBeUndefined();
   });
 
+  it('checks a range against commits of many ranges and long keys, before and after such a commit', () => {
+    const cache = new RangeCache(1 << 20);
+    const long = (tag: string, i: number) => `${tag}/${String(i).padStart(4, '0')}/${'x'.repeat(100)}`;
+    // 40 ranges of 100-byte bounds: more than a commit's slot holds before it grows.
+    const many = (tag: string) => Array.from({ length: 40 }, (_, i) => range(long(tag, 2 * i), long(tag, 2 * i + 1)));
+    let version = 10n;
+    const keep = (begin: string, end: string) => cache.keep(logReader([]), version, b(begin), b(end), pairs(begin));
+    const hit = (begin: string, end: string) => cache.lookup(logReader([]), version, b(begin), b(end)) !== undefined;
+    const commit = (ranges: KeyRange[]) => cache.committed(version, ++version, ranges);
+    // Kept ranges between two written ranges, touching one's end, or inside one.
+    keep(long('m', 7), long('m', 8));
+    keep(long('m', 41), long('m', 42));
+    keep(long('m', 42), long('m', 43));
+    commit(many('m'));
+    expect(hit(long('m', 7), long('m', 8))).toBe(true);
+    expect(hit(long('m', 41), long('m', 42))).toBe(true);
+    expect(hit(long('m', 42), long('m', 43))).toBe(false);
+    // A small commit after the large one, into a range kept in between, then beside it.
+    keep('s/a', 's/c');
+    commit([range('r', 's/a')]);
+    expect(hit('s/a', 's/c')).toBe(true);
+    commit([range('s/b', 's/b\x00')]);
+    expect(hit('s/a', 's/c')).toBe(false);
+  });
+
   it('does not answer a reader older than the version it checked the range at', () => {
     const cache = new RangeCache(1 << 20);
     cache.keep(logReader([]), 20n, b('d/'), b('d0'), pairs('d/a'));
