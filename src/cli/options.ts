@@ -6,6 +6,18 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
   { name: 'db', value: 'required', valueName: 'folder', description: 'the durable embedded engine (LMDB) in this folder (default ./doclayer-data)' },
   { name: 'memory', value: 'none', description: 'an in-memory database, gone when the command ends' },
   { name: 'fdb', value: 'optional', valueName: 'clusterFile', description: 'a FoundationDB cluster (needs the client library libfdb_c)' },
+  {
+    name: 'durability',
+    value: 'required',
+    valueName: 'sync|fast',
+    description: "LMDB: when a write is done: on disk ('sync', default) or in the OS's cache",
+  },
+  {
+    name: 'read-cache-bytes',
+    value: 'required',
+    valueName: 'n',
+    description: 'LMDB: bytes of recently read ranges kept in memory (default 16 MiB; 0: none)',
+  },
   { name: 'collection', value: 'required', valueName: 'scope.collection', description: 'the collection to work on (default _default._default)' },
   { name: 'json', value: 'none', description: 'machine-readable output: one JSON value per line' },
   { name: 'help', value: 'none', description: 'usage (also: doclayer help <command>)' },

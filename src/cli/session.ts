@@ -11,8 +11,9 @@ import { CliError } from './error-report';
 
 /**
  * The database a command works on: the engine the global options choose (`--db <folder>`, the
- * default; `--memory`; `--fdb [clusterFile]`), the document layer over it and the collection
- * (`--collection scope.collection`, default `_default._default`).
+ * default; `--memory`; `--fdb [clusterFile]`; for LMDB, `--durability` and `--read-cache-bytes`), the
+ * document layer over it and the collection (`--collection scope.collection`, default
+ * `_default._default`).
  */
 
 /** The folder of the durable embedded engine when no option names one, relative to the working directory. */
@@ -38,10 +39,25 @@ export interface EngineSelection {
 /**
  * The engine the global options choose, by the library's one chooser; `./doclayer-data` without any.
  *
- * @throws UsageError when more than one engine is chosen.
+ * @throws UsageError when more than one engine is chosen, for a `--durability` other than sync or
+ *   fast or a `--read-cache-bytes` that is not a whole number, and for either with another engine
+ *   than LMDB.
  */
 export function engineSelection(args: ParsedArgs, cwd: string): EngineSelection {
   const options: EngineOptions = {};
+  const durability = stringOption(args, 'durability');
+  if (durability !== undefined) {
+    if (durability !== 'sync' && durability !== 'fast') throw new UsageError(`--durability is sync or fast, got ${JSON.stringify(durability)}`);
+    options.durability = durability;
+  }
+  const cacheBytes = stringOption(args, 'read-cache-bytes');
+  if (cacheBytes !== undefined) {
+    const bytes = Number(cacheBytes);
+    if (!/^\d+$/.test(cacheBytes) || !Number.isSafeInteger(bytes)) {
+      throw new UsageError(`--read-cache-bytes is a whole number of bytes, 0 or more, got ${JSON.stringify(cacheBytes)}`);
+    }
+    options.readCacheBytes = bytes;
+  }
   const folder = stringOption(args, 'db');
   if (folder !== undefined) options.path = resolve(cwd, folder);
   if (args.options.has('memory')) options.memory = {};
@@ -55,6 +71,12 @@ export function engineSelection(args: ParsedArgs, cwd: string): EngineSelection 
     return choice.engine === 'lmdb' ? { choice, folder: folder ?? fallbackFolder } : { choice };
   } catch (err) {
     if (!(err instanceof EngineChoiceError)) throw err;
+    if (err.problem !== 'several-engines') {
+      const option = err.problem === 'durability-without-lmdb' ? '--durability' : '--read-cache-bytes';
+      throw new UsageError(
+        `${option} is an option of the durable embedded engine (LMDB, --db), not of ${args.options.has('fdb') ? '--fdb' : '--memory'}`,
+      );
+    }
     const flags = ENGINE_FLAGS.filter(([option]) => err.given.includes(option)).map(([, flag]) => flag);
     throw new UsageError(`choose one engine: ${flags.join(' and ')} were given`);
   }

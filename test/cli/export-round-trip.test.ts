@@ -2,10 +2,7 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { Readable } from 'stream';
 import type { Collection } from '../../src/collection';
-import { runCli } from '../../src/cli/cli';
-import type { OutputStream } from '../../src/cli/output';
 import { parseJson, stringifyJson } from '../../src/cli/json-text';
 import type { StructureKind } from '../../src/document/keys/kind';
 import type { DocId, JsonValue } from '../../src/document/types';
@@ -14,6 +11,7 @@ import type { JobState, Queue, RepeatEvery } from '../../src/structures/queue/qu
 import type { SetMember } from '../../src/structures/set';
 import { jsonDocument, jsonKey, jsonScalar, jsonString, jsonValue } from '../support/json-arbitrary';
 import { testSeed } from '../support/random';
+import { runInProcess } from './support/in-process';
 
 /**
  * `doclayer export` then `doclayer import` into an empty database reproduces the collection exactly:
@@ -261,23 +259,7 @@ async function pushPriorityMarkers(path: string, ids: readonly DocId[]): Promise
 
 /** Runs `doclayer <args>` in this process; resolves to its status and output. */
 async function doclayer(args: string[], input = ''): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const stream = (append: (text: string) => void): OutputStream => ({
-    write: (text: string, callback?: (err?: Error | null) => void) => {
-      append(text);
-      callback?.();
-      return true;
-    },
-    once: () => undefined,
-  });
-  const status = await runCli(args, {
-    stdin: Readable.from([Buffer.from(input)]),
-    stdout: stream((text) => (stdout += text)),
-    stderr: stream((text) => (stderr += text)),
-    cwd: dir,
-    debug: true,
-  });
+  const { status, stdout, stderr } = await runInProcess(args, { cwd: dir, input });
   // A plain progress line appears once a run has taken 2 s (on a loaded machine too): the assertions
   // are about everything else on stderr.
   return { status, stdout, stderr: stderr.replace(/^(importing|exporting) .*\n/gm, '') };

@@ -35,11 +35,21 @@ export const serveCommand: Command = {
     else if (choice.engine === 'lmdb') options.path = choice.path;
     else if (choice.engine === 'fdb') options.fdb = choice.fdb;
     else if (choice.engine === 'memory') options.memory = choice.memory ?? {};
+    if (choice.engine === 'lmdb') {
+      // --durability and --read-cache-bytes, for the folder of --db or --path alike.
+      if (choice.durability !== undefined) options.durability = choice.durability;
+      if (choice.readCacheBytes !== undefined) options.readCacheBytes = choice.readCacheBytes;
+    }
     const server = await createKvServer(options);
     await context.output.write(`doclayer serving ${[...server.buckets.keys()].join(', ')} on ${server.host}:${server.port}\n`);
     await new Promise<void>((done) => {
-      process.once('SIGINT', done);
-      process.once('SIGTERM', done);
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        done();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
     });
     await server.close();
   },
