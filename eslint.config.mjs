@@ -45,6 +45,18 @@ export default defineConfig(
     },
   },
   {
+    // Node's global `Buffer` is a getter on globalThis: optimized code calls it on every use (about 3.5% of a
+    // memory-engine list push, counted in instructions; docs/performance.md, "The fifteenth round"). The
+    // library imports it from 'node:buffer' instead; a type-only use needs no import.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'Buffer', message: "import { Buffer } from 'node:buffer': the global Buffer is a getter that optimized code calls on every use." },
+      ],
+    },
+  },
+  {
     // `export =` of a function merged with a namespace is how a CommonJS module (Node-RED loads
     // `require('doclayer/node-red')` as the store factory) also exports types.
     files: ['src/node-red/index.ts'],

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { isDocumentError } from './document/errors';
 import { documentOf } from './document/collection/document-read';
 import { decodeExpiry } from './document/collection/expiry';

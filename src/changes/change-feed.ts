@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Database } from '../kv/contract/database';
 import type { Transaction, Watch } from '../kv/contract/types';
 import type { DocumentCollection } from '../document/collection/collection';

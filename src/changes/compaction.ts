@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Database } from '../kv/contract/database';
 import type { TupleItem } from '../tuple';
 import { decodeEntry, decodeTombstone, encodeTombstone, POSITION_BYTES, type FeedKeys } from './feed-keys';

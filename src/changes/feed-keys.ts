@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { pack, unpack, type Subspace, type TupleItem } from '../tuple';
 import { ChangeFeedError } from './errors';
 

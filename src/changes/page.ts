@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Transaction } from '../kv/contract/types';
 import type { DocumentCollection } from '../document/collection/collection';
 import { docIdOf } from '../document/keys/ids';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { ChangeObserver, CollectionEvent, DocTransaction, DocumentChange } from '../document/doc-transaction';
 import { ContextSlot } from '../document/doc-transaction';
 import { decodeLeb128 } from '../document/keys/leb128';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { StringDecoder } from 'string_decoder';
 import type { Readable } from 'stream';
 import type { TextPosition } from './text-position';

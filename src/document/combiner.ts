@@ -98,6 +98,11 @@ export class Combiner {
     private readonly onIdle: () => void,
   ) {}
 
+  /** Whether nothing is queued or running. */
+  get idle(): boolean {
+    return this.queued.length === 0;
+  }
+
   submit<T>(fn: (tr: Transaction) => Promise<T>, merge: Merge<unknown, T> | undefined): Promise<T> {
     if (this.queued.length === 0) {
       // Nothing running: start at once, as without combining; calls made meanwhile queue behind it.
@@ -236,26 +241,49 @@ const RUNNING_ALONE: Call = {
   reject: () => undefined,
 };
 
-const combiners = new WeakMap<object, Map<string, Combiner>>();
+/** An owner's combiners by key, and the size past which an idle one makes them sweep (see {@link combinerFor}). */
+interface Registry {
+  readonly byKey: Map<string, Combiner>;
+  sweepAbove: number;
+}
+
+const combiners = new WeakMap<object, Registry>();
 const lastingCombiners = new WeakMap<object, Map<string, Combiner>>();
 
 /**
+ * Combiners an owner keeps registered while they have nothing queued (see {@link combinerFor}): past
+ * this many, the idle ones are forgotten.
+ */
+export const IDLE_COMBINERS_KEPT = 256;
+
+/**
  * The combiner of the thing named `key` among `owner`'s (a collection's structures, say): created on
- * first use with `run` to start its transactions, and forgotten when it has nothing queued.
+ * first use with `run` to start its transactions. One that has nothing queued stays registered, so
+ * that a lone caller's next call finds it rather than making a combiner (and its closures) per call.
+ * When an owner has more than {@link IDLE_COMBINERS_KEPT} registered and one goes idle, every idle one
+ * is forgotten; the busy ones stay, and the next sweep waits until twice as many are registered, so
+ * sweeps cost O(1) a call however many are busy.
  */
 export function combinerFor(owner: object, key: string, run: RunTransaction): Combiner {
-  let byKey = combiners.get(owner);
-  if (byKey === undefined) {
-    byKey = new Map();
-    combiners.set(owner, byKey);
+  let registry = combiners.get(owner);
+  if (registry === undefined) {
+    registry = { byKey: new Map(), sweepAbove: IDLE_COMBINERS_KEPT };
+    combiners.set(owner, registry);
   }
-  let combiner = byKey.get(key);
+  let combiner = registry.byKey.get(key);
   if (combiner === undefined) {
-    const map = byKey;
-    combiner = new Combiner(run, () => map.delete(key));
-    byKey.set(key, combiner);
+    const owned = registry;
+    combiner = new Combiner(run, () => {
+      if (owned.byKey.size > owned.sweepAbove) forgetIdle(owned);
+    });
+    registry.byKey.set(key, combiner);
   }
   return combiner;
+}
+
+function forgetIdle(registry: Registry): void {
+  for (const [key, combiner] of registry.byKey) if (combiner.idle) registry.byKey.delete(key);
+  registry.sweepAbove = Math.max(IDLE_COMBINERS_KEPT, 2 * registry.byKey.size);
 }
 
 /** What a lasting combiner does when it has nothing queued: nothing (it stays registered). */

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { StagedTransaction } from '../kv/client/staged-transaction';
 import { isKvError } from '../kv/contract/errors';
 import type { Transaction } from '../kv/contract/types';
@@ -79,7 +80,8 @@ export class DocTransaction {
   /** Identities (`DocumentKeys.identity`) of the documents written in this attempt. */
   private readonly written = new Set<string>();
   private readonly recorded: DocumentChange[] = [];
-  private readonly slots = new Map<ContextSlot<unknown>, unknown>();
+  /** The layers' slots (see {@link local}); made on first use, as most attempts use none. */
+  private slots: Map<ContextSlot<unknown>, unknown> | undefined;
   private observers: readonly ChangeObserver[] = NO_OBSERVERS;
   /** The collections (`latin1` of their key prefix) whose changes the observers are told of. */
   private observed: Set<string> | undefined;
@@ -213,9 +215,10 @@ export class DocTransaction {
 
   /** This attempt's value of `slot`. */
   local<T>(slot: ContextSlot<T>): T {
-    if (this.slots.has(slot)) return this.slots.get(slot) as T;
+    const slots = (this.slots ??= new Map());
+    if (slots.has(slot)) return slots.get(slot) as T;
     const value = slot.create(this);
-    this.slots.set(slot, value);
+    slots.set(slot, value);
     return value;
   }
 }

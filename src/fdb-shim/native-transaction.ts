@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { Backoff } from '../kv/contract/backoff';
 import { ErrorCodes, KvError } from '../kv/contract/errors';
 import { FdbMutationType } from '../kv/fdb/node-foundationdb';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ErrorCodes, KvError } from '../kv/contract/errors';
 import { Limits } from '../kv/contract/limits';
 import type { NativeOptionValue } from './native-api';

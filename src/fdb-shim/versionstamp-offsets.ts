@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ErrorCodes, KvError } from '../kv/contract/errors';
 
 /** The API version from which FDB reads a 4-byte versionstamp offset in keys and values. */

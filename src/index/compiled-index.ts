@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError } from '../document/errors';
 import { docIdOf } from '../document/keys/ids';
 import type { JsonValue } from '../document/types';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { corruptData, DocumentError } from '../document/errors';
 import { compileFilter, type Filter } from '../filter';
 import { parseIndexPath, type IndexPath } from './index-path';

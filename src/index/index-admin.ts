@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError } from '../document/errors';
 import type { IndexedCollectionAccess } from '../document/index-port';
 import type { DocId, TransactionOption } from '../document/types';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError } from '../document/errors';
 import { decodeExpiry } from '../document/collection/expiry';
 import { docIdOf } from '../document/keys/ids';

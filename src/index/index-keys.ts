@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Layout } from '../document/keys/layout';
 import { pack, type TupleItem } from '../tuple';
 import { packPrefixed } from '../tuple/pack';

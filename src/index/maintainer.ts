@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ContextSlot, DocTransaction, METADATA_VERSION_BUMPED } from '../document/doc-transaction';
 import { DocumentError } from '../document/errors';
 import type { DocumentIndexes, IndexedState, IndexPort } from '../document/index-port';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError, corruptData } from '../document/errors';
 import type { JsonValue } from '../document/types';
 import { MISSING, compareStrings, type IndexValue, type ValueType } from '../filter/value-order';

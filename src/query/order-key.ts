@@ -3,6 +3,7 @@
  * each ascending or descending), then by document id in the order the collection's keys hold ids.
  * The id makes it a total order, so a continuation token can say "strictly after this key".
  */
+import { Buffer } from 'node:buffer';
 import type { DocId, JsonValue } from '../document/types';
 import { DocumentError } from '../document/errors';
 import { docIdElement } from '../document/keys/ids';

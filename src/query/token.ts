@@ -4,6 +4,7 @@
  * that grows with the result, so a page resumes in any later transaction or process. A token carries
  * a fingerprint of its query: given to a different query, it is rejected.
  */
+import { Buffer } from 'node:buffer';
 import { createHash } from 'crypto';
 import { DocumentError } from '../document/errors';
 import type { DocId, JsonValue } from '../document/types';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Collection } from '../collection';
 import { decodeLeb128 } from '../document/keys/leb128';
 import type { Manifest } from '../document/manifest/manifest';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Bucket } from './bucket';
 import { Datatype, Opcode, Status } from './protocol';
 import type { Request } from './frame';

@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer';
+
 /**
  * The one-node cluster configuration (GET_CLUSTER_CONFIG) a Couchbase SDK bootstraps from: this
  * server is the only node, running only the key-value service, and owns every vBucket (clients hash

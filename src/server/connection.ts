@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { dispatch } from './commands';
 import { encodeResponse, FrameDecoder, FrameError, type Request } from './frame';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { isDocumentError } from '../document/errors';
 import { ManifestLookupError } from '../document/manifest/manifest';
 import { unknownCollection, unknownScope } from './bucket';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { HEADER_BYTES, Magic, MAX_BODY_BYTES, Status, type StatusCode } from './protocol';
 
 /**

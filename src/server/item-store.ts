@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Collection } from '../collection';
 import { casOf } from '../document/keys/version';
 import { docIdElement } from '../document/keys/ids';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json';
 import type { JsonValue } from '../document/types';
 import { assertJsonValue } from '../document/values/json-value';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { Collection } from '../collection';
 import type { DocId } from '../document/types';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Collection } from '../collection';
 import { isDocumentError } from '../document/errors';
 import { META_ITEM } from '../document/keys/layout';

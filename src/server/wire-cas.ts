@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { LOCKED_CAS } from '../document/collection/lock';
 import type { DocumentKeys } from '../document/keys/layout';
 import { readVersion } from '../document/keys/version';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError, type DocumentErrorCode } from '../document/errors';
 
 /**

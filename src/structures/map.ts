@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { flatten, unflatten, type Entries } from '../document/values/flatten';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { concat } from '../document/keys/layout';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, Transaction } from '../kv/contract/types';
 import type { TupleItem } from '../tuple';
 import { decodeItem, Reader } from '../tuple/codec';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { decodeItem, Reader } from '../tuple/codec';
 import { Double } from '../tuple/float';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, ReadTransaction, Transaction } from '../kv/contract/types';
 import { DocumentError } from '../document/errors';
 import { childKey, decodePosition, descendantsBegin, META_BYTES, META_LENGTH, subtreeEnd, type DocumentKeys } from '../document/keys/layout';

@@ -3,6 +3,7 @@
  * decoder and comparator side by side. Codes the spec marks reserved or deprecated (0x03/0x04, 0x0a,
  * 0x1e, 0x22..0x25, 0x31, 0x32) have no entry: like FDB's own bindings, decoding them is an error.
  */
+import { Buffer } from 'node:buffer';
 import { TupleError } from './error';
 import { Double, Float32 } from './float';
 import type { Tuple, TupleItem } from './item';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { compareTuples, decodeItem, encodeElements, Reader } from './codec';
 import { TupleError } from './error';
 import type { Tuple, TupleItem, TupleRange } from './item';

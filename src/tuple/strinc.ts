@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer';
+
 /**
  * The first key that does not start with `prefix`: drop trailing 0xff bytes, then add one to the last
  * byte. `range(prefix)` ends here. Throws when the prefix is empty or all 0xff, as FDB's bindings do.

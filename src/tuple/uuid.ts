@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { TupleError } from './error';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

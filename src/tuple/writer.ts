@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer';
+
 /**
  * A growable byte buffer that encoders write into directly: they call `ensure` once for an upper bound of
  * what they will write, then store bytes into `buf` at `pos` with no per-byte checks.

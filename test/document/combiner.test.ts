@@ -2,7 +2,7 @@
  * The combiner on its own (src/document/combiner.ts), with a stand-in transaction runner: which
  * body a call of a merged operation runs, and when that body is made.
  */
-import { Combiner, type MergedOperation, type Settled } from '../../src/document/combiner';
+import { Combiner, combinerFor, IDLE_COMBINERS_KEPT, type MergedOperation, type Settled } from '../../src/document/combiner';
 import type { Transaction } from '../../src/kv/contract/types';
 
 /** A runner that runs each body once, a turn later, in a fake transaction; counts the transactions. */
@@ -74,5 +74,43 @@ describe('Combiner.submitMerged', () => {
     expect(results).toEqual([2, 4, 6]);
     expect(double.merged).toEqual([[2, 3]]);
     expect(double.made).toEqual([1, 2, 3]);
+  });
+});
+
+describe('combinerFor', () => {
+  it('keeps an idle combiner for the next call on the same thing, and forgets the idle ones past its bound', async () => {
+    const { run } = runner();
+    const owner = {};
+    const first = combinerFor(owner, 'a', run);
+    await first.submit(async () => 1, undefined);
+    expect(first.idle).toBe(true);
+    // A lone caller's next call finds the same combiner: none is made per call.
+    expect(combinerFor(owner, 'a', run)).toBe(first);
+    // Many other things, each used once: once more than the bound are registered, the idle ones go.
+    for (let i = 0; i < IDLE_COMBINERS_KEPT; i++) await combinerFor(owner, `other ${i}`, run).submit(async () => i, undefined);
+    expect(combinerFor(owner, 'a', run)).not.toBe(first);
+  });
+
+  it('keeps a busy combiner through a sweep: calls queued on it still share its batch', async () => {
+    const { run, transactions } = runner();
+    const owner = {};
+    const busy = combinerFor(owner, 'busy', run);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const calls = [1, 2, 3].map((n) =>
+      busy.submit(async () => {
+        await held;
+        return n;
+      }, undefined),
+    );
+    for (let i = 0; i < IDLE_COMBINERS_KEPT + 1; i++) await combinerFor(owner, `other ${i}`, run).submit(async () => i, undefined);
+    expect(busy.idle).toBe(false);
+    expect(combinerFor(owner, 'busy', run)).toBe(busy);
+    // A call made now queues behind the held ones, on the same combiner.
+    calls.push(combinerFor(owner, 'busy', run).submit(async () => 4, undefined));
+    release();
+    expect(await Promise.all(calls)).toEqual([1, 2, 3, 4]);
+    // The first call ran alone, the three queued behind it in one batch; and one transaction per other call.
+    expect(transactions()).toBe(2 + IDLE_COMBINERS_KEPT + 1);
   });
 });

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { readFileSync } from 'fs';
 import { resolve } from 'path';
 import { checkArity, UsageError } from '../args';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { strinc } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { keyAfter } from '../../kv/contract/bytes';
 import type { KeyValue, Transaction } from '../../kv/contract/types';
 import { decodeItem, Reader } from '../../tuple/codec';

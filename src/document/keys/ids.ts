@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { randomFillSync } from 'node:crypto';
 import { Uuid, type TupleItem } from '../../tuple';
 import { DocumentError } from '../errors';

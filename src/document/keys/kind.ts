@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { corruptData, DocumentError, isDocumentError } from '../errors';
 import { decodeExpiry, encodeExpiry, isExpired, readPresence } from '../collection/expiry';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { pack, Subspace, type Tuple, type TupleItem } from '../../tuple';
 import { decodeItem, integerEnd, Reader, stringEnd } from '../../tuple/codec';
 import { packPrefixed } from '../../tuple/pack';

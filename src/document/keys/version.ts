@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { isKvError } from '../../kv/contract/errors';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import { writeEncodedEntries } from '../values/tree';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { strinc } from '../../kv/contract/bytes';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import type { Subspace } from '../../tuple';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue } from '../../kv/contract/types';
 import { encodeItem } from '../../tuple/codec';
 import { Writer } from '../../tuple/writer';

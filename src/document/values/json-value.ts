@@ -66,16 +66,19 @@ interface Frame {
   next: number;
 }
 
+const NO_FRAMES: readonly Frame[] = [];
+
 /**
  * Validates `root` depth-first with an explicit stack; returns its depth. The depth of a value is the
  * greatest nesting level of any node in it (the root is at level 1), which needs no post-order pass.
  * A cycle is a container that is its own ancestor: the stack's containers are kept in a set.
  */
 function walk(root: unknown, maxDepth: number, what: string | undefined): number {
+  // A scalar (a pushed number, a counter's value) needs no stack and no set.
+  const rootFrame = enter(root, NO_FRAMES, what);
+  if (rootFrame === undefined) return 1;
   const stack: Frame[] = [];
   const ancestors = new Set<object>();
-  const rootFrame = enter(root, stack, what);
-  if (rootFrame === undefined) return 1;
   stack.push(rootFrame);
   ancestors.add(rootFrame.container);
   let depth = 1;

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { Double, Float32, pack, unpack, type TupleItem } from '../../tuple';
 import { decodeItem, encodeItem, Reader, readString } from '../../tuple/codec';
 import { Writer } from '../../tuple/writer';

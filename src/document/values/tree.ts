@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';
 import { DocumentError } from '../errors';
 import { emptyEntries, flatten, unflatten, type Entries } from './flatten';

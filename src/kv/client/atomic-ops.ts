@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { compareBytes } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { Limits } from '../contract/limits';

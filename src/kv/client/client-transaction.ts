@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { Backoff } from '../contract/backoff';
 import { compareBytes, int64LE, keyAfter, toBuffer } from '../contract/bytes';
 import { KvError, kvError } from '../contract/errors';

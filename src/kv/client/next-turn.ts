@@ -13,20 +13,43 @@
  * settled operation's resolve and its result, so that settling one costs no closure).
  */
 let due: unknown[] = [];
+/** How many entries of {@link due} are due (the array is reused: its length may be larger). */
+let dueLength = 0;
+/**
+ * The array the turn before last settled, emptied, for the next turn to fill: two arrays take turns,
+ * so that a turn allocates none (one per turn cost a few hundred bytes of garbage per operation).
+ */
+let spare: unknown[] = [];
 let scheduled = false;
 /** How many turns have settled operations so far (see {@link turnsTaken}). */
 let turns = 0;
+
+/** An array that settled more entries than this is dropped rather than kept for reuse. */
+const REUSED_ENTRIES = 4096;
 
 function settleDue(): void {
   scheduled = false;
   turns++;
   const settling = due;
-  due = [];
-  for (let i = 0; i < settling.length; i += 2) (settling[i] as (value: unknown) => void)(settling[i + 1]);
+  const n = dueLength;
+  // What the callbacks make due now goes into the other array, for the next turn.
+  due = spare;
+  dueLength = 0;
+  try {
+    for (let i = 0; i < n; i += 2) (settling[i] as (value: unknown) => void)(settling[i + 1]);
+  } finally {
+    // Let go of the settled callbacks and values; a thrown callback leaves the array clean too.
+    if (n > REUSED_ENTRIES) spare = [];
+    else {
+      settling.fill(undefined, 0, n);
+      spare = settling;
+    }
+  }
 }
 
 function callOnNextTurn(callback: (value: unknown) => void, value: unknown): void {
-  due.push(callback, value);
+  due[dueLength++] = callback;
+  due[dueLength++] = value;
   if (!scheduled) {
     scheduled = true;
     setImmediate(settleDue);

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { compareBytes, keyAfter } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { selectorBoundary } from '../contract/key-arguments';

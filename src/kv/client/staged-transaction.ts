@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { compareBytes, copyOf, keyAfter, toBuffer } from '../contract/bytes';
 import { type KvError, kvError } from '../contract/errors';
 import {

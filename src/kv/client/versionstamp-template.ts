@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { compareBytes, copyOf } from '../contract/bytes';
 import { kvError } from '../contract/errors';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { strinc } from '../../tuple/strinc';
 import type { Bytes } from './types';
 

@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer';
+
 /** The half-open key range `[begin, end)`. */
 export interface KeyRange {
   readonly begin: Buffer;

@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer';
+
 /**
  * FoundationDB's metadata version key, `\xff/metadataVersion`: the one key of the system keyspace that
  * transactions read and write without special options. Its value is the 10-byte versionstamp of the

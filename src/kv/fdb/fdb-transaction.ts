@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { toBuffer } from '../contract/bytes';
 import { ErrorCodes, KvError, kvError } from '../contract/errors';
 import { isKeySelector } from '../contract/key-selector';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { existsSync } from 'fs';
 import { keyAfter } from '../contract/bytes';
 import { isKvError, kvError } from '../contract/errors';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { KeyRange } from '../contract/key-range';
 
 /**

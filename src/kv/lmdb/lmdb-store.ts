@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type * as LmdbPackage from 'lmdb';
 import type { Database as LmdbDatabase, RangeOptions as LmdbRangeOptions, RootDatabase, Transaction as LmdbTransaction } from 'lmdb';
 import { statSync } from 'fs';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { Limits } from '../contract/limits';
 import { coalesceRanges } from '../client/range-set';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 

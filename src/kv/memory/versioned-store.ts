@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import BTree from 'sorted-btree';
 import { bulkLoad } from 'sorted-btree/extended/bulkLoad';
 import union from 'sorted-btree/extended/union';

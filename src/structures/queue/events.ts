@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ContextSlot, DocTransaction } from '../../document/doc-transaction';
 import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_EVENTS, META_JOBS, META_NOTIFY, type DocumentKeys } from '../../document/keys/layout';

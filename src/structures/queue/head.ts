@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { addReadConflictRangeHandedOver } from '../../kv/client/hand-over';
 import { keyAfter } from '../../kv/contract/bytes';
 import type { KeyValue, ReadTransaction, Transaction } from '../../kv/contract/types';

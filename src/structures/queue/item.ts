@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { corruptData, DocumentError } from '../../document/errors';
 import { assertJsonValue, hasLoneSurrogate, MAX_DEPTH, valueDepth } from '../../document/values/json-value';
 import { fromTuple } from '../../document/values/leaf';

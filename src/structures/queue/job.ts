@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError } from '../../document/errors';
 import { unpack, Versionstamp } from '../../tuple';
 import type { Candidate } from './head';

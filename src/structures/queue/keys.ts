@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_PUSHED, META_SIZE, META_TOKENS, type DocumentKeys } from '../../document/keys/layout';
 import { Uuid, Versionstamp, type TupleItem } from '../../tuple';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocumentError } from '../../document/errors';
 import type { JsonValue } from '../../document/types';
 import type { Transaction } from '../../kv/contract/types';

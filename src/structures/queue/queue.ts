@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { DocumentError } from '../../document/errors';
 import type { StructureAccess } from '../../document/structure-port';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { DocTransaction } from '../../document/doc-transaction';
 import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_RATE_LIMIT, META_RATE_SLOTS, type DocumentKeys } from '../../document/keys/layout';

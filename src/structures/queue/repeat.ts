@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { corruptData, DocumentError } from '../../document/errors';
 import { concat, META_SCHEDULES, type DocumentKeys } from '../../document/keys/layout';
 import type { JsonValue, TransactionOption } from '../../document/types';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../../kv/contract/types';
 import type { QueueKeys } from './keys';
