@@ -1,3 +1,4 @@
+import { getRangeAllHandedOver } from '../../kv/client/hand-over';
 import { keyAfter } from '../../kv/contract/bytes';
 import { isKvError } from '../../kv/contract/errors';
 import type { KeyValue, Transaction } from '../../kv/contract/types';
@@ -56,7 +57,7 @@ export function readWholeDocument(
 ): Promise<GetResult> {
   const prefix = documentPrefix(collectionPrefix, id);
   if (writtenHere(DocTransaction.existing(tr)?.writtenDocuments(), prefix)) return readFound(tr, collectionPrefix, id, now, forms, docId);
-  return tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
+  return getRangeAllHandedOver(tr, concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1)).then(
     (entries) => {
       const document = documentOf(forms, entries, prefix.length, 0, entries.length, () => new DocumentKeys(collectionPrefix, id), now);
       if (document === undefined) throw notFound(docId);
@@ -86,7 +87,7 @@ function writtenHere(written: ReadonlySet<string> | undefined, prefix: Buffer): 
 export async function readDocumentEntries(tr: Transaction, keys: DocumentKeys): Promise<KeyValue[]> {
   if (wasWritten(tr, keys)) return readUnversioned(tr, keys);
   try {
-    return await tr.getRangeAll(keys.begin, keys.end);
+    return await getRangeAllHandedOver(tr, keys.begin, keys.end);
   } catch (err) {
     if (!isKvError(err, 'accessed_unreadable')) throw err;
     return readUnversioned(tr, keys);
@@ -119,7 +120,7 @@ export function readDocuments(
       prefixLengths[i] = -1;
       reads[i] = readDocument(tr, new DocumentKeys(collectionPrefix, ids[i]), now, forms);
     } else {
-      reads[i] = tr.getRangeAll(concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1));
+      reads[i] = getRangeAllHandedOver(tr, concat(prefix, META_SECTION), concat(prefix, DATA_SECTION + 1));
     }
   }
   return Promise.all(reads).then(

@@ -1,4 +1,6 @@
 import { Buffer } from 'node:buffer';
+import { setVersionstampedValueHandedOver } from '../../kv/client/hand-over';
+import { prepareVersionstampTemplate } from '../../kv/client/versionstamp-template';
 import { isKvError } from '../../kv/contract/errors';
 import type { ReadTransaction, Transaction } from '../../kv/contract/types';
 import { writeEncodedEntries } from '../values/tree';
@@ -18,15 +20,18 @@ import type { Entries } from '../values/flatten';
  * of those skip the version key and report `cas: undefined`.
  */
 
-/** Placeholder for the versionstamp and the 4-byte little-endian offset (0) where it goes. */
-const VERSIONSTAMP_TEMPLATE = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+/**
+ * Placeholder for the versionstamp and the 4-byte little-endian offset (0) where it goes, checked once:
+ * every write hands it to its transaction without a copy (`setVersionstampedValueHandedOver`).
+ */
+const VERSIONSTAMP_TEMPLATE = prepareVersionstampTemplate(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]));
 
 /**
  * Sets the document's version to this transaction's versionstamp, and records the write (of `paths`,
  * default the whole document) in the attempt's document context.
  */
 export function writeVersion(tr: Transaction, keys: DocumentKeys, paths?: readonly (readonly PathElement[])[]): void {
-  tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
+  setVersionstampedValueHandedOver(tr, keys.version, VERSIONSTAMP_TEMPLATE);
   DocTransaction.of(tr).documentWritten(keys, paths);
 }
 
@@ -37,7 +42,7 @@ export function writeVersion(tr: Transaction, keys: DocumentKeys, paths?: readon
  * between the version and the data).
  */
 export function writeDocument(tr: Transaction, keys: DocumentKeys, entries: Entries): void {
-  tr.setVersionstampedValue(keys.version, VERSIONSTAMP_TEMPLATE);
+  setVersionstampedValueHandedOver(tr, keys.version, VERSIONSTAMP_TEMPLATE);
   writeEncodedEntries(tr, entries);
   DocTransaction.of(tr).documentWritten(keys);
 }

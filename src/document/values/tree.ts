@@ -4,7 +4,7 @@ import { DocumentError } from '../errors';
 import { emptyEntries, flatten, unflatten, type Entries } from './flatten';
 import { childKey, decodePosition, descendantsBegin, elementEnd, isIntegerElement, subtreeEnd } from '../keys/layout';
 import { isSharedLeaf, kindOf, type NodeKind } from './leaf';
-import { setHandedOver } from '../../kv/client/hand-over';
+import { getRangeAllHandedOver, setHandedOver } from '../../kv/client/hand-over';
 import { copyOf } from '../../kv/contract/bytes';
 import { formatPath } from './path';
 import type { JsonValue, PathElement } from '../types';
@@ -52,7 +52,7 @@ const NONE: ChildProbe = { kind: 'none' };
 const OTHER: ChildProbe = { kind: 'other' };
 
 export async function probeChild(tr: ReadTransaction, key: Uint8Array, which: 'first' | 'last'): Promise<ChildProbe> {
-  const found = await tr.getRangeAll(descendantsBegin(key), subtreeEnd(key), { limit: 1, reverse: which === 'last' });
+  const found = await getRangeAllHandedOver(tr, descendantsBegin(key), subtreeEnd(key), { limit: 1, reverse: which === 'last' });
   if (found.length === 0) return NONE;
   const child = found[0].key;
   if (!isIntegerElement(child, key.length)) return OTHER;

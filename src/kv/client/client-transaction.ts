@@ -27,7 +27,7 @@ import { provenRange, RangeBatches } from './range-batches';
 import { RangeStream, type RangeBatch } from './range-stream';
 import { MAX_USER_KEY, type KeyRange } from '../contract/key-range';
 import type { ReadYourWritesView } from './read-your-writes';
-import { parseOwnedVersionstampTemplate, parseVersionstampTemplate } from './versionstamp-template';
+import { parseOwnedVersionstampTemplate, parseVersionstampTemplate, type VersionstampTemplate } from './versionstamp-template';
 import { KeyWatch, sameValue } from './key-watch';
 import { nextTurn, rejectOnNextTurn, resolveOnNextTurn, settleOnNextTurn, turnsTaken } from './next-turn';
 import { WriteSet } from './write-set';
@@ -208,16 +208,26 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return this.settledRangeAll(begin, end, options, false);
   }
 
+  /**
+   * {@link getRangeAll} of bounds the caller hands over, as {@link setHandedOver} takes keys (made for
+   * this read or kept unchanged for good, like a document's keys): the read conflict keeps them
+   * instead of copies. Same checks, errors and result. Layers reach it through `getRangeAllHandedOver`.
+   */
+  getRangeAllHandedOver(begin: Buffer, end: Buffer, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.settledRangeAll(begin, end, options, false, true);
+  }
+
   /** `settleOnNextTurn(() => this.readRangeAll(...))` without a closure per read, as {@link get} does. */
   private settledRangeAll(
     begin: Bytes | KeySelector,
     end: Bytes | KeySelector,
     options: RangeOptions | undefined,
     snapshot: boolean,
+    handedOver = false,
   ): Promise<KeyValue[]> {
     let items: KeyValue[];
     try {
-      items = this.readRangeAll(begin, end, options, snapshot);
+      items = this.readRangeAll(begin, end, options, snapshot, handedOver);
     } catch (err) {
       return rejectOnNextTurn(err);
     }
@@ -369,6 +379,18 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.assertUsable();
     const k = writableKey(key, this.keyLimit);
     const template = parseOwnedVersionstampTemplate(checkedValue(valueWithOffset));
+    this.writes.setVersionstampedValue(k, template);
+    this.triggerOwnWatches(k, undefined, true);
+  }
+
+  /**
+   * {@link setVersionstampedValue} of a key the caller hands over, as {@link setHandedOver} takes it,
+   * with a template checked once (`prepareVersionstampTemplate`): nothing is copied or parsed. Same
+   * checks and errors for the key. Layers reach it through `setVersionstampedValueHandedOver`.
+   */
+  setVersionstampedValueHandedOver(key: Buffer, template: VersionstampTemplate): void {
+    this.assertUsable();
+    const k = legalWritableKey(key, this.keyLimit);
     this.writes.setVersionstampedValue(k, template);
     this.triggerOwnWatches(k, undefined, true);
   }
@@ -700,10 +722,20 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     return read();
   }
 
-  private readRangeAll(begin: Bytes | KeySelector, end: Bytes | KeySelector, options: RangeOptions | undefined, snapshot: boolean): KeyValue[] {
+  /**
+   * `handedOver`: the caller never modifies Buffer bounds (see {@link getRangeAllHandedOver}); a
+   * snapshot read keeps no bound, so it copies none either.
+   */
+  private readRangeAll(
+    begin: Bytes | KeySelector,
+    end: Bytes | KeySelector,
+    options: RangeOptions | undefined,
+    snapshot: boolean,
+    handedOver: boolean,
+  ): KeyValue[] {
     this.assertUsable();
     const limit = rangeLimit(options?.limit);
-    const range = this.resolveRange(begin, end, snapshot, snapshot);
+    const range = this.resolveRange(begin, end, snapshot, snapshot || handedOver);
     if (!range) return [];
     return this.readRangeBatch(range.begin, range.end, limit, options?.reverse === true, snapshot).items;
   }

@@ -1,6 +1,7 @@
-import type { Transaction } from '../contract/types';
+import type { KeyValue, RangeOptions, ReadTransaction, Transaction } from '../contract/types';
 import { ClientTransaction } from './client-transaction';
 import { StagedTransaction } from './staged-transaction';
+import type { PreparedVersionstampTemplate } from './versionstamp-template';
 
 /**
  * `tr.set(key, value)` for a layer that hands the Buffers over: it made them for this write and never
@@ -21,6 +22,25 @@ export function setHandedOver(tr: Transaction, key: Buffer, value: Buffer): void
 export function setVersionstampedKeyHandedOver(tr: Transaction, keyWithOffset: Buffer, value: Buffer): void {
   if (tr instanceof ClientTransaction) tr.setVersionstampedKeyHandedOver(keyWithOffset, value);
   else tr.setVersionstampedKey(keyWithOffset, value);
+}
+
+/**
+ * `tr.setVersionstampedValue(key, prepared.withOffset)` for a layer that hands the key over, as
+ * {@link setHandedOver} does, with a template it prepared once (a document's version value): the
+ * memory and LMDB engines' transactions neither copy nor parse anything. Same checks and errors.
+ */
+export function setVersionstampedValueHandedOver(tr: Transaction, key: Buffer, prepared: PreparedVersionstampTemplate): void {
+  if (tr instanceof ClientTransaction) tr.setVersionstampedValueHandedOver(key, prepared.template);
+  else tr.setVersionstampedValue(key, prepared.withOffset);
+}
+
+/**
+ * `tr.getRangeAll(begin, end, options)` for a layer that hands the bounds over, as {@link setHandedOver}
+ * does (a range's bounds made for the read, or a document's keys, never modified): the memory and LMDB
+ * engines' transactions keep them in the read conflict instead of copies. Same checks, errors and result.
+ */
+export function getRangeAllHandedOver(tr: ReadTransaction, begin: Buffer, end: Buffer, options?: RangeOptions): Promise<KeyValue[]> {
+  return tr instanceof ClientTransaction ? tr.getRangeAllHandedOver(begin, end, options) : tr.getRangeAll(begin, end, options);
 }
 
 /**

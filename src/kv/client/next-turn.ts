@@ -41,7 +41,8 @@ function settleDue(): void {
     // Let go of the settled callbacks and values; a thrown callback leaves the array clean too.
     if (n > REUSED_ENTRIES) spare = [];
     else {
-      settling.fill(undefined, 0, n);
+      // A loop: Array.prototype.fill is a runtime call costing more than the few entries it clears.
+      for (let i = 0; i < n; i++) settling[i] = undefined;
       spare = settling;
     }
   }

@@ -40,8 +40,32 @@ export function parseOwnedVersionstampTemplate(withOffset: Buffer): Versionstamp
   return { bytes: withOffset.subarray(0, length), offset };
 }
 
-/** The template's bytes with `stamp` written at its offset (a new buffer). */
+/**
+ * A template in both of its forms, checked once: FDB's `bytes ++ uint32LE(offset)`, which any
+ * transaction takes, and its parse, which the memory and LMDB engines' transactions take as it is
+ * (see `setVersionstampedValueHandedOver`). For a layer's constant template, shared by every write.
+ */
+export interface PreparedVersionstampTemplate {
+  readonly withOffset: Buffer;
+  readonly template: VersionstampTemplate;
+}
+
+/**
+ * `withOffset` checked and parsed once ({@link parseVersionstampTemplate}); the caller never modifies it.
+ *
+ * @throws KvError client_invalid_operation (2000) as `parseVersionstampTemplate` does.
+ */
+export function prepareVersionstampTemplate(withOffset: Buffer): PreparedVersionstampTemplate {
+  return { withOffset, template: parseVersionstampTemplate(withOffset) };
+}
+
+/**
+ * The template's bytes with `stamp` written at its offset: a new buffer, or `stamp` itself when the
+ * template is the versionstamp alone (a document's version value), which then costs no copy; stored
+ * values are read-only, and every caller passes a stamp it made for its commit.
+ */
 export function fillVersionstamp(template: VersionstampTemplate, stamp: Buffer): Buffer {
+  if (template.offset === 0 && template.bytes.length === VERSIONSTAMP_BYTES && stamp.length === VERSIONSTAMP_BYTES) return stamp;
   const out = copyOf(template.bytes);
   out.set(stamp.length === VERSIONSTAMP_BYTES ? stamp : stamp.subarray(0, VERSIONSTAMP_BYTES), template.offset);
   return out;
