@@ -643,7 +643,8 @@ describe('LmdbEngine', () => {
       const writing = (k: string, read?: { version: bigint; key: string }): CommitRequest => ({
         readVersion: read?.version,
         readTakenAt: read && now,
-        readConflicts: read ? [{ begin: key(read.key), end: keyAfter(key(read.key)) }] : [],
+        readConflictCount: read ? 1 : 0,
+        readConflicts: () => (read ? [{ begin: key(read.key), end: keyAfter(key(read.key)) }] : []),
         writeConflicts: [{ begin: key(k), end: keyAfter(key(k)) }],
         mutations: [{ type: 'set', key: key(k), value: key('v') }],
         bytes: 64,

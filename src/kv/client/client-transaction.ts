@@ -74,8 +74,8 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private readRanges: KeyRange[] = [];
   /**
    * Point-read conflicts not yet in {@link readRanges}, each as the end of its range, `key + '\x00'`
-   * (one copy of the key for both ends): made ranges only when a commit asks for them, which a
-   * read-only commit never does.
+   * (one copy of the key for both ends): made ranges only when a commit checks them
+   * ({@link readConflictsWhenAsked}), which a read-only commit, or one that ran alone, never does.
    */
   private pointReadEnds: Buffer[] | undefined;
   private readConflictBytes = 0;
@@ -118,14 +118,23 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.backoff = backoff;
   }
 
-  /** The read conflict ranges recorded so far, for the commit to send. */
-  protected get readConflicts(): KeyRange[] {
+  /** How many read conflicts (ranges and point reads) this attempt has recorded, without making them. */
+  protected get readConflictCount(): number {
+    return this.readRanges.length + (this.pointReadEnds?.length ?? 0);
+  }
+
+  /**
+   * This attempt's read conflict ranges, made when first asked: for a commit that checks them only when
+   * a commit since the read version could fail them (a transaction that ran alone never needs them),
+   * and may do so later (a group commit). An attempt records no more once its commit has started, and
+   * a reset starts new lists, so what it returns stays this attempt's.
+   */
+  protected readConflictsWhenAsked(): () => readonly KeyRange[] {
+    const ranges = this.readRanges;
     const ends = this.pointReadEnds;
-    if (ends !== undefined) {
-      this.pointReadEnds = undefined;
-      for (const end of ends) this.readRanges.push({ begin: end.subarray(0, end.length - 1), end });
-    }
-    return this.readRanges;
+    if (ends === undefined) return () => ranges;
+    let made: KeyRange[] | undefined;
+    return () => (made ??= ranges.concat(ends.map((end) => ({ begin: end.subarray(0, end.length - 1), end }))));
   }
 
   // ---- what engines supply

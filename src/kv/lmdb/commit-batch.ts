@@ -18,11 +18,13 @@ export interface CommitRequest {
   readonly readVersion: bigint | undefined;
   /** When the read version was taken, on the engine's clock (ms). */
   readonly readTakenAt: number | undefined;
+  /** How many read conflicts the transaction recorded. */
+  readonly readConflictCount: number;
   /**
-   * Read conflict ranges as recorded (in any order, overlapping): the check coalesces them only when a
-   * commit after the read version could conflict with them.
+   * Read conflict ranges as recorded (in any order, overlapping), made when asked: the check makes and
+   * coalesces them only when a commit after the read version could conflict with them.
    */
-  readonly readConflicts: readonly KeyRange[];
+  readonly readConflicts: () => readonly KeyRange[];
   /** Coalesced write conflict ranges (the keys of versionstamped keys are added at commit). */
   readonly writeConflicts: readonly KeyRange[];
   readonly mutations: readonly Mutation[];
@@ -115,7 +117,7 @@ export function commitBatch(writer: StoreWriter, requests: readonly CommitReques
 /** Why `request` may not commit, if it may not. */
 function check(request: CommitRequest, context: BatchContext, horizon: () => bigint): KvError | undefined {
   const { readVersion, readTakenAt } = request;
-  if (readVersion === undefined || readTakenAt === undefined || request.readConflicts.length === 0) return undefined;
+  if (readVersion === undefined || readTakenAt === undefined || request.readConflictCount === 0) return undefined;
   const age = context.now - readTakenAt;
   if (age > Limits.maxTransactionAgeMs || context.conflicts.isTooOld(readVersion, horizon())) {
     return kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
@@ -123,7 +125,7 @@ function check(request: CommitRequest, context: BatchContext, horizon: () => big
   // A transaction that ran alone (no commit of any process, nor of this batch, since its read version)
   // has nothing to conflict with: its ranges are not even coalesced.
   const { conflicts } = context;
-  const conflict = conflicts.hasCommitsAfter(readVersion) ? conflicts.findConflict(readVersion, coalesceRanges(request.readConflicts)) : undefined;
+  const conflict = conflicts.hasCommitsAfter(readVersion) ? conflicts.findConflict(readVersion, coalesceRanges(request.readConflicts())) : undefined;
   if (!conflict) return undefined;
   return kvError(
     'not_committed',

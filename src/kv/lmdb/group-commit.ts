@@ -87,7 +87,7 @@ export class GroupCommit {
     let oldest: bigint | undefined;
     for (const { request } of this.queue) {
       const version = request.readVersion;
-      if (version !== undefined && request.readConflicts.length > 0 && (oldest === undefined || version < oldest)) oldest = version;
+      if (version !== undefined && request.readConflictCount > 0 && (oldest === undefined || version < oldest)) oldest = version;
     }
     return oldest;
   }

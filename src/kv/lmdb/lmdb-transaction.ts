@@ -98,8 +98,9 @@ export class LmdbTransaction extends ClientTransaction {
         const outcome = await this.cluster.commit({
           readVersion: this.read?.version,
           readTakenAt: this.read?.takenAt,
-          // A copy: a reset meanwhile starts a new list, but the batch must check this attempt's.
-          readConflicts: this.readConflicts.slice(),
+          readConflictCount: this.readConflictCount,
+          // This attempt's, even after a reset meanwhile; made only if the batch must check them.
+          readConflicts: this.readConflictsWhenAsked(),
           writeConflicts,
           mutations,
           bytes: size,

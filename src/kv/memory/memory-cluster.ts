@@ -33,7 +33,13 @@ export interface ReadSnapshot {
 export interface CommitRequest {
   /** The transaction's read version, if it read anything or chose one. */
   readonly snapshot: ReadSnapshot | undefined;
-  readonly readConflicts: readonly KeyRange[];
+  /** How many read conflicts the transaction recorded. */
+  readonly readConflictCount: number;
+  /**
+   * The read conflict ranges, made only for a conflict check: one a commit made since the read
+   * version could fail (a transaction that ran alone, every 1-caller call, never needs them).
+   */
+  readonly readConflicts: () => readonly KeyRange[];
   /**
    * The write conflict ranges besides the keys the mutations write (range clears and explicit
    * ranges), sorted and coalesced, as `WriteSet.rangeConflicts()` returns them: the commit adds the
@@ -140,7 +146,7 @@ export class MemoryCluster {
     const now = this.now();
     if (fault === 'tooOld') throw kvError('transaction_too_old', 'injected fault');
     const { snapshot } = request;
-    if (snapshot && request.readConflicts.length > 0) {
+    if (snapshot && request.readConflictCount > 0) {
       const age = now - snapshot.takenAt;
       if (age > Limits.maxTransactionAgeMs || this.conflicts.isTooOld(snapshot.version)) {
         throw kvError('transaction_too_old', `the read version is ${Math.round(age)} ms old`);
@@ -148,7 +154,7 @@ export class MemoryCluster {
       // Coalesced only when a commit since the read version could conflict: a transaction that ran
       // alone (every 1-caller call) has nothing to check them against.
       const conflict = this.conflicts.hasCommitsAfter(snapshot.version)
-        ? this.conflicts.findConflict(snapshot.version, coalesceRanges(request.readConflicts))
+        ? this.conflicts.findConflict(snapshot.version, coalesceRanges(request.readConflicts()))
         : undefined;
       if (conflict) {
         throw kvError(

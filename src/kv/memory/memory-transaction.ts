@@ -63,7 +63,8 @@ export class MemoryTransaction extends ClientTransaction {
       this.stopReading();
       const result = this.cluster.commit({
         snapshot,
-        readConflicts: this.readConflicts,
+        readConflictCount: this.readConflictCount,
+        readConflicts: this.readConflictsWhenAsked(),
         writeConflicts: this.writes.rangeConflicts(),
         mutations: this.writes.mutations,
       });
