@@ -1,3 +1,5 @@
+import { addReadConflictRangeHandedOver } from '../../kv/client/hand-over';
+import { keyAfter } from '../../kv/contract/bytes';
 import type { Database } from '../../kv/contract/database';
 import type { Transaction, Watch } from '../../kv/contract/types';
 import { DocTransaction } from '../doc-transaction';
@@ -61,12 +63,15 @@ export class CollectionRegistry {
   /** The last lookup of each path object (collections keep theirs): a known collection costs no map lookup. */
   private readonly lookups = new WeakMap<CollectionPath, { manifest: Manifest; target: CollectionTarget | undefined }>();
   private readonly uidKey: Buffer;
+  /** `uidKey + 0x00`: the end of its point conflict, made once (every write's attempt records it). */
+  private readonly uidEnd: Buffer;
 
   constructor(
     private readonly kv: Database,
     private readonly layout: Layout,
   ) {
     this.uidKey = manifestUidKey(layout.system);
+    this.uidEnd = keyAfter(this.uidKey);
   }
 
   /**
@@ -233,7 +238,8 @@ export class CollectionRegistry {
   private takeUidConflict(tr: Transaction, callerReads = false): DocTransaction | undefined {
     const context = tr instanceof StagedTransaction ? undefined : DocTransaction.existing(tr);
     if (context?.manifestConflict !== true) {
-      tr.addReadConflictKey(this.uidKey);
+      // addReadConflictKey's range, without a copy of the key per attempt.
+      addReadConflictRangeHandedOver(tr, this.uidKey, this.uidEnd);
       if (!callerReads) tr.getReadVersion().catch(ignore);
       if (context !== undefined) context.manifestConflict = true;
     }
