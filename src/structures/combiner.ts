@@ -1,6 +1,7 @@
 import type { Transaction } from '../kv/contract/types';
 import type { StructureAccess } from '../document/structure-port';
 import { combinerFor, type Merge, type MergedOperation, type RunTransaction } from '../document/combiner';
+import { settleReadsNow } from '../kv/client/hand-over';
 import { pack, type TupleItem } from '../tuple';
 
 /**
@@ -45,7 +46,13 @@ const runners = new WeakMap<StructureAccess, RunTransaction>();
 function runnerOf(access: StructureAccess): RunTransaction {
   let run = runners.get(access);
   if (run === undefined) {
-    run = (body) => access.run(undefined, body);
+    // A combined call's body is the structure's operation alone: its reads settle at once, and the
+    // call takes one turn of the event loop, its commit's.
+    run = (body) =>
+      access.run(undefined, (tr) => {
+        settleReadsNow(tr);
+        return body(tr);
+      });
     runners.set(access, run);
   }
   return run;

@@ -8,9 +8,15 @@
 import { openFdbDatabaseOn } from '../support/fdb-shim';
 import { documentEngines } from '../support/document-engines';
 import { open } from '../../src/open';
+import { MutateInSpec } from '../../src';
 import { LmdbEngine } from '../../src/kv/lmdb';
 import { MemoryEngine } from '../../src/kv/memory/memory-engine';
-import type { Engine } from '../../src/kv/contract/types';
+import type { Engine, Transaction } from '../../src/kv/contract/types';
+import { CountingEngine } from '../../src/kv/counting-engine';
+import { READS_SETTLED_NOW } from '../../src/kv/client/client-transaction';
+import { settleReadsNow, transactSettlingReadsNow } from '../../src/kv/client/hand-over';
+import { Database } from '../../src/kv/contract/database';
+import { isKvError } from '../../src/kv/contract/errors';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -47,6 +53,24 @@ describe.each(documentEngines.map((engine) => [engine.name, engine] as const))('
       const queue = db.collection('jobs').queue('q');
       const pushed = await untilTimerFires((n) => queue.push(n));
       expect(await queue.size()).toBe(pushed);
+    } finally {
+      await db.close();
+      await db.kv.close();
+    }
+  });
+
+  it("loops of a lone caller's structure and document calls end once the timer fires", async () => {
+    const db = await open({ database: await engine.open() });
+    try {
+      const c = db.collection('loops');
+      const [map, counter, list] = [c.map('m'), c.counter('c'), c.list('l')];
+      await untilTimerFires((n) => map.set(`f${n % 10}`, n));
+      await untilTimerFires((n) => map.get(`f${n % 10}`));
+      await untilTimerFires(() => counter.incr());
+      await untilTimerFires((n) => list.push(n));
+      await untilTimerFires((n) => c.upsert(`d${n % 10}`, { n }));
+      await untilTimerFires((n) => c.get(`d${n % 10}`));
+      await untilTimerFires(() => c.exists('d1'));
     } finally {
       await db.close();
       await db.kv.close();
@@ -147,5 +171,133 @@ describe.each([
     await tr.get('k');
     tr.set('k', 'w');
     expect(await turnsDuring(() => tr.commit())).toBe(true);
+  });
+
+  it('after settleReadsNow, every kind of read settles without a turn, and the read-only commit takes one', async () => {
+    settleReadsNow(tr);
+    expect(await turnsDuring(() => tr.get('k'))).toBe(false);
+    expect(await turnsDuring(() => tr.getRangeAll('', 'z'))).toBe(false);
+    expect(await turnsDuring(() => tr.getKey({ key: 'k', orEqual: false, offset: 1 }))).toBe(false);
+    expect(await turnsDuring(() => tr.snapshot().get('k'))).toBe(false);
+    expect(await turnsDuring(() => tr.snapshot().getRangeAll('', 'z'))).toBe(false);
+    expect(await turnsDuring(() => tr.getReadVersion())).toBe(false);
+    expect(await turnsDuring(() => tr.getMetadataVersion())).toBe(false);
+    expect(await tr.get('k')).toEqual(Buffer.from('v'));
+    expect(await turnsDuring(() => tr.commit())).toBe(true);
+  });
+
+  it('after settleReadsNow, a writing commit still takes a turn', async () => {
+    settleReadsNow(tr);
+    expect(await turnsDuring(() => tr.get('k'))).toBe(false);
+    tr.set('k', 'w');
+    expect(await turnsDuring(() => tr.commit())).toBe(true);
+  });
+
+  it('a read settled at once that fails rejects at once with its error', async () => {
+    settleReadsNow(tr);
+    let code: string | undefined;
+    const turned = await turnsDuring(() =>
+      tr.get(Buffer.from([0xff, 0x01])).catch((err: unknown) => (code = isKvError(err) ? err.name : String(err))),
+    );
+    expect({ turned, code }).toEqual({ turned: false, code: 'key_outside_legal_range' });
+  });
+
+  it(`only ${READS_SETTLED_NOW} reads of an attempt settle at once; the attempt after a reset gets as many again`, async () => {
+    settleReadsNow(tr);
+    const turns: boolean[] = [];
+    for (let i = 0; i < READS_SETTLED_NOW + 2; i++) turns.push(await turnsDuring(() => tr.get('k')));
+    expect(turns.indexOf(true)).toBe(READS_SETTLED_NOW);
+    expect(turns.slice(READS_SETTLED_NOW)).toEqual([true, true]);
+    tr.reset();
+    expect(await turnsDuring(() => tr.get('k'))).toBe(false);
+  });
+
+  it('transactSettlingReadsNow runs a read-modify-write in one turn, and retries it as transact does', async () => {
+    const db = new Database(engine);
+    let attempts = 0;
+    const turnedByRead: boolean[] = [];
+    const result = await transactSettlingReadsNow(db, async (t) => {
+      attempts++;
+      let turned = false;
+      setImmediate(() => (turned = true));
+      const value = await t.get('k');
+      turnedByRead.push(turned);
+      if (attempts === 1) {
+        // Another transaction writes what this one read: its commit fails and the body runs again.
+        await db.set('k', 'x');
+      }
+      t.set('k', `${value?.toString()}!`);
+      return value?.toString();
+    });
+    expect({ result, attempts, turnedByRead, stored: (await db.get('k'))?.toString() }).toEqual({
+      result: 'x',
+      attempts: 2,
+      turnedByRead: [false, false],
+      stored: 'x!',
+    });
+  });
+});
+
+describe('settleReadsNow on a transaction that is not an engine client transaction', () => {
+  it("leaves a wrapper's reads settling on later turns", async () => {
+    const engine = new CountingEngine(new MemoryEngine());
+    const tr: Transaction = engine.createTransaction();
+    settleReadsNow(tr);
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await tr.get('k');
+    expect(turned).toBe(true);
+    await engine.close();
+  });
+});
+
+describe.each([
+  ['memory', () => new MemoryEngine()],
+  ["lmdb 'fast'", () => new LmdbEngine({ path: join(root, `one-turn-${stores++}`), durability: 'fast' })],
+] as const)("a lone caller's structure and document calls [%s]", (_name, makeEngine) => {
+  // The memory and LMDB engines' transactions settle a layer's own reads at once (settleReadsNow): a
+  // call's one turn is its commit's ('sync' waits for its flush besides, on a thread).
+  it('each takes one turn of the event loop', async () => {
+    const kv = new Database(makeEngine());
+    const db = await open({ database: kv });
+    try {
+      const c = db.collection('turns');
+      const [map, counter, list, set, queue] = [c.map('m'), c.counter('c'), c.list('l'), c.set('s'), c.queue('q')];
+      await queue.pushMany(Array.from({ length: 100 }, (_, n) => n));
+      await c.upsert('d', { n: 0 });
+      const calls: Record<string, (n: number) => Promise<unknown>> = {
+        'map set': (n) => map.set(`f${n % 10}`, n),
+        'map get': (n) => map.get(`f${n % 10}`),
+        'counter incr': () => counter.incr(),
+        'counter add': () => counter.add(1),
+        'list push': (n) => list.push(n),
+        'set add': (n) => set.add(n),
+        'queue push': (n) => queue.push(n),
+        'queue pop': () => queue.pop(),
+        'document upsert': (n) => c.upsert('d', { n }),
+        'document get': () => c.get('d'),
+        'document mutateIn': (n) => c.mutateIn('d', [MutateInSpec.upsert('n', n)]),
+      };
+      const N = 20;
+      const turns: [string, number][] = [];
+      for (const [name, call] of Object.entries(calls)) {
+        await call(0);
+        let ticks = 0;
+        let ticking = true;
+        const tick = () => {
+          ticks++;
+          if (ticking) setImmediate(tick);
+        };
+        setImmediate(tick);
+        for (let n = 1; n <= N; n++) await call(n);
+        ticking = false;
+        turns.push([name, ticks]);
+      }
+      // Turns counted over N calls: N, or one more when the ticker's first turn came before the first call's.
+      expect(turns.filter(([, ticks]) => ticks < N || ticks > N + 1)).toEqual([]);
+    } finally {
+      await db.close();
+      await kv.close();
+    }
   });
 });

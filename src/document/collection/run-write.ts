@@ -1,6 +1,6 @@
 import type { Database } from '../../kv/contract/database';
 import type { Transaction } from '../../kv/contract/types';
-import { approximateSizeNow } from '../../kv/client/hand-over';
+import { approximateSizeNow, transactSettlingReadsNow } from '../../kv/client/hand-over';
 import { lastingCombinerFor, type Combiner, type Merge, type RunTransaction, type Settled } from '../combiner';
 import { ContextSlot, DocTransaction } from '../doc-transaction';
 import { isDocumentError } from '../errors';
@@ -52,7 +52,9 @@ export interface CombineKey {
 
 /** The {@link CombineKey} of `collection` (`scope.collection`) among `owner`'s (the layer's collection registry), running transactions on `kv`. */
 export function combineKeyOf(owner: object, collection: string, kv: Database): CombineKey {
-  const run: RunTransaction = (body) => kv.transact(body);
+  // The bodies are this layer's operations alone: their reads settle at once, and each call takes one
+  // turn of the event loop, its commit's.
+  const run: RunTransaction = (body) => transactSettlingReadsNow(kv, body);
   return { collection, writes: lastingCombinerFor(owner, `w ${collection}`, run), reads: lastingCombinerFor(owner, `r ${collection}`, run) };
 }
 
@@ -76,7 +78,7 @@ export async function runWrite(
   const write = new WriteCall(document ?? '', fn);
   const ran =
     combine === undefined || document === undefined
-      ? await kv.transact(write.alone)
+      ? await transactSettlingReadsNow(kv, write.alone)
       : await combine.writes.submit(write.alone, write as Merge<unknown, Ran>);
   return { cas: ran.outcome === 'removed' ? undefined : casOf(await ran.versionstamp) };
 }

@@ -37,6 +37,13 @@ import type { AtomicOp, Bytes, KeySelector, KeyValue, RangeOptions, ReadTransact
 
 const NO_WATCHES: readonly KeyWatch[] = Object.freeze([]);
 
+/**
+ * Reads per attempt that settle at once in a transaction that asked for it (`settleReadsNow`): more
+ * than a combined batch of structure calls makes in most attempts, few enough that the chain of
+ * microtasks they make stays short (a layer's reads take microseconds each).
+ */
+export const READS_SETTLED_NOW = 64;
+
 /** `boundKey(bound)` without the copy of a Buffer key: for bounds used only while the call runs. */
 function transientBoundKey(bound: Bytes | KeySelector): Buffer {
   return Buffer.isBuffer(bound) && compareBytes(bound, MAX_USER_KEY) <= 0 ? bound : boundKey(bound);
@@ -57,7 +64,9 @@ export type TransactionState = 'active' | 'committing' | 'committed' | 'failed' 
  * backoff). Engines supply the snapshots reads go to (and when they are released), and the commit.
  *
  * Every promise it returns settles on a later turn of the event loop (see `next-turn.ts`), as FDB's
- * futures do: a read takes effect when it is called, and its caller resumes in a new macrotask.
+ * futures do: a read takes effect when it is called, and its caller resumes in a new macrotask. The one
+ * exception is a layer's own transaction that asked for its reads to settle at once
+ * ({@link settleReadsNow}): its operation still settles on a later turn, at its commit.
  *
  * Errors: argument errors of writes (2004, 2005, 2102, 2103, 2000 for a malformed versionstamp
  * template) are thrown synchronously and leave the transaction unchanged; reads reject their promise;
@@ -103,6 +112,10 @@ export abstract class ClientTransaction extends TransactionShorthands implements
   private used = false;
   /** Set by {@link disableReadYourWrites}: reads merge this empty write set instead of {@link writes}. */
   private storeOnly: WriteSet | undefined;
+  /** Set by {@link settleReadsNow}: how many reads each attempt settles at once. */
+  private readsNowPerAttempt = 0;
+  /** How many more reads of this attempt settle at once (see {@link settleReadsNow}). */
+  private readsNowLeft = 0;
 
   /**
    * @param keyLimit the engine's limit on stored keys, when below FoundationDB's
@@ -183,12 +196,12 @@ export abstract class ClientTransaction extends TransactionShorthands implements
 
   snapshot(): ReadTransaction {
     this.snapshotReads ??= {
-      get: (key) => settleOnNextTurn(() => this.readValue(key, true)),
-      getKey: (selector) => settleOnNextTurn(() => this.readKey(selector, true)),
+      get: (key) => this.settle(() => this.readValue(key, true)),
+      getKey: (selector) => this.settle(() => this.readKey(selector, true)),
       getRange: (begin, end, options) => this.rangeIterable(begin, end, options, true),
       getRangeAll: (begin, end, options) => this.settledRangeAll(begin, end, options, true),
       getReadVersion: () => this.getReadVersion(),
-      getMetadataVersion: () => settleOnNextTurn(() => this.readStoredKey(METADATA_VERSION_KEY, true)),
+      getMetadataVersion: () => this.settle(() => this.readStoredKey(METADATA_VERSION_KEY, true)),
     };
     return this.snapshotReads;
   }
@@ -200,13 +213,13 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     try {
       value = this.readValue(key, false);
     } catch (err) {
-      return rejectOnNextTurn(err);
+      return this.rejected(err);
     }
-    return resolveOnNextTurn(value);
+    return this.resolved(value);
   }
 
   getKey(selector: KeySelector): Promise<Buffer> {
-    return settleOnNextTurn(() => this.readKey(selector, false));
+    return this.settle(() => this.readKey(selector, false));
   }
 
   getRange(begin: Bytes | KeySelector, end: Bytes | KeySelector, options?: RangeOptions): AsyncIterable<KeyValue> {
@@ -238,14 +251,14 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     try {
       items = this.readRangeAll(begin, end, options, snapshot, handedOver);
     } catch (err) {
-      return rejectOnNextTurn(err);
+      return this.rejected(err);
     }
-    return resolveOnNextTurn(items);
+    return this.resolved(items);
   }
 
   /** Allowed after commit too, as in FDB; only a cancelled transaction rejects (1025). */
   getReadVersion(): Promise<bigint> {
-    return settleOnNextTurn(() => this.takeReadVersion());
+    return this.settle(() => this.takeReadVersion());
   }
 
   /**
@@ -254,7 +267,54 @@ export abstract class ClientTransaction extends TransactionShorthands implements
    * extra work, and its conflicts are ordinary point conflicts.
    */
   getMetadataVersion(): Promise<Buffer | undefined> {
-    return settleOnNextTurn(() => this.readStoredKey(METADATA_VERSION_KEY, false));
+    return this.settle(() => this.readStoredKey(METADATA_VERSION_KEY, false));
+  }
+
+  /**
+   * Makes the reads of this transaction (its point reads, range reads read whole, key selectors, read
+   * and metadata versions) settle at once, in the caller's chain of microtasks, rather than on a later
+   * turn of the event loop: for a layer's own transaction whose body is the layer's code alone (a
+   * structure's or a document's operation), so that the operation takes one turn, its commit's, rather
+   * than one per read and one for the commit. The operation still settles on a later turn: a writing
+   * commit takes one, and a read-only one takes one when no read of its attempt did.
+   *
+   * At most {@link READS_SETTLED_NOW} reads of each attempt settle at once; the later ones settle on
+   * later turns, as usual, so that a long loop of awaited reads still lets timers and I/O run. Range
+   * reads by iterator (`getRange`) keep their turns. Layers reach it through `settleReadsNow`.
+   */
+  settleReadsNow(): void {
+    this.readsNowPerAttempt = READS_SETTLED_NOW;
+    this.readsNowLeft = READS_SETTLED_NOW;
+  }
+
+  /** A read's promise of `value`: settled at once while {@link settleReadsNow} allows, else on the next turn. */
+  private resolved<T>(value: T): Promise<T> {
+    if (this.readsNowLeft > 0) {
+      this.readsNowLeft--;
+      return Promise.resolve(value);
+    }
+    return resolveOnNextTurn(value);
+  }
+
+  /** A read's promise rejected with `error`, when {@link resolved} would have settled it. */
+  private rejected<T>(error: unknown): Promise<T> {
+    if (this.readsNowLeft > 0) {
+      this.readsNowLeft--;
+      return Promise.reject(error);
+    }
+    return rejectOnNextTurn(error);
+  }
+
+  /** {@link settleOnNextTurn}, or at once while {@link settleReadsNow} allows. */
+  private settle<T>(operation: () => T): Promise<T> {
+    if (this.readsNowLeft === 0) return settleOnNextTurn(operation);
+    let value: T;
+    try {
+      value = operation();
+    } catch (err) {
+      return this.rejected(err);
+    }
+    return this.resolved(value);
   }
 
   setReadVersion(version: bigint): void {
@@ -812,6 +872,7 @@ export abstract class ClientTransaction extends TransactionShorthands implements
     this.discardReads();
     this.generation++;
     this.attemptTurn = turnsTaken();
+    this.readsNowLeft = this.readsNowPerAttempt;
     this.state = 'active';
     this.used = false;
     this.storeOnly = undefined;

@@ -1,3 +1,4 @@
+import type { Database } from '../contract/database';
 import type { KeyValue, RangeOptions, ReadTransaction, Transaction } from '../contract/types';
 import { ClientTransaction } from './client-transaction';
 import { StagedTransaction } from './staged-transaction';
@@ -85,4 +86,25 @@ export function approximateSizeNow(tr: Transaction): number | undefined {
     staged += tr.stagedBytes;
     tr = tr.parent;
   }
+}
+
+/**
+ * Makes `tr`'s reads settle at once rather than on a later turn, for a layer's own transaction whose
+ * body is the layer's code alone: see `ClientTransaction.settleReadsNow`. The operation still settles on
+ * a later turn, at its commit. Any other transaction (FoundationDB's, a wrapper) is left as it is.
+ * Never call it on a caller's transaction, nor on one whose body runs a caller's function with it.
+ */
+export function settleReadsNow(tr: Transaction): void {
+  if (tr instanceof ClientTransaction) tr.settleReadsNow();
+}
+
+/**
+ * `db.transact(fn)` in a transaction whose reads settle at once ({@link settleReadsNow}): for a layer's
+ * own operation, whose body `fn` is the layer's code alone.
+ */
+export function transactSettlingReadsNow<T>(db: Database, fn: (tr: Transaction) => Promise<T>): Promise<T> {
+  return db.transact((tr) => {
+    settleReadsNow(tr);
+    return fn(tr);
+  });
 }
