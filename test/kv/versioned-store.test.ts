@@ -384,6 +384,24 @@ describe('VersionedStore.apply', () => {
     expect(pairs).toContain(`${docKey(9, 0).toString()}=0002`);
     expect(pairs).toContain(`${docKey(299, 8).toString()}=0801`);
   });
+
+  it('keeps the stored Buffer of a value a rewrite in place sets again unchanged, and stores a changed one', () => {
+    const store = new VersionedStore(1n);
+    const leaves = [1, 2, 3];
+    let version = 1n;
+    const apply = (mutations: Mutation[]) => store.apply(mutations, ++version, NO_STAMP, false);
+    apply(rewrite(0, leaves, (leaf) => Buffer.from([leaf])));
+    const before = leaves.map((leaf) => store.snapshot().get(docKey(0, leaf)));
+    // Leaf 2 changes (same length, other bytes), leaf 3 grows; leaf 1 is written again as it was.
+    const written = new Map(leaves.map((leaf) => [leaf, leaf === 1 ? Buffer.from([1]) : leaf === 2 ? Buffer.from([9]) : Buffer.from([3, 0])]));
+    countingEditRanges((edits) => {
+      apply(rewrite(0, leaves, (leaf) => written.get(leaf)!));
+      expect(edits()).toBe(0);
+    });
+    const after = leaves.map((leaf) => store.snapshot().get(docKey(0, leaf)));
+    expect(after.map((value) => value?.toString('hex'))).toEqual(['01', '09', '0300']);
+    expect([after[0] === before[0], after[1] === written.get(2), after[2] === written.get(3)]).toEqual([true, true, true]);
+  });
 });
 
 function pairsOf(data: ReturnType<VersionedStore['snapshot']>): string[] {

@@ -460,7 +460,13 @@ export function replaceOwnedRange(
   for (let r = 0; r < runs; r++) {
     const stored = runLeaves[r].values;
     let i = runAt[r];
-    for (let k = runFrom[r]; k < runFrom[r + 1]; k++) stored[i++] = values[k];
+    for (let k = runFrom[r]; k < runFrom[r + 1]; k++, i++) {
+      // A value written again as it was keeps the stored Buffer: the new one then dies young, where
+      // storing it would make the next scavenge copy it (most leaves of a rewritten document are
+      // unchanged).
+      const value = values[k];
+      if (!equalFrom(stored[i], value, 0)) stored[i] = value;
+    }
   }
   return forget(runs, true);
 }
