@@ -207,6 +207,47 @@ describe('VersionedStore.apply', () => {
     checkTree(store.snapshot());
   });
 
+  it('pops the head items of one leaf after the first without descending from the root again, until a snapshot or a tree write', () => {
+    const store = new VersionedStore(1n);
+    let version = 1n;
+    const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
+    const item = (n: number) => Buffer.from(`q/${String(n).padStart(6, '0')}`);
+    for (let n = 0; n < 2000; n += 100)
+      apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: item(n + i), value: Buffer.from([i]) })));
+    const pop = (n: number, read = false) => apply([{ type: 'clear', key: item(n) }], read);
+    // Counts the pops that read the root's keys (a descent), through a proxy of the root's key array.
+    const root = rootOf(store.snapshot())!;
+    let rootReads = 0;
+    (root as { keys: Buffer[] }).keys = new Proxy(root.keys, {
+      get(target, property, receiver) {
+        if (typeof property === 'string' && /^\d+$/.test(property)) rootReads++;
+        return Reflect.get(target, property, receiver) as unknown;
+      },
+    });
+    const descents = (from: number, to: number, read = false): number => {
+      let count = 0;
+      for (let n = from; n < to; n++) {
+        const before = rootReads;
+        pop(n, read && n === from);
+        if (rootReads > before) count++;
+      }
+      return count;
+    };
+    const leafSize = rootOf(store.snapshot())!.children![0].keys.length;
+    expect(leafSize).toBeGreaterThan(4);
+    // One descent for a leaf's first pop, and the tree's own delete of its last key (which reads the root).
+    expect(descents(0, 200)).toBeLessThanOrEqual(2 * Math.ceil(200 / leafSize) + 2);
+    expect(contents(store)).toHaveLength(1800);
+    checkTree(store.snapshot());
+    // A reader holds the tree: the pop writes to a clone, whose path is found from its root.
+    const snapshot = store.snapshot();
+    const expected = pairsOf(snapshot);
+    descents(200, 201, true);
+    expect(pairsOf(snapshot)).toEqual(expected);
+    expect(contents(store)[0]).toBe(`${item(201).toString()}=${Buffer.from([1]).toString('hex')}`);
+    checkTree(store.snapshot());
+  });
+
   it('appends keys in place, at the end of the store and inside it, but where BTree.set splits a leaf', () => {
     const store = new VersionedStore(1n);
     let version = 1n;

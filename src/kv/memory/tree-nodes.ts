@@ -137,9 +137,44 @@ export class RecentLeaves {
   private tree: BTree<Buffer, Buffer> | undefined;
   private recent: TreeNode | undefined;
   private before: TreeNode | undefined;
+  /**
+   * The leaf {@link deleteOwned} last removed a key from, with the internal nodes on the path to it
+   * (root first) and its place among its parent's children: the next pop's head item is most often
+   * the next key of the same leaf. The path stays the tree's own as the leaf does (see above), and
+   * in-place writes change no internal node's children.
+   */
+  private deleteTree: BTree<Buffer, Buffer> | undefined;
+  private deleteLeaf: TreeNode | undefined;
+  private deletePath: TreeNode[] = [];
+  private deleteAt = 0;
 
   forget(): void {
     this.tree = this.recent = this.before = undefined;
+    this.deleteTree = this.deleteLeaf = undefined;
+  }
+
+  /**
+   * Removes `key` in place from the leaf the last in-place delete of `tree` used, if it holds `key`:
+   * true when removed, false when `BTree.delete` must remove it (see {@link deleteOwned}); `undefined`
+   * when that leaf does not hold `key`.
+   */
+  deleteFromRemembered(tree: BTree<Buffer, Buffer>, key: Buffer): boolean | undefined {
+    const leaf = this.deleteLeaf;
+    if (tree !== this.deleteTree || leaf === undefined) return undefined;
+    const at = positionIn(leaf, key);
+    if (at < 0) return undefined;
+    return removeFromLeaf(tree, leaf, at, this.deletePath, this.deletePath.length, this.deleteAt);
+  }
+
+  /** Remembers the leaf an in-place delete of `tree` used, reached through `path[0..depth)`, as child `at` of the last. */
+  rememberDelete(tree: BTree<Buffer, Buffer>, leaf: TreeNode, path: readonly TreeNode[], depth: number, at: number): void {
+    if (leaf === this.deleteLeaf && tree === this.deleteTree) return;
+    this.deleteTree = tree;
+    this.deleteLeaf = leaf;
+    const kept = this.deletePath;
+    kept.length = depth;
+    for (let d = 0; d < depth; d++) kept[d] = path[d];
+    this.deleteAt = at;
   }
 
   /** The remembered leaf of `tree` that holds `key` (its position is then {@link leafIndex}), if any. */
@@ -227,7 +262,9 @@ interface SizedNode {
  * remove it. A queue pop's removal of its head item is the case this is for: all but the last key of
  * each leaf go in place.
  */
-export function deleteOwned(tree: BTree<Buffer, Buffer>, key: Buffer): boolean {
+export function deleteOwned(tree: BTree<Buffer, Buffer>, key: Buffer, recent?: RecentLeaves): boolean {
+  const remembered = recent?.deleteFromRemembered(tree, key);
+  if (remembered !== undefined) return remembered;
   const root = rootOf(tree);
   if (root === undefined) return false;
   let node = root;
@@ -241,17 +278,8 @@ export function deleteOwned(tree: BTree<Buffer, Buffer>, key: Buffer): boolean {
     if (lo === keys.length) return true;
     if (node.children === undefined) {
       if (searchedSharedHi() !== key.length || keys[lo].length !== key.length) return true;
-      const n = keys.length;
-      const values = node.values;
-      if (node.isShared === true || lo === n - 1 || values.length !== n) return false;
-      if (depth > 0 && n - 1 <= tree.maxNodeSize >> 1 && mayMerge(pathNodes[depth - 1].children!, taken, n - 1, tree.maxNodeSize)) return false;
-      for (let i = lo + 1; i < n; i++) {
-        keys[i - 1] = keys[i];
-        values[i - 1] = values[i];
-      }
-      keys.pop();
-      values.pop();
-      for (let d = 0; d < depth; d++) (pathNodes[d] as unknown as SizedNode)._size--;
+      if (!removeFromLeaf(tree, node, lo, pathNodes, depth, taken)) return false;
+      recent?.rememberDelete(tree, node, pathNodes, depth, taken);
       return true;
     }
     if (node.isShared === true || typeof (node as unknown as Partial<SizedNode>)._size !== 'number') return false;
@@ -260,6 +288,27 @@ export function deleteOwned(tree: BTree<Buffer, Buffer>, key: Buffer): boolean {
     shared = searchedShared();
     node = node.children[lo];
   }
+}
+
+/**
+ * {@link deleteOwned}'s removal of the key at `lo` of `leaf`, child `taken` of `path[depth - 1]` on a
+ * path of the tree's own from the root (`path[0..depth)`): false, having changed nothing, where
+ * `BTree.delete` must remove it (a shared leaf, the leaf's largest key, a leaf left for a merge).
+ */
+function removeFromLeaf(tree: BTree<Buffer, Buffer>, leaf: TreeNode, lo: number, path: readonly TreeNode[], depth: number, taken: number): boolean {
+  const keys = leaf.keys;
+  const values = leaf.values;
+  const n = keys.length;
+  if (leaf.isShared === true || lo === n - 1 || values.length !== n) return false;
+  if (depth > 0 && n - 1 <= tree.maxNodeSize >> 1 && mayMerge(path[depth - 1].children!, taken, n - 1, tree.maxNodeSize)) return false;
+  for (let i = lo + 1; i < n; i++) {
+    keys[i - 1] = keys[i];
+    values[i - 1] = values[i];
+  }
+  keys.pop();
+  values.pop();
+  for (let d = 0; d < depth; d++) (path[d] as unknown as SizedNode)._size--;
+  return true;
 }
 
 /**

@@ -265,7 +265,7 @@ export class VersionedStore {
    * `deleteOwned`), as a queue pop removes its head item; otherwise through `BTree.delete`.
    */
   private remove(key: Buffer): void {
-    if (deleteOwned(this.data, key)) return;
+    if (deleteOwned(this.data, key, this.recent)) return;
     this.recent.forget();
     this.data.delete(key);
   }
