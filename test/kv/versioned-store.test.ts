@@ -178,13 +178,7 @@ describe('VersionedStore.apply', () => {
   });
 
   it("removes a queue head in place, all but each leaf's last key, unless a snapshot shares the leaf", () => {
-    const store = new VersionedStore(1n);
-    let version = 1n;
-    const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
-    const item = (n: number) => Buffer.from(`q/${String(n).padStart(6, '0')}`);
-    for (let n = 0; n < 2000; n += 100)
-      apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: item(n + i), value: Buffer.from([i]) })));
-    const pop = (n: number, read = false) => apply([{ type: 'clear', key: item(n) }], read);
+    const { store, item, pop } = queueOf2000();
     countingEditRanges((edits) => {
       // Pops from the front: in place, but for the last key of each leaf (which its parent keeps).
       for (let n = 0; n < 200; n++) pop(n);
@@ -208,13 +202,7 @@ describe('VersionedStore.apply', () => {
   });
 
   it('pops the head items of one leaf after the first without descending from the root again, until a snapshot or a tree write', () => {
-    const store = new VersionedStore(1n);
-    let version = 1n;
-    const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
-    const item = (n: number) => Buffer.from(`q/${String(n).padStart(6, '0')}`);
-    for (let n = 0; n < 2000; n += 100)
-      apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: item(n + i), value: Buffer.from([i]) })));
-    const pop = (n: number, read = false) => apply([{ type: 'clear', key: item(n) }], read);
+    const { store, item, pop } = queueOf2000();
     // Counts the pops that read the root's keys (a descent), through a proxy of the root's key array.
     const root = rootOf(store.snapshot())!;
     let rootReads = 0;
@@ -444,6 +432,17 @@ describe('VersionedStore.apply', () => {
     expect([after[0] === before[0], after[1] === written.get(2), after[2] === written.get(3)]).toEqual([true, true, true]);
   });
 });
+
+/** A store holding a queue's 2,000 items (`item(n)`, pushed 100 a commit), and a pop of item `n` as a commit. */
+function queueOf2000(): { store: VersionedStore; item: (n: number) => Buffer; pop: (n: number, read?: boolean) => void } {
+  const store = new VersionedStore(1n);
+  let version = 1n;
+  const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
+  const item = (n: number) => Buffer.from(`q/${String(n).padStart(6, '0')}`);
+  for (let n = 0; n < 2000; n += 100)
+    apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: item(n + i), value: Buffer.from([i]) })));
+  return { store, item, pop: (n, read = false) => apply([{ type: 'clear', key: item(n) }], read) };
+}
 
 function pairsOf(data: ReturnType<VersionedStore['snapshot']>): string[] {
   const out: string[] = [];
