@@ -1,6 +1,7 @@
 import BTree from 'sorted-btree';
 import { compareBytes } from '../../src/kv/contract/bytes';
 import { ReadYourWritesView } from '../../src/kv/client/read-your-writes';
+import { RangeSet } from '../../src/kv/client/range-set';
 import { resolvePendingWrite, WriteSet } from '../../src/kv/client/write-set';
 import type { KeyValue } from '../../src/kv/contract/types';
 import { seededRandom } from '../../src/kv/engine-parts/seeded-random';
@@ -93,6 +94,39 @@ describe('ReadYourWritesView.collect', () => {
         const where = `round ${round}, [${a.toString()}, ${b.toString()}) limit ${limit}${reverse ? ' reverse' : ''}`;
         expect(`${where}: ${show(actual)}`).toBe(`${where}: ${show(expected)}`);
       }
+    }
+  });
+});
+
+describe('WriteSet range clears', () => {
+  const key = (s: string) => Buffer.from(s);
+
+  it('builds the set of cleared ranges only when a read asks for it, with every clear made before', () => {
+    const add = jest.spyOn(RangeSet.prototype, 'add');
+    try {
+      const writes = new WriteSet();
+      // A batch of document rewrites: a clear of each document, then its keys, and no read.
+      for (const doc of ['a', 'b', 'c']) {
+        writes.clearRange(key(`${doc}/`), key(`${doc}0`));
+        writes.set(key(`${doc}/x`), key('1'));
+      }
+      expect(add).not.toHaveBeenCalled();
+      expect(writes.writeConflicts().map((r) => [r.begin.toString(), r.end.toString()])).toEqual([
+        ['a/', 'a0'],
+        ['b/', 'b0'],
+        ['c/', 'c0'],
+      ]);
+      expect(add).not.toHaveBeenCalled();
+      // A read: every clear so far is in the set, and a clear after it joins on the next read.
+      expect(writes.cleared.rangeContaining(key('b/y'))?.begin.toString()).toBe('b/');
+      expect(add).toHaveBeenCalledTimes(3);
+      writes.clearRange(key('d/'), key('d0'));
+      expect(add).toHaveBeenCalledTimes(3);
+      expect(writes.cleared.rangeContaining(key('d/y'))?.end.toString()).toBe('d0');
+      expect(writes.cleared.rangeContaining(key('e/y'))).toBeUndefined();
+      expect(add).toHaveBeenCalledTimes(4);
+    } finally {
+      add.mockRestore();
     }
   });
 });

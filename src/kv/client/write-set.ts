@@ -65,6 +65,12 @@ export class WriteSet {
   /** The per-key index, once built; see {@link keys}. */
   private index: BTree<Buffer, PendingWrite> | undefined;
   private clearedRanges: RangeSet | undefined;
+  /**
+   * Range clears not yet in {@link clearedRanges}: added by the first read that asks ({@link cleared}),
+   * so a transaction that clears and writes without reading after (a batch of document rewrites)
+   * never builds the set.
+   */
+  private pendingClears: KeyRange[] | undefined;
   private unreadableRanges: RangeSet | undefined;
   /**
    * Versionstamped keys whose possible keys are not in {@link unreadableRanges} yet, each with the
@@ -110,6 +116,12 @@ export class WriteSet {
 
   /** Ranges cleared by `clearRange`: their stored keys are hidden from reads. */
   get cleared(): RangeSet {
+    const pending = this.pendingClears;
+    if (pending !== undefined) {
+      this.pendingClears = undefined;
+      const set = (this.clearedRanges ??= new RangeSet());
+      for (const range of pending) set.add(range.begin, range.end);
+    }
     return this.clearedRanges ?? NO_RANGES;
   }
 
@@ -201,7 +213,7 @@ export class WriteSet {
   clearRange(begin: Buffer, end: Buffer): void {
     const m: Mutation = { type: 'clearRange', begin, end };
     this.mutations.push(m);
-    (this.clearedRanges ??= new RangeSet()).add(begin, end);
+    (this.pendingClears ??= []).push({ begin, end });
     if (this.index) this.indexMutation(m);
     this.bytes += begin.length + end.length;
     this.addConflictRange(begin, end);
