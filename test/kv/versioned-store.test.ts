@@ -2,6 +2,7 @@ import { compareBytes, int64LE } from '../../src/kv/contract/bytes';
 import { applyAtomicOp } from '../../src/kv/client/atomic-ops';
 import type { Mutation } from '../../src/kv/client/mutation';
 import BTree from 'sorted-btree';
+import { FrozenTree } from '../../src/kv/memory/frozen-tree';
 import { rootOf, type TreeNode } from '../../src/kv/memory/tree-nodes';
 import { VersionedStore } from '../../src/kv/memory/versioned-store';
 import { Random, testSeed } from '../support/random';
@@ -203,21 +204,14 @@ describe('VersionedStore.apply', () => {
 
   it('pops the head items of one leaf after the first without descending from the root again, until a snapshot or a tree write', () => {
     const { store, item, pop } = queueOf2000();
-    // Counts the pops that read the root's keys (a descent), through a proxy of the root's key array.
-    const root = rootOf(store.snapshot())!;
-    let rootReads = 0;
-    (root as { keys: Buffer[] }).keys = new Proxy(root.keys, {
-      get(target, property, receiver) {
-        if (typeof property === 'string' && /^\d+$/.test(property)) rootReads++;
-        return Reflect.get(target, property, receiver) as unknown;
-      },
-    });
+    // Counts the pops that read the root's keys (a descent).
+    const rootReads = countingRootReads(store);
     const descents = (from: number, to: number, read = false): number => {
       let count = 0;
       for (let n = from; n < to; n++) {
-        const before = rootReads;
+        const before = rootReads();
         pop(n, read && n === from);
-        if (rootReads > before) count++;
+        if (rootReads() > before) count++;
       }
       return count;
     };
@@ -233,6 +227,30 @@ describe('VersionedStore.apply', () => {
     descents(200, 201, true);
     expect(pairsOf(snapshot)).toEqual(expected);
     expect(contents(store)[0]).toBe(`${item(201).toString()}=${Buffer.from([1]).toString('hex')}`);
+    checkTree(store.snapshot());
+  });
+
+  it('reads a key of the leaf it last wrote in place without a descent, and a snapshot held across a later commit as it was', () => {
+    const { store, key: k, apply } = storeOf2000('k');
+    // Overwrites: the first copies the path the loads' unions share, the second is in place and its leaf remembered.
+    apply([{ type: 'set', key: k(1500), value: Buffer.from('one') }]);
+    apply([{ type: 'set', key: k(1500), value: Buffer.from('two') }]);
+    const frozen = new FrozenTree(store.snapshot(), store.recentLeaves);
+    const rootReads = countingRootReads(store);
+    expect(frozen.get(k(1500))?.toString()).toBe('two');
+    expect(frozen.get(k(1501))).toEqual(Buffer.from([1]));
+    expect(rootReads()).toBe(0);
+    // Elsewhere, or not stored: a descent.
+    expect(frozen.get(k(10))).toEqual(Buffer.from([10]));
+    expect(frozen.get(Buffer.from('k/001500x'))).toBeUndefined();
+    expect(rootReads()).toBeGreaterThan(0);
+    // A reader holds the tree: the commit writes to a clone, and the snapshot reads as it was.
+    apply([{ type: 'set', key: k(1500), value: Buffer.from('three') }], true);
+    expect(frozen.get(k(1500))?.toString()).toBe('two');
+    expect(new FrozenTree(store.snapshot(), store.recentLeaves).get(k(1500))?.toString()).toBe('three');
+    apply([{ type: 'set', key: k(1501), value: Buffer.from('four') }]);
+    expect(frozen.get(k(1501))).toEqual(Buffer.from([1]));
+    expect(new FrozenTree(store.snapshot(), store.recentLeaves).get(k(1501))?.toString()).toBe('four');
     checkTree(store.snapshot());
   });
 
@@ -433,15 +451,40 @@ describe('VersionedStore.apply', () => {
   });
 });
 
-/** A store holding a queue's 2,000 items (`item(n)`, pushed 100 a commit), and a pop of item `n` as a commit. */
-function queueOf2000(): { store: VersionedStore; item: (n: number) => Buffer; pop: (n: number, read?: boolean) => void } {
+/** A store holding 2,000 keys `key(n)` (written 100 a commit, each valued `[n % 100]`), and a commit of mutations. */
+function storeOf2000(prefix: string): {
+  store: VersionedStore;
+  key: (n: number) => Buffer;
+  apply: (mutations: Mutation[], read?: boolean) => void;
+} {
   const store = new VersionedStore(1n);
   let version = 1n;
-  const apply = (mutations: Mutation[], read = false) => store.apply(mutations, ++version, NO_STAMP, read);
-  const item = (n: number) => Buffer.from(`q/${String(n).padStart(6, '0')}`);
+  const apply = (mutations: Mutation[], read = false) => {
+    store.apply(mutations, ++version, NO_STAMP, read);
+  };
+  const key = (n: number) => Buffer.from(`${prefix}/${String(n).padStart(6, '0')}`);
   for (let n = 0; n < 2000; n += 100)
-    apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: item(n + i), value: Buffer.from([i]) })));
-  return { store, item, pop: (n, read = false) => apply([{ type: 'clear', key: item(n) }], read) };
+    apply(Array.from({ length: 100 }, (_, i): Mutation => ({ type: 'set', key: key(n + i), value: Buffer.from([i]) })));
+  return { store, key, apply };
+}
+
+/** A store holding a queue's 2,000 items (`item(n)`), and a pop of item `n` as a commit. */
+function queueOf2000(): { store: VersionedStore; item: (n: number) => Buffer; pop: (n: number, read?: boolean) => void } {
+  const { store, key, apply } = storeOf2000('q');
+  return { store, item: key, pop: (n, read = false) => apply([{ type: 'clear', key: key(n) }], read) };
+}
+
+/** Counts the reads of the keys of `store`'s root (each descent reads some), through a proxy of its key array. */
+function countingRootReads(store: VersionedStore): () => number {
+  const root = rootOf(store.snapshot())!;
+  let reads = 0;
+  (root as { keys: Buffer[] }).keys = new Proxy(root.keys, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && /^\d+$/.test(property)) reads++;
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+  return () => reads;
 }
 
 function pairsOf(data: ReturnType<VersionedStore['snapshot']>): string[] {

@@ -2,7 +2,7 @@ import type BTree from 'sorted-btree';
 import { compareBytes } from '../contract/bytes';
 import type { KeyValue } from '../contract/types';
 import type { StoredPairs } from '../client/read-your-writes';
-import { compareFrom, leafHolding, leafIndex, rootOf, searchedShared, searchFrom, type TreeNode } from './tree-nodes';
+import { compareFrom, leafHolding, leafIndex, type RecentLeaves, rootOf, searchedShared, searchFrom, type TreeNode } from './tree-nodes';
 
 type Pair = [Buffer, Buffer];
 
@@ -32,7 +32,14 @@ export class FrozenTree implements StoredPairs {
   private depth = 0;
   private position = 0;
 
-  constructor(private readonly tree: BTree<Buffer, Buffer>) {
+  constructor(
+    private readonly tree: BTree<Buffer, Buffer>,
+    /**
+     * The store's recently written leaves, looked in first by a point read: a structure's kind key
+     * and the keys its calls write are mostly in one leaf, which then costs no descent.
+     */
+    private readonly recent?: RecentLeaves,
+  ) {
     this.root = rootOf(tree);
   }
 
@@ -44,6 +51,8 @@ export class FrozenTree implements StoredPairs {
    */
   get(key: Buffer): Buffer | undefined {
     if (this.root === undefined) return this.tree.get(key);
+    const remembered = this.recent?.find(this.tree, key);
+    if (remembered !== undefined) return remembered.values[leafIndex()];
     const leaf = leafHolding(this.root, key, false);
     return leaf === undefined ? undefined : leaf.values[leafIndex()];
   }

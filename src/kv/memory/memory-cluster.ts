@@ -84,7 +84,7 @@ export class MemoryCluster {
   readSnapshot(): ReadSnapshot {
     this.assertOpen();
     const version = this.store.version;
-    const held = this.history.readLatest(version, this.store.snapshot());
+    const held = this.history.readLatest(version, this.store.snapshot(), this.store.recentLeaves);
     return { version, takenAt: this.now(), held };
   }
 

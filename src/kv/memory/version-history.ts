@@ -1,5 +1,6 @@
 import type BTree from 'sorted-btree';
 import { FrozenTree } from './frozen-tree';
+import type { RecentLeaves } from './tree-nodes';
 
 /**
  * A version's data, shared by the transactions reading at it, and until when it was the latest.
@@ -17,6 +18,8 @@ export class HeldVersion {
   constructor(
     readonly version: bigint,
     readonly data: BTree<Buffer, Buffer>,
+    /** The store's recently written leaves, which point reads of `data` look in first. */
+    private readonly recent?: RecentLeaves,
   ) {}
 
   /**
@@ -24,7 +27,7 @@ export class HeldVersion {
    * version: the data does not change while it is this version's (a commit makes a new version).
    */
   get pairs(): FrozenTree {
-    this.frozen ??= new FrozenTree(this.data);
+    this.frozen ??= new FrozenTree(this.data, this.recent);
     return this.frozen;
   }
 }
@@ -52,9 +55,9 @@ export class VersionHistory {
   private superseded: HeldVersion[] = [];
 
   /** A new reader of the latest version, `version` with `data` (the store's snapshot of it). */
-  readLatest(version: bigint, data: BTree<Buffer, Buffer>): HeldVersion {
+  readLatest(version: bigint, data: BTree<Buffer, Buffer>, recent?: RecentLeaves): HeldVersion {
     let held = this.latest;
-    if (held === undefined || held.version !== version) held = this.latest = new HeldVersion(version, data);
+    if (held === undefined || held.version !== version) held = this.latest = new HeldVersion(version, data, recent);
     held.readers++;
     return held;
   }

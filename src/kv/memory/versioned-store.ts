@@ -80,6 +80,15 @@ export class VersionedStore {
     return this.data;
   }
 
+  /**
+   * The leaves in-place writes reached last (see `RecentLeaves`), for reads of a snapshot: each is a
+   * node of the tree it was found in, holding that tree's pairs between its first and last keys, for as
+   * long as it is remembered for that tree.
+   */
+  get recentLeaves(): RecentLeaves {
+    return this.recent;
+  }
+
   /** The latest committed value at `key`. */
   get(key: Buffer): Buffer | undefined {
     return this.data.get(key);
